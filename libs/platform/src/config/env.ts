@@ -1,0 +1,71 @@
+import { z } from 'zod';
+
+/** Thrown for an invalid environment; its message is the one line printed before exiting. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+const optionalUrl = (protocols: string[]) =>
+  z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v === '' ? undefined : v))
+    .refine((v) => v === undefined || protocols.some((p) => v.startsWith(`${p}://`)), {
+      message: `must be a URL starting with ${protocols.map((p) => `${p}://`).join(' or ')}`,
+    });
+const flag = z
+  .enum(['0', '1', 'true', 'false', ''])
+  .default('0')
+  .transform((v) => v === '1' || v === 'true');
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+export const EnvSchema = z.object({
+  NODE_ENV: z.string().default('development'),
+  LOG_LEVEL: z.enum(['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly']).default('info'),
+  PORT: port(3000),
+  TRACKING_PORT: port(3001),
+  SMTP_PORT: port(2525),
+  OPS_PORT: port(0),
+  HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: optionalUrl(['postgres', 'postgresql']),
+  AMQP_URL: optionalUrl(['amqp', 'amqps']),
+  REDIS_URL: optionalUrl(['redis', 'rediss']),
+  DATA_DIR: z.string().default('.data'),
+  DB_POOL_SIZE: positiveInt(10),
+  REDIS_KEY_PREFIX: z.string().default('mailyard:'),
+  SECRET_KEY: z.string().optional(),
+  SERVICE_DOMAIN: z.string().default('mailyard.local'),
+  ADMIN_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
+  BOOTSTRAP_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
+  BOOTSTRAP_TIER: z.enum(['standard', 'enterprise']).default('standard'),
+  RATE_LIMIT_STANDARD: positiveInt(100),
+  RATE_LIMIT_ENTERPRISE: positiveInt(1000),
+  RATE_LIMIT_WINDOW_SECONDS: positiveInt(60),
+  API_KEY_CACHE_MS: z.coerce.number().int().min(0).default(5000),
+  HTTP_BODY_LIMIT: z.string().default('40mb'),
+  OUTBOX_POLL_MS: positiveInt(250),
+  OUTBOX_BATCH: positiveInt(200),
+  SHUTDOWN_TIMEOUT_MS: positiveInt(10000),
+  WEBHOOK_ALLOW_INSECURE: flag,
+});
+
+export type Config = z.infer<typeof EnvSchema>;
+
+/** Parses the environment; an invalid value throws one ConfigError naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const cleaned: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined && value !== '') cleaned[key] = value;
+  const result = EnvSchema.safeParse(cleaned);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const name = String(issue.path[0]);
+  const shown = name.includes('KEY') || name.includes('URL') ? '' : ` (got "${env[name]}")`;
+  throw new ConfigError(`Invalid configuration: ${name} ${issue.message}${shown}`);
+}
+
+/** Overrides for tests and the launcher: merges over process.env. */
+export function configFrom(overrides: Record<string, string | undefined>): Config {
+  return loadConfig({ ...process.env, ...overrides });
+}
