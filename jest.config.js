@@ -1,5 +1,5 @@
 /** Unit tests sit beside the code (src/**\/*.test.ts); integration tests in test/ folders run against real servers. */
-const transform = { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }] };
+const transform = { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] };
 const common = { testEnvironment: 'node', transform, moduleFileExtensions: ['ts', 'js', 'json'] };
 
 module.exports = {

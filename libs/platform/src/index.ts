@@ -1,0 +1,16 @@
+export * from './config/env';
+export * from './logger/logger';
+export { redact, REDACTED } from './logger/redact';
+export * from './trace/context';
+export * from './db';
+export * from './kv';
+export * from './bus';
+export * from './outbox';
+export * from './http/app';
+export * from './http/errors';
+export * from './http/health';
+export * from './http/server';
+export * from './http/validate';
+export * from './metrics/registry';
+export * from './runtime/context';
+export * from './runtime/run';

@@ -1,0 +1,21 @@
+import { decodeCursor, encodeCursor, toPage } from './cursor';
+
+describe('page cursors', () => {
+  it('round-trips and is opaque', () => {
+    const token = encodeCursor('template_01ABC');
+    expect(token).not.toContain('template');
+    expect(decodeCursor(token)).toBe('template_01ABC');
+  });
+
+  it('rejects tokens that are not ours', () => {
+    expect(decodeCursor('garbage')).toBeNull();
+    expect(decodeCursor(Buffer.from('{"v":2,"after":"x"}').toString('base64url'))).toBeNull();
+    expect(decodeCursor(Buffer.from('[1]').toString('base64url'))).toBeNull();
+  });
+
+  it('emits a next cursor only when a row beyond the page exists', () => {
+    const rows = [{ id: 'a' }, { id: 'b' }, { id: 'c' }];
+    expect(toPage(rows, 2, (r) => r.id)).toEqual({ items: rows.slice(0, 2), nextCursor: encodeCursor('b') });
+    expect(toPage(rows, 3, (r) => r.id)).toEqual({ items: rows, nextCursor: null });
+  });
+});

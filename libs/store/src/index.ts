@@ -1,0 +1,4 @@
+export * from './api-keys';
+export * from './cursor';
+export * from './tenants';
+export * from './templates';

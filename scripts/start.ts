@@ -1,0 +1,9 @@
+/**
+ * All-in-one launcher: every service in one process (`pnpm start`). With nothing configured it
+ * runs on embedded defaults (PGlite in DATA_DIR, in-process bus and kv). The only place that
+ * imports several services; services themselves never import each other.
+ */
+import { start as gateway } from '@mailyard/gateway';
+import { runProcess } from '@mailyard/platform';
+
+void runProcess({ name: 'mailyard', services: { gateway } });

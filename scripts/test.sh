@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The whole test run: install and start what the tests need, then lint, type-check and
+# run every jest suite (unit, then integration against the real servers, serially because
+# some integration tests restart the shared broker).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/ensure-services.sh
+[[ -d node_modules/.pnpm ]] || pnpm install --frozen-lockfile
+
+echo "== lint"; pnpm exec biome check .
+echo "== typecheck"; pnpm exec tsc -p tsconfig.json --noEmit
+echo "== tests"; LOG_SILENT=${LOG_SILENT:-1} pnpm exec jest --runInBand "$@"

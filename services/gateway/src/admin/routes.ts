@@ -1,0 +1,32 @@
+import { Router } from 'express';
+import { type CreateKeyResponse, CreateTenantSchema, type CreateTenantResponse, ErrorText } from '@mailyard/contracts';
+import { type Db, notFound, parseOrThrow } from '@mailyard/platform';
+import { createTenant, issueKey, revokeKey } from '@mailyard/store';
+import type { KeyCache } from '../auth/key-cache';
+import { adminAuth } from './admin-auth';
+
+/** DESIGN.md "tenant and key issuance": /admin/v1, guarded by ADMIN_API_KEY. */
+export function adminRoutes(db: Db, adminKey: string | undefined, keyCache: KeyCache): Router {
+  const router = Router();
+  router.use('/admin/v1', adminAuth(adminKey));
+
+  router.post('/admin/v1/tenants', async (req, res) => {
+    const input = parseOrThrow(CreateTenantSchema, req.body);
+    const t = await createTenant(db, input);
+    res.status(201).json({ success: true, tenant_id: t.id, key_id: t.keyId, api_key: t.apiKey } satisfies CreateTenantResponse);
+  });
+
+  router.post('/admin/v1/tenants/:id/keys', async (req, res) => {
+    const key = await issueKey(db, req.params.id!);
+    if (!key) throw notFound(ErrorText.tenantNotFound);
+    res.status(201).json({ success: true, tenant_id: key.tenantId, key_id: key.keyId, api_key: key.apiKey } satisfies CreateKeyResponse);
+  });
+
+  router.delete('/admin/v1/keys/:keyId', async (req, res) => {
+    if (!(await revokeKey(db, req.params.keyId!))) throw notFound(ErrorText.keyNotFound);
+    keyCache.clear();
+    res.json({ success: true, message: 'API key revoked' });
+  });
+
+  return router;
+}

@@ -1,0 +1,30 @@
+import type { Express } from 'express';
+import { createHttpApp, type ReadinessCheck, type ServiceContext } from '@mailyard/platform';
+import { adminRoutes } from './admin/routes';
+import { apiKeyAuth } from './auth/api-key-auth';
+import { KeyCache } from './auth/key-cache';
+import { rateLimit } from './rate-limit/rate-limit';
+import { templateRoutes } from './templates/routes';
+
+/** The public /v1 API and the admin API, as an express app (supertest drives it directly). */
+export function buildGatewayApp(ctx: ServiceContext, readiness: Record<string, ReadinessCheck> = {}): Express {
+  const { config, db, kv, logger } = ctx;
+  const keyCache = new KeyCache(config.API_KEY_CACHE_MS);
+  return createHttpApp({
+    logger,
+    bodyLimit: config.HTTP_BODY_LIMIT,
+    readiness,
+    routes: (app) => {
+      app.use(adminRoutes(db, config.ADMIN_API_KEY, keyCache));
+      app.use(
+        '/v1',
+        apiKeyAuth(db, keyCache),
+        rateLimit(kv, logger, {
+          limits: { standard: config.RATE_LIMIT_STANDARD, enterprise: config.RATE_LIMIT_ENTERPRISE },
+          windowMs: config.RATE_LIMIT_WINDOW_SECONDS * 1000,
+        }),
+      );
+      app.use(templateRoutes(db));
+    },
+  });
+}

@@ -1,0 +1,36 @@
+import {
+  closeServer,
+  listen,
+  OutboxRelay,
+  type RunningService,
+  type ServiceContext,
+  storeReadiness,
+  boundPort,
+} from '@mailyard/platform';
+import { ensureBootstrapTenant } from '@mailyard/store';
+import { buildGatewayApp } from './app';
+
+export { buildGatewayApp } from './app';
+
+/** Starts the public API on PORT and the outbox relay for the rows it writes. */
+export async function start(ctx: ServiceContext): Promise<RunningService> {
+  const { config, logger, db } = ctx;
+  if (config.BOOTSTRAP_API_KEY) {
+    const r = await ensureBootstrapTenant(db, config.BOOTSTRAP_API_KEY, config.BOOTSTRAP_TIER);
+    if (r.created) logger.info('bootstrap tenant created', { tenant_id: r.tenantId, tier: config.BOOTSTRAP_TIER });
+  }
+  const relay = new OutboxRelay(db, ctx.bus, logger, { pollMs: config.OUTBOX_POLL_MS, batchSize: config.OUTBOX_BATCH });
+  relay.start();
+  const readiness = storeReadiness(ctx);
+  const server = await listen(buildGatewayApp(ctx, readiness), config.PORT, config.HOST);
+  const url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${boundPort(server)}`;
+  return {
+    name: 'gateway',
+    banner: [`API ${url}/v1  health ${url}/healthz  metrics ${url}/metrics`, ...(config.ADMIN_API_KEY ? [`admin ${url}/admin/v1`] : [])],
+    readiness,
+    async stop() {
+      await closeServer(server);
+      await relay.stop();
+    },
+  };
+}

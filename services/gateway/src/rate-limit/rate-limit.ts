@@ -1,0 +1,45 @@
+import type { NextFunction, Request, Response } from 'express';
+import { type TenantTier, ErrorText } from '@mailyard/contracts';
+import { counter, HttpError, type Kv, type Logger } from '@mailyard/platform';
+import { tenantOf } from '../auth/api-key-auth';
+
+export interface RateLimitOptions {
+  limits: Record<TenantTier, number>;
+  windowMs: number;
+}
+
+const failOpenTotal = counter('mailyard_rate_limit_fail_open_total', 'Requests let through because the kv store failed');
+const limitedTotal = counter('mailyard_rate_limited_total', 'Requests rejected with 429', ['tier']);
+
+/**
+ * Per-tenant fixed-window budget counted atomically in the kv store, so every gateway
+ * replica shares one budget. If the store fails the request goes through (fail open).
+ */
+export function rateLimit(kv: Kv, logger: Logger, opts: RateLimitOptions) {
+  let lastWarn = 0;
+  return async (_req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const { tenantId, tier } = tenantOf(res);
+    const limit = opts.limits[tier];
+    let hit: Awaited<ReturnType<Kv['hitWindow']>>;
+    try {
+      hit = await kv.hitWindow(`ratelimit:${tenantId}`, opts.windowMs);
+    } catch (err) {
+      failOpenTotal.inc();
+      if (Date.now() - lastWarn > 10_000) {
+        lastWarn = Date.now();
+        logger.warn('rate limit store unavailable, failing open', { error: (err as Error).message });
+      }
+      return next();
+    }
+    const resetSeconds = Math.ceil(hit.resetAtMs / 1000);
+    res.setHeader('X-RateLimit-Limit', String(limit));
+    res.setHeader('X-RateLimit-Remaining', String(Math.max(0, limit - hit.count)));
+    res.setHeader('X-RateLimit-Reset', String(resetSeconds));
+    if (hit.count > limit) {
+      limitedTotal.inc({ tier });
+      const retryAfter = Math.max(1, Math.ceil((hit.resetAtMs - Date.now()) / 1000));
+      throw new HttpError(429, ErrorText.rateLimited, undefined, undefined, { 'Retry-After': String(retryAfter) });
+    }
+    next();
+  };
+}

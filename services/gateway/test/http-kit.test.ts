@@ -1,0 +1,90 @@
+import { createHttpApp, createLogger, HttpError } from '@mailyard/platform';
+import request from 'supertest';
+import { bearer, createStores, type SharedStores, startGateway, type TestGateway } from './support/harness';
+
+describe('http kit behaviour through the gateway (embedded)', () => {
+  let stores: SharedStores;
+  let gw: TestGateway;
+  let key: string;
+
+  beforeAll(async () => {
+    stores = await createStores('embedded');
+    gw = await startGateway(stores, { HTTP_BODY_LIMIT: '2kb' });
+    key = (await gw.newTenant()).apiKey;
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await stores?.drop();
+  });
+
+  it('answers bodies over the limit with 413', async () => {
+    const res = await request(gw.app)
+      .post('/v1/email/template')
+      .set(bearer(key))
+      .send({ name: 'x'.repeat(5000), subject: 's', content: [] });
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({ success: false, error: 'Request body too large' });
+  });
+
+  it('serves /healthz, /readyz and /metrics without a key', async () => {
+    expect((await request(gw.app).get('/healthz')).body).toEqual({ status: 'ok' });
+    const metrics = await request(gw.app).get('/metrics');
+    expect(metrics.status).toBe(200);
+    expect(metrics.text).toContain('mailyard_http_request_duration_seconds');
+  });
+
+  it('continues the caller trace and returns a request id', async () => {
+    const parent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const res = await request(gw.app).get('/v1/email/templates').set(bearer(key)).set('traceparent', parent);
+    expect(res.headers.traceparent).toMatch(/^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/);
+    expect(res.headers['x-request-id']).toBeTruthy();
+  });
+});
+
+describe('http kit error mapping', () => {
+  const logs: unknown[] = [];
+  const logger = createLogger('test', 'error');
+  logger.on('data', (l) => logs.push(l));
+  const app = createHttpApp({
+    logger,
+    readiness: {
+      ok: async () => {},
+      broken: async () => {
+        throw new Error('connection refused');
+      },
+    },
+    routes: (a) => {
+      a.get('/boom', () => {
+        throw new Error('secret internal detail: password=hunter2');
+      });
+      a.get('/async-boom', async () => {
+        await Promise.resolve();
+        throw new TypeError('cannot read x of undefined');
+      });
+      a.get('/teapot', () => {
+        throw new HttpError(418, 'I am a teapot', 'details here');
+      });
+    },
+  });
+
+  it('hides unexpected errors behind a 500 envelope', async () => {
+    for (const path of ['/boom', '/async-boom']) {
+      const res = await request(app).get(path);
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({ success: false, error: 'Internal server error' });
+      expect(res.text).not.toContain('hunter2');
+    }
+  });
+
+  it('renders HttpError with details', async () => {
+    const res = await request(app).get('/teapot');
+    expect(res.status).toBe(418);
+    expect(res.body).toEqual({ success: false, error: 'I am a teapot', details: 'details here' });
+  });
+
+  it('reports failing readiness checks with 503', async () => {
+    const res = await request(app).get('/readyz');
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({ status: 'not ready', checks: { ok: 'ok', broken: 'failing: connection refused' } });
+  });
+});

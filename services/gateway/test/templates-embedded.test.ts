@@ -1,0 +1,3 @@
+import { describeTemplatesApi } from './support/templates.api';
+
+describeTemplatesApi('embedded');
