@@ -3,6 +3,7 @@ const transform = { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] };
 const common = { testEnvironment: 'node', transform, moduleFileExtensions: ['ts', 'js', 'json'] };
 
 module.exports = {
+  testTimeout: 60000,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{libs,services}/*/src/**/*.test.ts'] },
@@ -10,7 +11,6 @@ module.exports = {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/{libs,services}/*/test/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
-      testTimeout: 60000,
     },
   ],
 };

@@ -5,7 +5,11 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+const integer = (message: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce
+    .number({ invalid_type_error: message })
+    .refine((n) => Number.isInteger(n) && n >= min && n <= max, { message });
+const port = (fallback: number) => integer('must be a port number from 0 to 65535', 0, 65535).default(fallback);
 const optionalUrl = (protocols: string[]) =>
   z
     .string()
@@ -19,7 +23,7 @@ const flag = z
   .enum(['0', '1', 'true', 'false', ''])
   .default('0')
   .transform((v) => v === '1' || v === 'true');
-const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+const positiveInt = (fallback: number) => integer('must be a positive integer', 1).default(fallback);
 
 export const EnvSchema = z.object({
   NODE_ENV: z.string().default('development'),
@@ -43,7 +47,7 @@ export const EnvSchema = z.object({
   RATE_LIMIT_STANDARD: positiveInt(100),
   RATE_LIMIT_ENTERPRISE: positiveInt(1000),
   RATE_LIMIT_WINDOW_SECONDS: positiveInt(60),
-  API_KEY_CACHE_MS: z.coerce.number().int().min(0).default(5000),
+  API_KEY_CACHE_MS: integer('must be a non-negative integer', 0).default(5000),
   HTTP_BODY_LIMIT: z.string().default('40mb'),
   OUTBOX_POLL_MS: positiveInt(250),
   OUTBOX_BATCH: positiveInt(200),
