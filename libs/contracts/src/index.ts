@@ -5,3 +5,4 @@ export * from './api/templates';
 export * from './api/admin';
 export * from './bus/topics';
 export * from './bus/envelope';
+export * from './mailers/types';

@@ -14,3 +14,4 @@ export * from './http/validate';
 export * from './metrics/registry';
 export * from './runtime/context';
 export * from './runtime/run';
+export * from './secrets/sealer';

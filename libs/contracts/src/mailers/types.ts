@@ -1,0 +1,40 @@
+/** SPEC.md "Mailer (email configuration)" and "Mailer activity". */
+export const CONFIG_TYPES = ['domain', 'imap', 'basic_imap', 'oauth_imap', 'smtp_imap', 'smtp', 'basic_smtp', 'oauth_smtp'] as const;
+export type ConfigType = (typeof CONFIG_TYPES)[number];
+
+export const IMAP_CAPABLE_CONFIG_TYPES: readonly ConfigType[] = ['imap', 'basic_imap', 'oauth_imap', 'smtp_imap'];
+export const SMTP_ONLY_CONFIG_TYPES: readonly ConfigType[] = ['smtp', 'basic_smtp', 'oauth_smtp'];
+
+export const MAILER_STATES = ['active', 'disabled', 'deactivated'] as const;
+export type MailerState = (typeof MAILER_STATES)[number];
+
+/** SMTP `config.secure`: Auto = STARTTLS when offered, Tls = STARTTLS required, SSL = implicit TLS, None = plain. */
+export const SMTP_SECURE_MODES = ['Auto', 'Tls', 'SSL', 'None'] as const;
+export type SmtpSecureMode = (typeof SMTP_SECURE_MODES)[number];
+
+export type DeactivationReason = 'oauth_revoked' | 'provider_auth_error';
+
+/** What the send service needs to send through a mailer (secrets already unsealed). */
+export type SendingMailer =
+  | {
+      kind: 'domain';
+      id: string;
+      tenantId: string;
+      configType: 'domain';
+      /** `deleted` when the mailer was removed after the send was accepted. */
+      state: MailerState | 'deleted';
+      domain: string;
+      verified: boolean;
+      selector: string;
+      dkimPrivateKeyPem: string;
+      customArgs: Record<string, unknown> | null;
+    }
+  | {
+      kind: 'smtp';
+      id: string;
+      tenantId: string;
+      configType: ConfigType;
+      state: MailerState | 'deleted';
+      email: string;
+      smtp: { host: string; port: number; secure: SmtpSecureMode; username: string; password: string };
+    };

@@ -1,0 +1,65 @@
+import type { ConfigType, MailerState, SendingMailer, SmtpSecureMode } from '@mailyard/contracts';
+import type { Queryable, Sealer } from '@mailyard/platform';
+
+type Row = {
+  id: string;
+  tenant_id: string;
+  config_type: ConfigType;
+  state: MailerState;
+  email: string;
+  config: { host?: string; port?: number; secure?: SmtpSecureMode; username?: string };
+  secret: Uint8Array | null;
+  deleted_at: Date | null;
+  domain: string | null;
+  verified: boolean | null;
+  selector: string | null;
+  dkim_private_key: Uint8Array | null;
+  custom_args: Record<string, unknown> | null;
+};
+
+/**
+ * Loads a mailer as the send service needs it, deleted ones included (state `deleted`), so a
+ * copy accepted before the deletion can be rejected by policy. Null when it never existed
+ * for this tenant.
+ */
+export async function loadSendingMailer(db: Queryable, sealer: Sealer, tenantId: string, mailerId: string): Promise<SendingMailer | null> {
+  const { rows } = await db.query<Row>(
+    `SELECT m.id, m.tenant_id, m.config_type, m.state, m.email, m.config, m.secret, m.deleted_at,
+            d.name AS domain, d.verified, d.selector, d.dkim_private_key, d.custom_args
+       FROM mailers m LEFT JOIN domains d ON d.id = m.id
+      WHERE m.tenant_id = $1 AND m.id = $2`,
+    [tenantId, mailerId],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  const state = r.deleted_at ? 'deleted' : r.state;
+  if (r.config_type === 'domain') {
+    return {
+      kind: 'domain',
+      id: r.id,
+      tenantId: r.tenant_id,
+      configType: 'domain',
+      state,
+      domain: r.domain ?? '',
+      verified: r.verified === true,
+      selector: r.selector ?? '',
+      dkimPrivateKeyPem: r.dkim_private_key ? sealer.openText(r.dkim_private_key) : '',
+      customArgs: r.custom_args,
+    };
+  }
+  return {
+    kind: 'smtp',
+    id: r.id,
+    tenantId: r.tenant_id,
+    configType: r.config_type,
+    state,
+    email: r.email,
+    smtp: {
+      host: r.config.host ?? '',
+      port: r.config.port ?? 587,
+      secure: r.config.secure ?? 'Auto',
+      username: r.config.username ?? '',
+      password: r.secret ? sealer.openText(r.secret) : '',
+    },
+  };
+}
