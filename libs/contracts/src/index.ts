@@ -6,3 +6,4 @@ export * from './api/admin';
 export * from './bus/topics';
 export * from './bus/envelope';
 export * from './mailers/types';
+export * from './bus/send-command';
