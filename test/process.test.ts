@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestDatabase, createTestVhost, REDIS_URL, testRedisPrefix } from './support/servers';
+import { createTestDatabase, createTestVhost, REDIS_URL, TEST_SECRET_KEY, testRedisPrefix } from './support/servers';
 import { freePort, spawnTs } from './support/process';
 
 const KEY = 'myk_process_test_bootstrap_key_0123456789abcdef';
@@ -57,6 +57,7 @@ describe('running the processes', () => {
         AMQP_URL: vhost.url,
         REDIS_URL,
         REDIS_KEY_PREFIX: testRedisPrefix(),
+        SECRET_KEY: TEST_SECRET_KEY,
         BOOTSTRAP_API_KEY: KEY,
       });
       await p.waitFor(/Mailyard gateway started \(servers mode\)/);

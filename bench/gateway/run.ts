@@ -9,7 +9,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { createTestDatabase, createTestVhost, REDIS_URL, testRedisPrefix } from '../../test/support/servers';
+import { createTestDatabase, createTestVhost, REDIS_URL, TEST_SECRET_KEY, testRedisPrefix } from '../../test/support/servers';
 import { freePort, REPO_ROOT, spawnTs } from '../../test/support/process';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -46,6 +46,7 @@ async function main(): Promise<void> {
     AMQP_URL: vhost.url,
     REDIS_URL,
     REDIS_KEY_PREFIX: testRedisPrefix(),
+    SECRET_KEY: TEST_SECRET_KEY,
     BOOTSTRAP_API_KEY: KEY,
     BOOTSTRAP_TIER: 'enterprise',
     RATE_LIMIT_ENTERPRISE: '1000000000',

@@ -7,6 +7,9 @@ export const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgre
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const AMQP_BASE_URL = process.env.TEST_AMQP_BASE_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 
+/** Sealing key used by every test that runs against PostgreSQL. */
+export const TEST_SECRET_KEY = '5c'.repeat(32);
+
 export function uniqueName(prefix: string): string {
   return `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
 }

@@ -24,6 +24,31 @@ export const ErrorText = {
   invalidRequest: 'Invalid request',
   tenantNotFound: 'Tenant not found',
   keyNotFound: 'API key not found',
+  // Send API (POST /v1/email/send); field messages name their field, e.g. `to[0].email is required`
+  fromRequired: 'from is required',
+  toRequired: 'to is required',
+  mailerIdRequired: 'mailer_id is required',
+  mailerNotFound: 'Mailer not found',
+  mailerDisabled: 'Mailer is disabled',
+  mailerDeactivated: 'Mailer is deactivated',
+  mailerCannotSend: 'Mailer cannot send email',
+  domainNotVerified: 'Sending domain is not verified',
+  fromDomainMismatch: 'from.email must be an address of the sending domain',
+  tooManyRecipients: 'total recipients must be at most 1000',
+  duplicateRecipient: 'each recipient may appear only once across to, cc and bcc',
+  messageTooLarge: 'message size must be at most 30 MB',
+  customArgsTooLarge: 'custom_args must be at most 10 KB when serialized',
+  contentTypeTwice: 'content may hold at most one text/plain and one text/html value',
+  idempotencyKeyInvalid: 'Idempotency-Key must be 1 to 255 printable ASCII characters',
+  idempotencyKeyReused: 'Idempotency-Key was already used with a different request',
+  idempotencyKeyInProgress: 'A request with this Idempotency-Key is being processed; retry later',
+  // Logs and suppressions
+  emailRequired: 'email is required',
+  invalidEmail: 'email must be a valid email address',
+  invalidDomain: 'domain must be a valid domain name',
+  invalidStatus:
+    'status must be one of QUEUED, FAILED, MAIL_DELIVERED, MAIL_OPENED, MAIL_CLICKED, MAIL_BOUNCE, MAIL_UNSUBSCRIBED',
+  invalidRecipientType: 'recipientType must be one of to, cc, bcc',
 } as const;
 
 export type ErrorTextKey = keyof typeof ErrorText;

@@ -15,3 +15,5 @@ export * from './metrics/registry';
 export * from './runtime/context';
 export * from './runtime/run';
 export * from './secrets/sealer';
+export * from './secrets/secret-key';
+export * from './dns/resolver';

@@ -3,11 +3,23 @@ import { createHttpApp, type ReadinessCheck, type ServiceContext } from '@mailya
 import { adminRoutes } from './admin/routes';
 import { apiKeyAuth } from './auth/api-key-auth';
 import { KeyCache } from './auth/key-cache';
+import { logRoutes } from './logs/routes';
 import { rateLimit } from './rate-limit/rate-limit';
+import { sendRoutes } from './send/routes';
+import { suppressionRoutes } from './suppressions/routes';
 import { templateRoutes } from './templates/routes';
 
+export interface GatewayHooks {
+  /** A send committed outbox rows: lets the relay publish without waiting for its next poll. */
+  onOutboxWrite?: () => void;
+}
+
 /** The public /v1 API and the admin API, as an express app (supertest drives it directly). */
-export function buildGatewayApp(ctx: ServiceContext, readiness: Record<string, ReadinessCheck> = {}): Express {
+export function buildGatewayApp(
+  ctx: ServiceContext,
+  readiness: Record<string, ReadinessCheck> = {},
+  hooks: GatewayHooks = {},
+): Express {
   const { config, db, kv, logger } = ctx;
   const keyCache = new KeyCache(config.API_KEY_CACHE_MS);
   return createHttpApp({
@@ -25,6 +37,9 @@ export function buildGatewayApp(ctx: ServiceContext, readiness: Record<string, R
         }),
       );
       app.use(templateRoutes(db));
+      app.use(sendRoutes({ db, sealer: ctx.sealer, onOutboxWrite: hooks.onOutboxWrite }));
+      app.use(logRoutes(db));
+      app.use(suppressionRoutes(db));
     },
   });
 }

@@ -22,7 +22,7 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
   const relay = new OutboxRelay(db, ctx.bus, logger, { pollMs: config.OUTBOX_POLL_MS, batchSize: config.OUTBOX_BATCH });
   relay.start();
   const readiness = storeReadiness(ctx);
-  const server = await listen(buildGatewayApp(ctx, readiness), config.PORT, config.HOST);
+  const server = await listen(buildGatewayApp(ctx, readiness, { onOutboxWrite: () => relay.notify() }), config.PORT, config.HOST);
   const url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${boundPort(server)}`;
   return {
     name: 'gateway',

@@ -42,8 +42,14 @@ export interface Consumer {
 }
 
 export interface ParkedMessage {
+  /**
+   * The parked envelope. For a message that was not a valid envelope this is a placeholder
+   * (`type: 'invalid'`, payload = the parsed JSON or the text) and `raw` holds the body.
+   */
   envelope: BusEnvelope;
   reason: string;
+  /** The message body as received, set only when it was not a valid envelope. */
+  raw?: string;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /** Thrown for an invalid environment; its message is the one line printed before exiting. */
@@ -24,6 +25,23 @@ const flag = z
   .default('0')
   .transform((v) => v === '1' || v === 'true');
 const positiveInt = (fallback: number) => integer('must be a positive integer', 1).default(fallback);
+const commaList = (message: string, valid: (item: string) => boolean) =>
+  z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+    .refine((items) => items.every(valid), { message });
+/** `1.2.3.4`, `1.2.3.4:53`, `::1` or `[::1]:53` (node:dns Resolver#setServers forms). */
+const isDnsServer = (s: string) => {
+  const m = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(s) ?? /^([\d.]+)(?::(\d{1,5}))?$/.exec(s);
+  if (m) return isIP(m[1]!) !== 0 && (m[2] === undefined || Number(m[2]) <= 65535);
+  return isIP(s) === 6;
+};
+const hostName = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(/^(?=.{1,253}$)([a-z0-9_]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9_]([a-z0-9-]{0,61}[a-z0-9])?)*$/, 'must be a host name');
 
 export const EnvSchema = z.object({
   NODE_ENV: z.string().default('development'),
@@ -53,6 +71,37 @@ export const EnvSchema = z.object({
   OUTBOX_BATCH: positiveInt(200),
   SHUTDOWN_TIMEOUT_MS: positiveInt(10000),
   WEBHOOK_ALLOW_INSECURE: flag,
+  // Sending domains: DNS verification, suggested records, background re-checks
+  DNS_SERVERS: commaList('must be a comma-separated list of IP addresses, each optionally with :port', isDnsServer),
+  DNS_TIMEOUT_MS: positiveInt(2000),
+  DNS_TRIES: positiveInt(2),
+  DKIM_SELECTOR: hostName.default('mailyard'),
+  SPF_INCLUDE: hostName.or(z.literal('none')).optional(),
+  SENDING_IPS: commaList('must be a comma-separated list of IP addresses or CIDR ranges', (s) => isIP(s.split('/')[0]!) !== 0),
+  INBOUND_MX_HOST: hostName.optional(),
+  DOMAIN_CHECK_TICK_MS: positiveInt(60_000),
+  DOMAIN_CHECK_FIRST_DELAY_S: positiveInt(300),
+  DOMAIN_CHECK_MAX_BACKOFF_S: positiveInt(21_600),
+  DOMAIN_CHECK_UNVERIFIED_WINDOW_S: positiveInt(259_200),
+  DOMAIN_CHECK_VERIFIED_INTERVAL_S: positiveInt(86_400),
+  DOMAIN_CHECK_BATCH: positiveInt(50),
+  // Mailer credential checks (POST /v1/smtpbasic/verify, /v1/imapbasic/verify)
+  SMTP_VERIFY_TIMEOUT_MS: positiveInt(10_000),
+  IMAP_VERIFY_TIMEOUT_MS: positiveInt(10_000),
+  // Send service (services/send)
+  SEND_MAX_ATTEMPTS: positiveInt(5),
+  SEND_RETRY_DELAYS: commaList('must be a comma-separated list of seconds (numbers >= 0)', (s) => /^\d+(\.\d+)?$/.test(s))
+    .transform((items) => items.map(Number))
+    .default('60,300,1800,7200'),
+  SMTP_RELAY_URL: optionalUrl(['smtp', 'smtps']),
+  MX_PORT: port(25),
+  PHISHING_BLOCKLIST: commaList('must be a comma-separated list of domain names', (s) =>
+    /^(?=.{1,253}$)[a-z0-9_-]+(\.[a-z0-9_-]+)*$/i.test(s),
+  ).transform((items) => items.map((s) => s.toLowerCase())),
+  SEND_CONCURRENCY: positiveInt(64),
+  SEND_SMTP_TIMEOUT_MS: positiveInt(30_000),
+  SEND_MX_CONNECTIONS: positiveInt(2),
+  SEND_POOL_CONNECTIONS: positiveInt(4),
 });
 
 export type Config = z.infer<typeof EnvSchema>;

@@ -7,6 +7,8 @@ import type { ReadinessCheck } from '../http/health';
 import { openKv } from '../kv';
 import type { Kv } from '../kv/types';
 import type { Logger } from '../logger/logger';
+import type { Sealer } from '../secrets/sealer';
+import { resolveSealer, verifySealer } from '../secrets/secret-key';
 
 /** Everything a service needs from the platform; one per process, shared by co-hosted services. */
 export interface ServiceContext {
@@ -15,6 +17,8 @@ export interface ServiceContext {
   db: Db;
   bus: Bus;
   kv: Kv;
+  /** Seals secrets at rest (SECRET_KEY). */
+  sealer: Sealer;
 }
 
 /** A started service, as its `start(ctx)` returns it. */
@@ -48,15 +52,20 @@ export function redactUrl(url: string): string {
 
 /** Opens database (applying migrations), bus and kv per the config. */
 export async function openContext(config: Config, logger: Logger): Promise<ServiceContext> {
+  const sealer = resolveSealer(config);
   const db = await openDatabase(config);
   const applied = await migrate(db);
   if (applied.length) logger.info('migrations applied', { versions: applied });
+  await verifySealer(db, sealer).catch(async (err) => {
+    await db.close();
+    throw err;
+  });
   const bus = await openBus(config, logger);
   const kv = openKv(config);
   await waitFor(() => kv.check(), 5000).catch((err) =>
     logger.warn('kv not reachable at start; rate limits fail open until it is', { error: (err as Error).message }),
   );
-  return { config, logger, db, bus, kv };
+  return { config, logger, db, bus, kv, sealer };
 }
 
 export async function closeContext(ctx: ServiceContext): Promise<void> {

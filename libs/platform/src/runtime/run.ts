@@ -40,7 +40,16 @@ export async function runProcess(opts: RunOptions): Promise<void> {
   enableDefaultMetrics();
   process.on('unhandledRejection', (reason) => logger.error('unhandled rejection', { err: reason }));
 
-  const ctx = await openContext(config, logger);
+  let ctx: Awaited<ReturnType<typeof openContext>>;
+  try {
+    ctx = await openContext(config, logger);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
   const running: RunningService[] = [];
   for (const [name, start] of Object.entries(opts.services)) {
     running.push(await start({ ...ctx, logger: logger.child({ service: name }) }));

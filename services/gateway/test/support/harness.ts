@@ -6,6 +6,7 @@ import {
   createTestDatabase,
   createTestVhost,
   REDIS_URL,
+  TEST_SECRET_KEY,
   type TestDatabase,
   type TestVhost,
   testRedisPrefix,
@@ -36,7 +37,7 @@ export async function createStores(mode: Mode): Promise<SharedStores> {
   const db: TestDatabase = await createTestDatabase();
   const vhost: TestVhost = createTestVhost();
   return {
-    env: { DATABASE_URL: db.url, AMQP_URL: vhost.url, REDIS_URL, REDIS_KEY_PREFIX: testRedisPrefix() },
+    env: { DATABASE_URL: db.url, AMQP_URL: vhost.url, REDIS_URL, REDIS_KEY_PREFIX: testRedisPrefix(), SECRET_KEY: TEST_SECRET_KEY },
     async drop() {
       await db.drop();
       await vhost.drop();

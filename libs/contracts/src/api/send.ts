@@ -1,0 +1,343 @@
+import { z } from 'zod';
+import { ErrorText } from '../errors';
+import { addressKey, parseAddress } from '../validation/address';
+import { decodedBase64Length, isBase64, stripBase64Whitespace } from '../validation/base64';
+import { hasControlChars } from '../validation/control';
+import { isFieldName, isProtectedHeader } from '../validation/headers';
+import { fieldErrorMap, fieldPath } from '../validation/messages';
+import { type Content, ContentSchema } from './templates';
+
+/** Limits of one POST /v1/email/send (README "Sending"). */
+export const SEND_LIMITS = {
+  /** Deliveries per request: to+cc+bcc, or with substitutions copies x (1 + cc + bcc). */
+  maxRecipients: 1000,
+  /** Decoded attachments plus the UTF-8 bytes of every body. */
+  maxMessageBytes: 30 * 1024 * 1024,
+  /** `custom_args` serialized as JSON. */
+  maxCustomArgsBytes: 10 * 1024,
+  maxNameLength: 256,
+  maxSubjectLength: 998,
+  maxIdLength: 255,
+  maxHeaders: 100,
+  maxHeaderNameLength: 100,
+  maxHeaderValueLength: 8192,
+  maxFilenameLength: 255,
+} as const;
+
+export const ATTACHMENT_DISPOSITIONS = ['attachment', 'inline'] as const;
+export type AttachmentDisposition = (typeof ATTACHMENT_DISPOSITIONS)[number];
+
+const issue = (ctx: z.RefinementCtx, message: string, path?: (string | number)[]) =>
+  ctx.addIssue({ code: z.ZodIssueCode.custom, message, ...(path ? { path } : {}) });
+const controlMessage = (field: string) => `${field} must not contain line breaks or other control characters`;
+
+/** null and absent mean the same for optional fields (many JSON clients send null). */
+const optional = <T extends z.ZodTypeAny>(schema: T) =>
+  schema.nullish().transform((v): z.output<T> | undefined => (v === null ? undefined : v));
+
+/** A string; `header` ones end up in a message header and may hold no control characters. */
+function text(o: { max: number; header?: boolean; required?: boolean }) {
+  return z.string().superRefine((v, ctx) => {
+    const f = fieldPath(ctx.path);
+    if (o.required && v.trim() === '') issue(ctx, `${f} is required`);
+    else if (o.header && hasControlChars(v)) issue(ctx, controlMessage(f));
+    else if (v.length > o.max) issue(ctx, `${f} must be at most ${o.max} characters`);
+  });
+}
+
+/** A bare addr-spec, normalized to `local@ascii-domain` (IDNA). */
+export const EmailAddressSchema = z.string().transform((v, ctx) => {
+  const parsed = parseAddress(v);
+  if (parsed) return parsed.email;
+  const f = fieldPath(ctx.path);
+  issue(
+    ctx,
+    v === ''
+      ? `${f} is required`
+      : hasControlChars(v)
+        ? controlMessage(f)
+        : `${f} must be a valid email address`,
+  );
+  return z.NEVER;
+});
+
+export const RecipientSchema = z.object({
+  email: EmailAddressSchema,
+  name: optional(text({ max: SEND_LIMITS.maxNameLength, header: true })),
+});
+export type Recipient = z.infer<typeof RecipientSchema>;
+
+const contentList = z.array(ContentSchema).superRefine((list, ctx) => {
+  if (list.length === 0) issue(ctx, ErrorText.contentRequired);
+  else if (new Set(list.map((c) => c.type)).size !== list.length) issue(ctx, ErrorText.contentTypeTwice);
+});
+
+/** Replacement values: strings, numbers and booleans (kept as their string form); null = empty. */
+const substitutionValue = z.unknown().transform((v, ctx) => {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (v === null) return '';
+  issue(ctx, `${fieldPath(ctx.path)} must be a string, number or boolean`);
+  return z.NEVER;
+});
+
+/** Keyed by recipient address; keys are normalized and lowercased (see substitutionsFor). */
+const substitutionsSchema = z
+  .record(z.string(), z.record(z.string(), substitutionValue))
+  .transform((subs, ctx) => {
+    const out: Record<string, Record<string, string>> = {};
+    for (const [key, vars] of Object.entries(subs)) {
+      const parsed = parseAddress(key);
+      if (!parsed) {
+        issue(ctx, `substitutions keys must be recipient email addresses (got ${JSON.stringify(key)})`);
+        continue;
+      }
+      const k = addressKey(parsed.email);
+      if (out[k]) issue(ctx, `substitutions has more than one entry for ${parsed.email}`);
+      out[k] = vars;
+    }
+    return out;
+  });
+
+const VISIBLE_ASCII = /^[\x21-\x7E]+$/;
+const VISIBLE_ASCII_AND_SPACE = /^[\x20-\x7E]+$/;
+
+const headersSchema = z.record(z.string(), z.string()).superRefine((headers, ctx) => {
+  const names = Object.keys(headers);
+  if (names.length > SEND_LIMITS.maxHeaders)
+    issue(ctx, `headers may hold at most ${SEND_LIMITS.maxHeaders} entries`);
+  const seen = new Set<string>();
+  for (const name of names) {
+    const value = headers[name]!;
+    const f = `headers.${name}`;
+    const lower = name.toLowerCase();
+    if (!isFieldName(name) || name.length > SEND_LIMITS.maxHeaderNameLength) {
+      issue(ctx, `headers: ${JSON.stringify(name)} is not a valid header name`);
+    } else if (isProtectedHeader(name)) {
+      issue(ctx, `${f} cannot be set: the service sets this header`);
+    } else if (seen.has(lower)) {
+      issue(ctx, `${f} is given more than once`);
+    } else if (hasControlChars(value)) {
+      issue(ctx, controlMessage(f));
+    } else if (value.length > SEND_LIMITS.maxHeaderValueLength) {
+      issue(ctx, `${f} must be at most ${SEND_LIMITS.maxHeaderValueLength} characters`);
+    } else if (
+      (lower === 'message-id' || lower === 'thread-id') &&
+      !(VISIBLE_ASCII.test(value) && value.length <= 255)
+    ) {
+      issue(ctx, `${f} must be 1 to 255 printable ASCII characters without spaces`);
+    } else if ((lower === 'in-reply-to' || lower === 'references') && !VISIBLE_ASCII_AND_SPACE.test(value)) {
+      issue(ctx, `${f} must be message ids in printable ASCII`);
+    }
+    seen.add(lower);
+  }
+});
+
+const MIME_TYPE =
+  /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}(?:\s*;.*)?$/;
+const CONTENT_ID = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.@-]{1,255}$/;
+
+export const AttachmentSchema = z
+  .object({
+    filename: text({ max: SEND_LIMITS.maxFilenameLength, header: true, required: true }),
+    /** Standard base64; line breaks are removed. */
+    content: z.string().transform((v, ctx) => {
+      const b64 = stripBase64Whitespace(v);
+      if (b64 === '') issue(ctx, `${fieldPath(ctx.path)} is required`);
+      else if (!isBase64(b64)) issue(ctx, `${fieldPath(ctx.path)} must be valid base64`);
+      return b64;
+    }),
+    type: optional(
+      z.string().superRefine((v, ctx) => {
+        const f = fieldPath(ctx.path);
+        if (hasControlChars(v)) issue(ctx, controlMessage(f));
+        else if (v.length > 255 || !MIME_TYPE.test(v))
+          issue(ctx, `${f} must be a MIME type such as application/pdf`);
+      }),
+    ),
+    disposition: optional(z.enum(ATTACHMENT_DISPOSITIONS)).transform(
+      (v): AttachmentDisposition => v ?? 'attachment',
+    ),
+    content_id: optional(
+      z.string().superRefine((v, ctx) => {
+        const f = fieldPath(ctx.path);
+        if (hasControlChars(v)) issue(ctx, controlMessage(f));
+        else if (!CONTENT_ID.test(v)) issue(ctx, `${f} must be 1 to 255 characters without spaces, < or >`);
+      }),
+    ),
+  })
+  .superRefine((a, ctx) => {
+    if (a.disposition === 'inline' && !a.content_id) {
+      issue(ctx, `${fieldPath([...ctx.path, 'content_id'])} is required for inline attachments`, [
+        'content_id',
+      ]);
+    }
+  });
+export type Attachment = z.infer<typeof AttachmentSchema>;
+
+const toggle = z.object({ enable: z.boolean() });
+const settingsSchema = z.object({ open_tracking: optional(toggle), click_tracking: optional(toggle) });
+
+const customArgsSchema = z.record(z.string(), z.unknown()).superRefine((args, ctx) => {
+  if (Buffer.byteLength(JSON.stringify(args), 'utf8') > SEND_LIMITS.maxCustomArgsBytes)
+    issue(ctx, ErrorText.customArgsTooLarge);
+});
+
+/**
+ * SPEC.md "Send payload", validated and normalized: addresses in ASCII (IDNA) form,
+ * attachments without line breaks, substitutions keyed by lowercased address, tracking
+ * settings explicit (default off). Unknown fields are dropped. `cc` is accepted beside the
+ * spec's `bcc` (same shape). Cross-field rules are in parseSendRequest.
+ */
+export const SendRequestSchema = z
+  .object({
+    from: RecipientSchema,
+    to: z.array(RecipientSchema).min(1, ErrorText.toRequired),
+    cc: optional(z.array(RecipientSchema)),
+    bcc: optional(z.array(RecipientSchema)),
+    mailer_id: text({ max: SEND_LIMITS.maxIdLength, header: true, required: true }),
+    subject: optional(text({ max: SEND_LIMITS.maxSubjectLength, header: true, required: true })),
+    content: optional(contentList),
+    template_id: optional(text({ max: SEND_LIMITS.maxIdLength, required: true })),
+    substitutions: optional(substitutionsSchema),
+    replyTo: optional(EmailAddressSchema),
+    headers: optional(headersSchema),
+    attachments: optional(z.array(AttachmentSchema)),
+    settings: optional(settingsSchema),
+    campaign_id: optional(text({ max: SEND_LIMITS.maxIdLength, header: true, required: true })),
+    custom_args: optional(customArgsSchema),
+  })
+  .transform(({ settings, ...rest }) => ({
+    ...rest,
+    settings: {
+      open_tracking: { enable: settings?.open_tracking?.enable ?? false },
+      click_tracking: { enable: settings?.click_tracking?.enable ?? false },
+    },
+  }));
+
+/** The payload as a client writes it. */
+export type SendRequestInput = z.input<typeof SendRequestSchema>;
+/** The payload after validation and normalization. */
+export type SendRequest = z.output<typeof SendRequestSchema>;
+
+/**
+ * What `sends.request` holds and the send service reads: the validated request with subject
+ * and content resolved at accept (request value, else the template's as it was then), not yet
+ * rendered. The send service renders `{{variable}}` per copy and never re-reads the template.
+ */
+export type StoredSendRequest = Omit<SendRequest, 'subject' | 'content'> & {
+  subject: string;
+  content: Content[];
+};
+
+/** 200 answer of POST /v1/email/send (DESIGN.md). */
+export interface SendResponse {
+  success: true;
+  ref_id: string;
+  message: 'queued';
+}
+
+export type RecipientType = 'to' | 'cc' | 'bcc';
+
+export interface CopyRecipient {
+  email: string;
+  name?: string;
+  type: RecipientType;
+}
+
+export interface PlannedCopy {
+  copy_id: string;
+  recipients: CopyRecipient[];
+}
+
+type RecipientFields = Pick<SendRequest, 'to' | 'cc' | 'bcc' | 'substitutions'>;
+
+/** A non-empty `substitutions` object makes one copy per `to` recipient. */
+export function isPerRecipient(req: Pick<SendRequest, 'substitutions'>): boolean {
+  return req.substitutions !== undefined && Object.keys(req.substitutions).length > 0;
+}
+
+export const copyId = (refId: string, n: number): string => `${refId}.${n}`;
+
+/**
+ * The copies of a send (DESIGN.md "recipients"). Without substitutions: one copy `<ref_id>.1`
+ * to every to, cc and bcc recipient. With substitutions: copy `<ref_id>.<n>` per `to`
+ * recipient (in request order, n from 1), each also carrying every cc and bcc recipient, as a
+ * mail merge does. The gateway writes one email_logs row per recipient of each copy; the send
+ * service calls this again to build each copy's To/Cc/Bcc with display names.
+ */
+export function planCopies(req: RecipientFields, refId: string): PlannedCopy[] {
+  const tag =
+    (type: RecipientType) =>
+    (r: Recipient): CopyRecipient => ({ email: r.email, ...(r.name ? { name: r.name } : {}), type });
+  const extra = [...(req.cc ?? []).map(tag('cc')), ...(req.bcc ?? []).map(tag('bcc'))];
+  if (isPerRecipient(req))
+    return req.to.map((r, i) => ({ copy_id: copyId(refId, i + 1), recipients: [tag('to')(r), ...extra] }));
+  return [{ copy_id: copyId(refId, 1), recipients: [...req.to.map(tag('to')), ...extra] }];
+}
+
+/** Deliveries (= email_logs rows) a request makes; bounded by SEND_LIMITS.maxRecipients. */
+export function deliveryCount(req: RecipientFields): number {
+  const others = (req.cc?.length ?? 0) + (req.bcc?.length ?? 0);
+  return isPerRecipient(req) ? req.to.length * (1 + others) : req.to.length + others;
+}
+
+/** The variables of one recipient (empty when none were given). */
+export function substitutionsFor(
+  req: Pick<SendRequest, 'substitutions'>,
+  email: string,
+): Record<string, string> {
+  return req.substitutions?.[addressKey(email)] ?? {};
+}
+
+/** Bytes a message carries for the 30 MB limit: UTF-8 bodies plus decoded attachments. */
+export function messageSizeBytes(content: Content[], attachments: Attachment[] | undefined): number {
+  let n = 0;
+  for (const c of content) n += Buffer.byteLength(c.value, 'utf8');
+  for (const a of attachments ?? []) n += decodedBase64Length(a.content);
+  return n;
+}
+
+export type ParseSendResult =
+  | { success: true; data: SendRequest }
+  | { success: false; error: string; details?: string };
+
+/**
+ * Validates a send payload: field rules (first problem's message, e.g. `to[0].email must be a
+ * valid email address`), then no address twice across to/cc/bcc and at most
+ * SEND_LIMITS.maxRecipients deliveries. Template-dependent rules (subject/content required,
+ * 30 MB) need the template and are checked by the gateway.
+ */
+export function parseSendRequest(input: unknown): ParseSendResult {
+  const result = SendRequestSchema.safeParse(input ?? {}, { errorMap: fieldErrorMap });
+  if (!result.success) {
+    const issues = result.error.issues;
+    const first = issues[0];
+    return {
+      success: false,
+      error: first?.message ?? ErrorText.invalidRequest,
+      ...(issues.length > 1 && first
+        ? { details: `${issues.length} problems; first at ${fieldPath(first.path)}` }
+        : {}),
+    };
+  }
+  const req = result.data;
+  const seen = new Set<string>();
+  for (const r of [...req.to, ...(req.cc ?? []), ...(req.bcc ?? [])]) {
+    const key = addressKey(r.email);
+    if (seen.has(key)) return { success: false, error: ErrorText.duplicateRecipient, details: r.email };
+    seen.add(key);
+  }
+  const deliveries = deliveryCount(req);
+  if (deliveries > SEND_LIMITS.maxRecipients) {
+    const how = isPerRecipient(req)
+      ? 'with substitutions every copy counts its to, cc and bcc recipients'
+      : 'to + cc + bcc';
+    return {
+      success: false,
+      error: ErrorText.tooManyRecipients,
+      details: `${deliveries} recipients (${how})`,
+    };
+  }
+  return { success: true, data: req };
+}

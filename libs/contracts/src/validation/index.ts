@@ -1,0 +1,5 @@
+export * from './address';
+export * from './base64';
+export * from './control';
+export * from './headers';
+export * from './messages';

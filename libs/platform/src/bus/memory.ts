@@ -1,0 +1,249 @@
+import type { BusEnvelope, ExchangeName } from '@mailyard/contracts';
+import type { Logger } from '../logger/logger';
+import {
+  type ConsumerSettings,
+  checkDelay,
+  consumerSettings,
+  decodeEnvelope,
+  errorMessage,
+  onHandlerFailure,
+  placeholderEnvelope,
+  runHandler,
+} from './delivery';
+import { topicMatches } from './topic-match';
+import type { Bus, ConsumeOptions, Consumer, Handler, ParkedMessage } from './types';
+
+/** setTimeout's limit; longer delays are chained. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+interface StoredMessage {
+  /** JSON text: every delivery parses its own copy, so consumers never share objects. */
+  body: string;
+  exchange: string;
+  routingKey: string;
+  failures: number;
+}
+
+interface MemoryQueue {
+  messages: StoredMessage[];
+  consumers: MemoryConsumer[];
+  /** Round-robin position among consumers. */
+  next: number;
+}
+
+interface BindingEntry {
+  exchange: string;
+  pattern: string;
+  queue: string;
+}
+
+class MemoryConsumer implements Consumer {
+  active = 0;
+  cancelled = false;
+  readonly inFlight = new Set<Promise<void>>();
+
+  constructor(
+    readonly settings: ConsumerSettings,
+    readonly handler: Handler<unknown>,
+    private readonly detach: (c: MemoryConsumer) => void,
+  ) {}
+
+  async cancel(): Promise<void> {
+    if (!this.cancelled) {
+      this.cancelled = true;
+      this.detach(this);
+    }
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+}
+
+/**
+ * In-process bus with the RabbitMQ bus's contract (used when AMQP_URL is unset): topic
+ * routing to bound queues, per-consumer prefetch, delayed retries, parking. Queued messages
+ * live in memory only and are lost when the process exits.
+ */
+export function createMemoryBus(logger: Logger): Bus {
+  const queues = new Map<string, MemoryQueue>();
+  const bindings: BindingEntry[] = [];
+  const parkedByQueue = new Map<string, ParkedMessage[]>();
+  const timers = new Set<NodeJS.Timeout>();
+  const consumers = new Set<MemoryConsumer>();
+  let closed = false;
+
+  const queueOf = (name: string): MemoryQueue => {
+    let q = queues.get(name);
+    if (!q) {
+      q = { messages: [], consumers: [], next: 0 };
+      queues.set(name, q);
+    }
+    return q;
+  };
+
+  const assertOpen = () => {
+    if (closed) throw new Error('memory bus is closed');
+  };
+
+  const later = (ms: number, fn: () => void) => {
+    const step = Math.min(ms, MAX_TIMER_MS);
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      if (closed) return;
+      if (ms > step) later(ms - step, fn);
+      else fn();
+    }, step);
+    timers.add(timer);
+  };
+
+  const enqueue = (queueName: string, message: StoredMessage) => {
+    queueOf(queueName).messages.push(message);
+    setImmediate(() => pump(queueName));
+  };
+
+  const park = (queueName: string, parked: ParkedMessage) => {
+    let list = parkedByQueue.get(queueName);
+    if (!list) {
+      list = [];
+      parkedByQueue.set(queueName, list);
+    }
+    list.push(parked);
+    logger.warn('bus message parked', {
+      queue: queueName,
+      message_id: parked.envelope.id,
+      reason: parked.reason,
+    });
+  };
+
+  const pump = (queueName: string) => {
+    const q = queues.get(queueName);
+    if (!q || closed) return;
+    while (q.messages.length > 0) {
+      const consumer = pickConsumer(q);
+      if (!consumer) return;
+      dispatch(queueName, consumer, q.messages.shift()!);
+    }
+  };
+
+  const pickConsumer = (q: MemoryQueue): MemoryConsumer | undefined => {
+    for (let i = 0; i < q.consumers.length; i++) {
+      const c = q.consumers[(q.next + i) % q.consumers.length]!;
+      if (!c.cancelled && c.active < c.settings.prefetch) {
+        q.next = (q.next + i + 1) % q.consumers.length;
+        return c;
+      }
+    }
+    return undefined;
+  };
+
+  const dispatch = (queueName: string, consumer: MemoryConsumer, message: StoredMessage) => {
+    consumer.active++;
+    const run = deliver(queueName, consumer, message)
+      .catch((err) => {
+        logger.error('memory bus delivery failed', { queue: queueName, error: errorMessage(err) });
+      })
+      .finally(() => {
+        consumer.active--;
+        consumer.inFlight.delete(run);
+        pump(queueName);
+      });
+    consumer.inFlight.add(run);
+  };
+
+  const deliver = async (queueName: string, consumer: MemoryConsumer, message: StoredMessage) => {
+    const decoded = decodeEnvelope(message.body);
+    if (!decoded.ok) {
+      park(queueName, {
+        envelope: placeholderEnvelope(message.body),
+        reason: decoded.reason,
+        raw: message.body,
+      });
+      return;
+    }
+    try {
+      await runHandler(consumer.handler, {
+        envelope: decoded.envelope,
+        exchange: message.exchange,
+        routingKey: message.routingKey,
+        failures: message.failures,
+        redelivered: false,
+      });
+    } catch (err) {
+      const failures = message.failures + 1;
+      const action = onHandlerFailure(err, failures, consumer.settings.retryDelaysMs);
+      if ('parkReason' in action) {
+        park(queueName, { envelope: decoded.envelope, reason: action.parkReason });
+        return;
+      }
+      logger.info('bus handler failed; retry scheduled', {
+        queue: queueName,
+        message_id: decoded.envelope.id,
+        failures,
+        retry_in_ms: action.retryInMs,
+        error: errorMessage(err),
+      });
+      later(action.retryInMs, () => enqueue(queueName, { ...message, failures }));
+    }
+  };
+
+  return {
+    kind: 'memory',
+
+    async publish(exchange: ExchangeName, routingKey: string, envelope: BusEnvelope): Promise<void> {
+      assertOpen();
+      const body = JSON.stringify(envelope);
+      const targets = new Set<string>();
+      for (const b of bindings) {
+        if (b.exchange === exchange && topicMatches(b.pattern, routingKey)) targets.add(b.queue);
+      }
+      for (const queueName of targets) enqueue(queueName, { body, exchange, routingKey, failures: 0 });
+    },
+
+    async publishDelayed(queue: string, envelope: BusEnvelope, delayMs: number): Promise<void> {
+      assertOpen();
+      const ms = checkDelay(delayMs);
+      const body = JSON.stringify(envelope);
+      queueOf(queue);
+      // Like a dead-lettered message on RabbitMQ: default exchange, routing key = queue.
+      later(ms, () => enqueue(queue, { body, exchange: '', routingKey: queue, failures: 0 }));
+    },
+
+    async consume<T = unknown>(options: ConsumeOptions, handler: Handler<T>): Promise<Consumer> {
+      assertOpen();
+      const settings = consumerSettings(options);
+      const q = queueOf(settings.queue);
+      for (const { exchange, routingKey } of settings.bindings) {
+        const known = bindings.some(
+          (b) => b.exchange === exchange && b.pattern === routingKey && b.queue === settings.queue,
+        );
+        if (!known) bindings.push({ exchange, pattern: routingKey, queue: settings.queue });
+      }
+      const consumer = new MemoryConsumer(settings, handler as Handler<unknown>, (c) => {
+        consumers.delete(c);
+        q.consumers = q.consumers.filter((x) => x !== c);
+      });
+      consumers.add(consumer);
+      q.consumers.push(consumer);
+      setImmediate(() => pump(settings.queue));
+      return consumer;
+    },
+
+    async parked(queue: string, drain = false): Promise<ParkedMessage[]> {
+      assertOpen();
+      const list = parkedByQueue.get(queue) ?? [];
+      if (drain) parkedByQueue.delete(queue);
+      return list.map((p) => JSON.parse(JSON.stringify(p)) as ParkedMessage);
+    },
+
+    async check(): Promise<void> {
+      assertOpen();
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      await Promise.all([...consumers].map((c) => c.cancel()));
+      closed = true;
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+      queues.clear();
+    },
+  };
+}

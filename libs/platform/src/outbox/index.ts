@@ -1,0 +1,2 @@
+export { enqueueOutbox } from './outbox';
+export { OutboxRelay, type OutboxRelayOptions } from './relay';

@@ -1,0 +1,425 @@
+/**
+ * The behaviour every Bus implementation must have (DESIGN.md "Bus"). Run by
+ * bus-memory.test.ts and bus-amqp.test.ts. Timing assertions are lower bounds only.
+ */
+import { type BusEnvelope, Exchange } from '@mailyard/contracts';
+import { uniqueName } from '../../../test/support/servers';
+import { envelope } from '../src/bus/envelope';
+import { type Binding, type Bus, type Consumer, type Delivery, PermanentError } from '../src/bus/types';
+import { currentTrace } from '../src/trace/context';
+
+type Payload = { n: number; tag?: string; nested?: { list: number[] } };
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Polls `cond` until true; fails with `what` after `timeoutMs` (a liveness guard, not a timing assertion). */
+export async function waitFor(
+  cond: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+export function deferred<T = void>() {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+/** Time to wait before concluding that something did not happen. */
+const QUIET_MS = 400;
+
+export function describeBusContract(name: string, factory: () => Promise<Bus>): void {
+  describe(`Bus contract: ${name}`, () => {
+    let bus: Bus;
+    let ns: string;
+    const consumers: Consumer[] = [];
+
+    beforeEach(async () => {
+      bus = await factory();
+      ns = uniqueName('t');
+    });
+
+    afterEach(async () => {
+      await Promise.all(consumers.splice(0).map((c) => c.cancel()));
+      await bus.close();
+    });
+
+    const queueName = (label: string) => `${ns}.${label}`;
+    const env = (n: number, extra: Partial<Payload> = {}) =>
+      envelope<Payload>('test.event', { n, ...extra }, { tenantId: 'tn_1' });
+
+    /** Starts a consumer that records every delivery; `handle` may throw to fail it. */
+    async function collect(
+      queue: string,
+      bindings: Binding[],
+      opts: { prefetch?: number; retryDelaysMs?: number[] } = {},
+      handle: (d: Delivery<Payload>) => Promise<void> | void = () => {},
+    ) {
+      const received: Delivery<Payload>[] = [];
+      const at: number[] = [];
+      const consumer = await bus.consume<Payload>({ queue, bindings, ...opts }, async (d) => {
+        received.push(d);
+        at.push(Date.now());
+        await handle(d);
+      });
+      consumers.push(consumer);
+      return { received, at, consumer, ns: () => received.map((d) => d.envelope.payload.n) };
+    }
+
+    it('routes by topic pattern: `*` matches one word, `#` zero or more', async () => {
+      const a = await collect(queueName('a'), [{ exchange: Exchange.events, routingKey: `${ns}.email.*` }]);
+      const b = await collect(queueName('b'), [{ exchange: Exchange.events, routingKey: `${ns}.email.#` }]);
+      const c = await collect(queueName('c'), [
+        { exchange: Exchange.commands, routingKey: `${ns}.email.delivered` },
+      ]);
+      const d = await collect(queueName('d'), [
+        { exchange: Exchange.events, routingKey: `${ns}.*.delivered` },
+        { exchange: Exchange.events, routingKey: `${ns}.#.delivered` },
+      ]);
+
+      await bus.publish(Exchange.events, `${ns}.email.delivered`, env(1)); // a, b, d (once)
+      await bus.publish(Exchange.events, `${ns}.email.bounce.hard`, env(2)); // b
+      await bus.publish(Exchange.events, `${ns}.email`, env(3)); // b (# = zero words)
+      await bus.publish(Exchange.events, `${ns}.domain.delivered`, env(4)); // d
+      await bus.publish(Exchange.events, `${ns}.other`, env(5)); // nobody
+      await bus.publish(Exchange.commands, `${ns}.email.delivered`, env(6)); // c
+
+      await waitFor(
+        () => a.received.length >= 1 && b.received.length >= 3 && c.received.length >= 1,
+        'routed messages',
+      );
+      await waitFor(() => d.received.length >= 2, 'routed messages on d');
+      await sleep(QUIET_MS);
+      expect(a.ns()).toEqual([1]);
+      expect(b.ns().sort()).toEqual([1, 2, 3]);
+      expect(c.ns()).toEqual([6]);
+      expect(d.ns().sort()).toEqual([1, 4]);
+      expect(c.received[0]!.exchange).toBe(Exchange.commands);
+      expect(b.received.find((x) => x.envelope.payload.n === 2)!.routingKey).toBe(`${ns}.email.bounce.hard`);
+    });
+
+    it('fans out: every bound queue gets its own copy, unaffected by other consumers or the publisher', async () => {
+      const aGotIt = deferred();
+      const key = `${ns}.fan`;
+      const a = await collect(queueName('a'), [{ exchange: Exchange.events, routingKey: key }], {}, (d) => {
+        d.envelope.payload.nested!.list.push(99);
+        d.envelope.payload.tag = 'mutated by a';
+        aGotIt.resolve();
+      });
+      const snapshots: Payload[] = [];
+      const b = await collect(
+        queueName('b'),
+        [{ exchange: Exchange.events, routingKey: key }],
+        {},
+        async (d) => {
+          await aGotIt.promise;
+          snapshots.push(JSON.parse(JSON.stringify(d.envelope.payload)));
+        },
+      );
+
+      const message = env(7, { tag: 'original', nested: { list: [1, 2] } });
+      await bus.publish(Exchange.events, key, message);
+      message.payload.nested!.list.push(3);
+      message.payload.tag = 'mutated by publisher';
+
+      await waitFor(() => snapshots.length === 1 && a.received.length === 1, 'both copies');
+      expect(snapshots[0]).toEqual({ n: 7, tag: 'original', nested: { list: [1, 2] } });
+      expect(b.received).toHaveLength(1);
+      expect(a.received[0]!.envelope.payload.nested!.list).toEqual([1, 2, 99]);
+    });
+
+    it('delivers nothing to queues bound to other keys or to the other exchange', async () => {
+      const other = await collect(queueName('other'), [
+        { exchange: Exchange.events, routingKey: `${ns}.x.y` },
+        { exchange: Exchange.commands, routingKey: `${ns}.send` },
+      ]);
+      const target = await collect(queueName('target'), [
+        { exchange: Exchange.events, routingKey: `${ns}.send` },
+      ]);
+      await bus.publish(Exchange.events, `${ns}.send`, env(1));
+      await bus.publish(Exchange.events, `${ns}.x`, env(2));
+      await bus.publish(Exchange.events, `${ns}.x.y.z`, env(3));
+      await waitFor(() => target.received.length === 1, 'the routed message');
+      await sleep(QUIET_MS);
+      expect(other.received).toHaveLength(0);
+    });
+
+    it('delivers the envelope intact with exchange, routing key, failures 0 and the trace context', async () => {
+      const seenTrace: (string | undefined)[] = [];
+      const seenTenant: (string | undefined)[] = [];
+      const q = await collect(
+        queueName('q'),
+        [{ exchange: Exchange.events, routingKey: `${ns}.#` }],
+        {},
+        () => {
+          seenTrace.push(currentTrace()?.traceparent);
+          seenTenant.push(currentTrace()?.tenantId);
+        },
+      );
+      const message = env(1, { nested: { list: [1] } });
+      await bus.publish(Exchange.events, `${ns}.email.sent`, message);
+      await waitFor(() => q.received.length === 1, 'the message');
+      const d = q.received[0]!;
+      expect(d.envelope).toEqual(JSON.parse(JSON.stringify(message)));
+      expect(d.envelope.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+      expect(d.exchange).toBe(Exchange.events);
+      expect(d.routingKey).toBe(`${ns}.email.sent`);
+      expect(d.failures).toBe(0);
+      expect(d.redelivered).toBe(false);
+      expect(seenTrace).toEqual([message.traceparent]);
+      expect(seenTenant).toEqual(['tn_1']);
+    });
+
+    it('acks on success: a restarted consumer does not get the message again', async () => {
+      const queue = queueName('q');
+      const bindings = [{ exchange: Exchange.events, routingKey: `${ns}.ack` }];
+      const first = await collect(queue, bindings);
+      await bus.publish(Exchange.events, `${ns}.ack`, env(1));
+      await waitFor(() => first.received.length === 1, 'first delivery');
+      await first.consumer.cancel();
+      const second = await collect(queue, bindings);
+      await sleep(QUIET_MS);
+      expect(second.received).toHaveLength(0);
+      expect(await bus.parked(queue)).toEqual([]);
+    });
+
+    it('keeps messages for a declared queue without a consumer until one starts', async () => {
+      const queue = queueName('q');
+      const bindings = [{ exchange: Exchange.events, routingKey: `${ns}.later` }];
+      const declare = await collect(queue, bindings);
+      await declare.consumer.cancel();
+      await bus.publish(Exchange.events, `${ns}.later`, env(1));
+      await bus.publish(Exchange.events, `${ns}.later`, env(2));
+      await sleep(100);
+      expect(declare.received).toHaveLength(0);
+      const consumer = await collect(queue, bindings);
+      await waitFor(() => consumer.received.length === 2, 'queued messages');
+      expect(consumer.ns()).toEqual([1, 2]);
+    });
+
+    it('retries a failing handler after the retry delays, counting failures, then acks', async () => {
+      const queue = queueName('q');
+      const q = await collect(
+        queue,
+        [{ exchange: Exchange.events, routingKey: `${ns}.retry` }],
+        { retryDelaysMs: [50, 150, 150] },
+        (d) => {
+          if (d.failures < 2) throw new Error(`attempt ${d.failures + 1} failed`);
+        },
+      );
+      await bus.publish(Exchange.events, `${ns}.retry`, env(1));
+      await waitFor(() => q.received.length === 3, 'three attempts');
+      await sleep(QUIET_MS);
+      expect(q.received.map((d) => d.failures)).toEqual([0, 1, 2]);
+      for (const d of q.received) {
+        expect(d.envelope.payload.n).toBe(1);
+        expect(d.exchange).toBe(Exchange.events);
+        expect(d.routingKey).toBe(`${ns}.retry`);
+      }
+      // Lower bounds only: a retry never comes before its delay.
+      expect(q.at[1]! - q.at[0]!).toBeGreaterThanOrEqual(45);
+      expect(q.at[2]! - q.at[1]!).toBeGreaterThanOrEqual(145);
+      expect(await bus.parked(queue)).toEqual([]);
+    });
+
+    it('parks a message with the reason once the retries are used up', async () => {
+      const queue = queueName('q');
+      const q = await collect(
+        queue,
+        [{ exchange: Exchange.events, routingKey: `${ns}.fail` }],
+        { retryDelaysMs: [50, 100] },
+        () => {
+          throw new Error('smtp down');
+        },
+      );
+      const message = env(1);
+      await bus.publish(Exchange.events, `${ns}.fail`, message);
+      await waitFor(async () => (await bus.parked(queue)).length === 1, 'the parked message');
+      await sleep(QUIET_MS);
+      expect(q.received.map((d) => d.failures)).toEqual([0, 1, 2]);
+      const [parked] = await bus.parked(queue);
+      expect(parked!.envelope).toEqual(JSON.parse(JSON.stringify(message)));
+      expect(parked!.reason).toBe('retries exhausted after 3 failures: smtp down');
+      expect(parked!.raw).toBeUndefined();
+    });
+
+    it('parks at once, without retrying, when the handler throws PermanentError', async () => {
+      const queue = queueName('q');
+      const q = await collect(
+        queue,
+        [{ exchange: Exchange.events, routingKey: `${ns}.perm` }],
+        { retryDelaysMs: [50, 50] },
+        () => {
+          throw new PermanentError('recipient address is malformed');
+        },
+      );
+      const message = env(1);
+      await bus.publish(Exchange.events, `${ns}.perm`, message);
+      await waitFor(async () => (await bus.parked(queue)).length === 1, 'the parked message');
+      await sleep(QUIET_MS);
+      expect(q.received).toHaveLength(1);
+      const [parked] = await bus.parked(queue);
+      expect(parked!.envelope.id).toBe(message.id);
+      expect(parked!.reason).toBe('permanent error: recipient address is malformed');
+    });
+
+    it('parks an invalid envelope without calling the handler and keeps consuming', async () => {
+      const queue = queueName('q');
+      const q = await collect(queue, [{ exchange: Exchange.events, routingKey: `${ns}.inv` }]);
+      const invalid = { not: 'an envelope', payload: 1 } as unknown as BusEnvelope;
+      await bus.publish(Exchange.events, `${ns}.inv`, invalid);
+      await bus.publish(Exchange.events, `${ns}.inv`, { ...env(2), version: 0 });
+      await bus.publish(Exchange.events, `${ns}.inv`, env(3));
+      await waitFor(
+        async () => q.received.length === 1 && (await bus.parked(queue)).length === 2,
+        'parked + valid',
+      );
+      expect(q.ns()).toEqual([3]);
+      const parked = await bus.parked(queue);
+      for (const p of parked) {
+        expect(p.reason).toMatch(/^invalid message: not a valid envelope/);
+        expect(p.envelope.type).toBe('invalid');
+        expect(p.raw).toBeDefined();
+      }
+      const noEnvelope = parked.find((p) => p.raw!.includes('an envelope'))!;
+      expect(JSON.parse(noEnvelope.raw!)).toEqual(invalid);
+      expect(noEnvelope.envelope.payload).toEqual(invalid);
+      expect(noEnvelope.reason).toMatch(/id: Required/);
+      const badVersion = parked.find((p) => p !== noEnvelope)!;
+      expect(badVersion.reason).toMatch(/version: /);
+      expect((JSON.parse(badVersion.raw!) as Payload & { payload: Payload }).payload.n).toBe(2);
+    });
+
+    it('parked(queue) lists without removing; parked(queue, true) drains', async () => {
+      const queue = queueName('q');
+      await collect(queue, [{ exchange: Exchange.events, routingKey: `${ns}.p` }], {}, () => {
+        throw new PermanentError('no');
+      });
+      await bus.publish(Exchange.events, `${ns}.p`, env(1));
+      await bus.publish(Exchange.events, `${ns}.p`, env(2));
+      await waitFor(async () => (await bus.parked(queue)).length === 2, 'two parked messages');
+      const listed = await bus.parked(queue);
+      expect(listed.map((p) => (p.envelope.payload as Payload).n).sort()).toEqual([1, 2]);
+      expect(await bus.parked(queue)).toHaveLength(2);
+      expect(await bus.parked(queue, true)).toHaveLength(2);
+      expect(await bus.parked(queue)).toEqual([]);
+      expect(await bus.parked(queueName('never-used'))).toEqual([]);
+    });
+
+    it('publishDelayed delivers to the queue after the delay, not before', async () => {
+      const queue = queueName('q');
+      const q = await collect(queue, [{ exchange: Exchange.events, routingKey: `${ns}.now` }]);
+      const start = Date.now();
+      await bus.publishDelayed(queue, env(1), 500);
+      await bus.publish(Exchange.events, `${ns}.now`, env(2));
+      await waitFor(() => q.received.length === 2, 'both messages');
+      expect(q.ns()).toEqual([2, 1]);
+      expect(q.at[1]! - start).toBeGreaterThanOrEqual(490);
+      const delayed = q.received[1]!;
+      expect(delayed.exchange).toBe('');
+      expect(delayed.routingKey).toBe(queue);
+      expect(delayed.failures).toBe(0);
+      await expect(bus.publishDelayed(queue, env(3), -1)).rejects.toThrow(/delay must be/);
+    });
+
+    it('prefetch limits how many handlers run at once', async () => {
+      let active = 0;
+      let maxActive = 0;
+      const q = await collect(
+        queueName('q'),
+        [{ exchange: Exchange.events, routingKey: `${ns}.pf` }],
+        { prefetch: 2 },
+        async () => {
+          active++;
+          maxActive = Math.max(maxActive, active);
+          await sleep(100);
+          active--;
+        },
+      );
+      for (let i = 0; i < 6; i++) await bus.publish(Exchange.events, `${ns}.pf`, env(i));
+      await waitFor(() => q.received.length === 6 && active === 0, 'six handled messages');
+      expect(maxActive).toBe(2);
+      expect(q.ns().sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    });
+
+    it('cancel() waits for the in-flight handler, then delivers nothing more', async () => {
+      const queue = queueName('q');
+      const bindings = [{ exchange: Exchange.events, routingKey: `${ns}.c` }];
+      const gate = deferred();
+      let finished = false;
+      const q = await collect(queue, bindings, {}, async () => {
+        await gate.promise;
+        finished = true;
+      });
+      await bus.publish(Exchange.events, `${ns}.c`, env(1));
+      await waitFor(() => q.received.length === 1, 'the first message');
+
+      let cancelled = false;
+      const cancelling = q.consumer.cancel().then(() => {
+        cancelled = true;
+      });
+      await sleep(200);
+      expect(cancelled).toBe(false);
+      gate.resolve();
+      await cancelling;
+      expect(finished).toBe(true);
+
+      await bus.publish(Exchange.events, `${ns}.c`, env(2));
+      await sleep(QUIET_MS);
+      expect(q.ns()).toEqual([1]);
+      // The first was acked, the second waited in the queue.
+      const next = await collect(queue, bindings);
+      await waitFor(() => next.received.length >= 1, 'the queued message');
+      await sleep(QUIET_MS);
+      expect(next.ns()).toEqual([2]);
+    });
+
+    it('close() waits for in-flight handlers; afterwards publish and check reject', async () => {
+      const gate = deferred();
+      let finished = false;
+      const q = await collect(
+        queueName('q'),
+        [{ exchange: Exchange.events, routingKey: `${ns}.close` }],
+        {},
+        async () => {
+          await gate.promise;
+          finished = true;
+        },
+      );
+      await expect(bus.check()).resolves.toBeUndefined();
+      await bus.publish(Exchange.events, `${ns}.close`, env(1));
+      await waitFor(() => q.received.length === 1, 'the message');
+      let closed = false;
+      const closing = bus.close().then(() => {
+        closed = true;
+      });
+      await sleep(200);
+      expect(closed).toBe(false);
+      gate.resolve();
+      await closing;
+      expect(finished).toBe(true);
+      await expect(bus.check()).rejects.toThrow(/closed/);
+      await expect(bus.publish(Exchange.events, `${ns}.close`, env(2))).rejects.toThrow(/closed/);
+    });
+
+    it('rejects invalid consume options with a clear message', async () => {
+      await expect(bus.consume({ queue: '', bindings: [] }, async () => {})).rejects.toThrow(
+        /queue must be a non-empty string/,
+      );
+      await expect(
+        bus.consume({ queue: queueName('q'), bindings: [], prefetch: 0 }, async () => {}),
+      ).rejects.toThrow(/prefetch must be an integer/);
+      await expect(
+        bus.consume({ queue: `${queueName('q')}.parking`, bindings: [] }, async () => {}),
+      ).rejects.toThrow(/reserved/);
+    });
+  });
+}

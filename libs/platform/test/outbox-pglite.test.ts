@@ -1,0 +1,195 @@
+/** The outbox on the embedded defaults: PGlite (in memory) and the in-process bus. */
+import { Writable } from 'node:stream';
+import { type BusEnvelope, Exchange, type ExchangeName } from '@mailyard/contracts';
+import winston from 'winston';
+import { envelope } from '../src/bus/envelope';
+import { createMemoryBus } from '../src/bus/memory';
+import type { Bus } from '../src/bus/types';
+import { openDatabase } from '../src/db';
+import { migrate } from '../src/db/migrate';
+import type { Db } from '../src/db/types';
+import { createLogger } from '../src/logger/logger';
+import { enqueueOutbox } from '../src/outbox/outbox';
+import { OutboxRelay } from '../src/outbox/relay';
+import { waitFor } from './bus.contract';
+
+// PGlite loads its WASM through dynamic import(), which jest's module sandbox only allows
+// under --experimental-vm-modules. Loading the package with Node's own loader sidesteps the
+// sandbox; it is the real PGlite, and openDatabase() and the rest run unchanged.
+jest.mock('@electric-sql/pglite', () => {
+  const nodeModule = require('node:module') as {
+    _load(request: string, parent: null, isMain: boolean): unknown;
+  };
+  return nodeModule._load(require.resolve('@electric-sql/pglite'), null, false);
+});
+
+const logger = createLogger('outbox-pglite-test', process.env.TEST_LOG_LEVEL ?? 'error');
+
+let db: Db;
+let bus: Bus;
+let received: BusEnvelope[];
+
+beforeAll(async () => {
+  db = await openDatabase({ DATABASE_URL: undefined, DATA_DIR: 'memory://', DB_POOL_SIZE: 1 });
+  expect(db.kind).toBe('pglite');
+  await migrate(db);
+  bus = createMemoryBus(logger);
+  await bus.consume(
+    { queue: 'outbox-test', bindings: [{ exchange: Exchange.events, routingKey: 'ob.#' }] },
+    async (d) => {
+      received.push(d.envelope);
+    },
+  );
+});
+
+beforeEach(async () => {
+  received = [];
+  await db.query('DELETE FROM outbox');
+});
+
+afterAll(async () => {
+  await bus?.close();
+  await db?.close();
+});
+
+const rowsOf = async () =>
+  (
+    await db.query<{ id: number; sent: boolean }>(
+      'SELECT id, sent_at IS NOT NULL AS sent FROM outbox ORDER BY id',
+    )
+  ).rows;
+
+it('publishes committed rows in batches, never rolled-back ones, and marks them sent', async () => {
+  const relay = new OutboxRelay(db, bus, logger, { pollMs: 10, batchSize: 2 });
+  const committed = [envelope('t', { n: 1 }), envelope('t', { n: 2 }), envelope('t', { n: 3 })];
+  const ids = await db.transaction(async (tx) => {
+    const out: number[] = [];
+    for (const env of committed) out.push(await enqueueOutbox(tx, Exchange.events, 'ob.created', env));
+    return out;
+  });
+  expect(ids.every((id) => Number.isInteger(id))).toBe(true);
+  const rolledBack = envelope('t', { n: 4 });
+  await expect(
+    db.transaction(async (tx) => {
+      await enqueueOutbox(tx, Exchange.events, 'ob.created', rolledBack);
+      throw new Error('rollback');
+    }),
+  ).rejects.toThrow('rollback');
+
+  expect(await relay.drainOnce()).toBe(2);
+  expect(await relay.drainOnce()).toBe(1);
+  expect(await relay.drainOnce()).toBe(0);
+  await waitFor(() => received.length === 3, 'three messages');
+  expect(received.map((e) => e.id).sort()).toEqual(committed.map((e) => e.id).sort());
+  expect(received[0]).toEqual(JSON.parse(JSON.stringify(committed.find((e) => e.id === received[0]!.id))));
+  expect((await rowsOf()).map((r) => r.sent)).toEqual([true, true, true]);
+});
+
+it('keeps rows whose publish failed pending, marks the confirmed ones sent, and throws', async () => {
+  let failing = true;
+  const flaky: Bus = {
+    ...bus,
+    kind: 'memory',
+    publish: async (exchange: ExchangeName, key: string, env: BusEnvelope) => {
+      if (failing && key === 'ob.flaky') throw new Error('broker unavailable');
+      await bus.publish(exchange, key, env);
+    },
+  };
+  const relay = new OutboxRelay(db, flaky, logger, { pollMs: 10, batchSize: 10 });
+  await enqueueOutbox(db, Exchange.events, 'ob.ok', envelope('t', { n: 1 }));
+  await enqueueOutbox(db, Exchange.events, 'ob.flaky', envelope('t', { n: 2 }));
+  await enqueueOutbox(db, Exchange.events, 'ob.ok', envelope('t', { n: 3 }));
+
+  await expect(relay.drainOnce()).rejects.toThrow(
+    'outbox relay: 1 of 3 messages not published: broker unavailable',
+  );
+  expect((await rowsOf()).map((r) => r.sent)).toEqual([true, false, true]);
+  failing = false;
+  expect(await relay.drainOnce()).toBe(1);
+  expect((await rowsOf()).map((r) => r.sent)).toEqual([true, true, true]);
+  await waitFor(() => received.length === 3, 'three messages');
+});
+
+it('drops (and logs) a row that can never be published instead of stalling the outbox', async () => {
+  const logged: Record<string, unknown>[] = [];
+  const capture = winston.createLogger({
+    format: winston.format.json(),
+    transports: [
+      new winston.transports.Stream({
+        stream: new Writable({
+          write(chunk, _enc, cb) {
+            logged.push(JSON.parse(String(chunk)));
+            cb();
+          },
+        }),
+      }),
+    ],
+  });
+  const relay = new OutboxRelay(db, bus, capture, { pollMs: 10, batchSize: 10 });
+  const bad = await db.query<{ id: number }>(
+    "INSERT INTO outbox (exchange, routing_key, message) VALUES ('no.such.exchange', 'ob.x', '{}'::jsonb) RETURNING id",
+  );
+  await enqueueOutbox(db, Exchange.events, 'ob.ok', envelope('t', { n: 1 }));
+  expect(await relay.drainOnce()).toBe(2);
+  expect((await rowsOf()).map((r) => r.sent)).toEqual([true, true]);
+  await waitFor(() => received.length === 1, 'the valid message');
+  expect(logged).toContainEqual(
+    expect.objectContaining({
+      level: 'error',
+      message: 'outbox row cannot be published; dropped',
+      outbox_id: bad.rows[0]!.id,
+      exchange: 'no.such.exchange',
+    }),
+  );
+});
+
+it('start() polls, notify() wakes it early, stop() returns while it is idle', async () => {
+  let polls = 0;
+  const counting: Db = {
+    ...db,
+    transaction: (fn) => {
+      polls++;
+      return db.transaction(fn);
+    },
+  };
+  // A poll interval far beyond the test timeout: only notify() can explain a second poll.
+  const relay = new OutboxRelay(counting, bus, logger, {
+    pollMs: 600_000,
+    batchSize: 10,
+    cleanupEveryMs: 600_000,
+  });
+  relay.start();
+  await waitFor(() => polls === 1, 'the first (empty) poll');
+  await new Promise((r) => setTimeout(r, 100));
+  await enqueueOutbox(db, Exchange.events, 'ob.notified', envelope('t', { n: 1 }));
+  expect(polls).toBe(1);
+  relay.notify();
+  await waitFor(() => received.length === 1, 'the notified row');
+  expect(polls).toBe(2);
+  await relay.stop();
+  expect((await rowsOf()).map((r) => r.sent)).toEqual([true]);
+});
+
+it('cleanup() deletes rows sent more than the retention ago, nothing else', async () => {
+  const relay = new OutboxRelay(db, bus, logger, { pollMs: 10, batchSize: 10 });
+  const insert = (sentAt: string | null) =>
+    db.query(
+      `INSERT INTO outbox (exchange, routing_key, message, sent_at) VALUES ($1, 'ob.c', '{}'::jsonb, ${sentAt ?? 'NULL'}) RETURNING id`,
+      [Exchange.events],
+    );
+  await insert("now() - interval '2 hours'");
+  await insert("now() - interval '61 minutes'");
+  const recent = (await insert("now() - interval '10 minutes'")).rows[0] as { id: number };
+  const pending = (await insert(null)).rows[0] as { id: number };
+  expect(await relay.cleanup()).toBe(2);
+  expect((await rowsOf()).map((r) => r.id)).toEqual([recent.id, pending.id]);
+});
+
+it('rejects bad options', () => {
+  expect(() => new OutboxRelay(db, bus, logger, { pollMs: 10, batchSize: 0 })).toThrow(
+    /batchSize must be a positive integer/,
+  );
+  expect(() => new OutboxRelay(db, bus, logger, { pollMs: 0, batchSize: 1 })).toThrow(
+    /pollMs must be at least 1/,
+  );
+});

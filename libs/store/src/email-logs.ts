@@ -1,0 +1,123 @@
+import { type EmailLogEntry, type LogsQuery, type RecipientType, ulid } from '@mailyard/contracts';
+import type { Queryable } from '@mailyard/platform';
+import { type Page, decodeCursor, toPage } from './cursor';
+import { InvalidCursorError } from './templates';
+
+export interface QueuedRecipient {
+  copyId: string;
+  /** Normalized address (ASCII domain). */
+  recipient: string;
+  recipientDomain: string;
+  recipientType: RecipientType;
+}
+
+type LogRow = {
+  id: string;
+  ref_id: string;
+  recipient: string;
+  recipient_type: RecipientType;
+  status: string;
+  subject: string;
+  mailer_id: string;
+  campaign_id: string | null;
+  message_id: string;
+  created_at: Date;
+  delivered_at: Date | null;
+  last_event: string | null;
+  failure_reason: string;
+};
+
+const toEntry = ({ id: _id, ...r }: LogRow): EmailLogEntry => ({
+  ...r,
+  created_at: r.created_at.toISOString(),
+  delivered_at: r.delivered_at ? r.delivered_at.toISOString() : null,
+});
+
+const escapeLike = (s: string) => s.replace(/[\\%_]/g, '\\$&');
+
+/** The email log (table `email_logs`, one row per recipient of each copy), scoped to one tenant. */
+export const emailLogs = {
+  /** Writes the QUEUED rows of an accepted send in one statement (ids are ULIDs, in order). */
+  async insertQueued(
+    tx: Queryable,
+    send: { refId: string; tenantId: string; mailerId: string; campaignId: string | null; subject: string },
+    recipients: readonly QueuedRecipient[],
+  ): Promise<void> {
+    if (recipients.length === 0) return;
+    await tx.query(
+      `INSERT INTO email_logs (id, ref_id, tenant_id, copy_id, recipient, recipient_domain, recipient_type, subject, mailer_id, campaign_id)
+       SELECT u.id, $1, $2, u.copy_id, u.recipient, u.recipient_domain, u.recipient_type, $3, $4, $5
+         FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
+              AS u(id, copy_id, recipient, recipient_domain, recipient_type)`,
+      [
+        send.refId,
+        send.tenantId,
+        send.subject,
+        send.mailerId,
+        send.campaignId,
+        recipients.map(() => ulid()),
+        recipients.map((r) => r.copyId),
+        recipients.map((r) => r.recipient),
+        recipients.map((r) => r.recipientDomain),
+        recipients.map((r) => r.recipientType),
+      ],
+    );
+  },
+
+  /**
+   * One page of the tenant's log, newest first, and how many rows match in all. Every filter
+   * narrows (AND). Throws InvalidCursorError for a page token that is not ours.
+   */
+  async list(
+    db: Queryable,
+    tenantId: string,
+    q: LogsQuery,
+  ): Promise<Page<EmailLogEntry> & { totalCount: number }> {
+    const before = q.pageToken === undefined ? null : decodeCursor(q.pageToken);
+    if (q.pageToken !== undefined && before === null) throw new InvalidCursorError();
+
+    const params: unknown[] = [tenantId];
+    const where = ['tenant_id = $1'];
+    const add = (value: unknown, clause: (p: string) => string) => {
+      params.push(value);
+      where.push(clause(`$${params.length}`));
+    };
+    if (q.email !== undefined) add(q.email.toLowerCase(), (p) => `lower(recipient) = ${p}`);
+    if (q.domain !== undefined) add(q.domain, (p) => `recipient_domain = ${p}`);
+    if (q.refId !== undefined) add(q.refId, (p) => `ref_id = ${p}`);
+    if (q.startDate) add(q.startDate.at, (p) => `created_at >= ${p}::timestamptz`);
+    if (q.endDate)
+      add(q.endDate.at, (p) => `created_at ${q.endDate!.exclusive ? '<' : '<='} ${p}::timestamptz`);
+    if (q.status !== undefined) add(q.status, (p) => `status = ${p}`);
+    if (q.subject !== undefined) add(`%${escapeLike(q.subject)}%`, (p) => `subject ILIKE ${p} ESCAPE '\\'`);
+    if (q.campaignId !== undefined) add(q.campaignId, (p) => `campaign_id = ${p}`);
+    if (q.recipientType !== undefined) add(q.recipientType, (p) => `recipient_type = ${p}`);
+    if (q.deliveredStartDate) add(q.deliveredStartDate.at, (p) => `delivered_at >= ${p}::timestamptz`);
+    if (q.deliveredEndDate) {
+      add(
+        q.deliveredEndDate.at,
+        (p) => `delivered_at ${q.deliveredEndDate!.exclusive ? '<' : '<='} ${p}::timestamptz`,
+      );
+    }
+    const filter = where.join(' AND ');
+    const pageParams = [...params, q.pageSize + 1];
+    const after = before === null ? '' : ` AND id < $${pageParams.push(before)}`;
+
+    const [page, count] = await Promise.all([
+      db.query<LogRow>(
+        `SELECT id, ref_id, recipient, recipient_type, status, subject, mailer_id, campaign_id, message_id,
+                created_at, delivered_at, last_event, failure_reason
+           FROM email_logs
+          WHERE ${filter}${after}
+          ORDER BY id DESC LIMIT $${params.length + 1}`,
+        pageParams,
+      ),
+      db.query<{ total: number }>(
+        `SELECT count(*)::integer AS total FROM email_logs WHERE ${filter}`,
+        params,
+      ),
+    ]);
+    const { items, nextCursor } = toPage(page.rows, q.pageSize, (r) => r.id);
+    return { items: items.map(toEntry), nextCursor, totalCount: count.rows[0]?.total ?? 0 };
+  },
+};

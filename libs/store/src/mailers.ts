@@ -1,0 +1,258 @@
+import type { ConfigType, MailerState, SmtpSecureMode } from '@mailyard/contracts';
+import type { Db, Queryable, Sealer } from '@mailyard/platform';
+import { decodeCursor, type Page, toPage } from './cursor';
+import { InvalidCursorError } from './templates';
+
+/** Non-secret connection settings, stored as `mailers.config`. */
+export interface MailerConnection {
+  host: string;
+  port: number;
+  username: string;
+  secure: SmtpSecureMode;
+}
+
+/** Stored incoming webhook without header values (those are sealed). */
+export interface MailerWebhookInfo {
+  url: string;
+  method: string;
+  headers_present: string[];
+}
+
+export interface StoredMailer {
+  id: string;
+  tenantId: string;
+  configType: ConfigType;
+  connectionType: 'basic' | 'oauth' | 'domain';
+  name: string;
+  email: string;
+  state: MailerState;
+  stateReason: string | null;
+  /** Empty object for domain and OAuth mailers. */
+  config: Partial<MailerConnection>;
+  passwordSet: boolean;
+  webhook: MailerWebhookInfo | null;
+  /** Domain mailers only. */
+  domain: { name: string; selector: string; verified: boolean } | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface NewMailer {
+  id: string;
+  configType: ConfigType;
+  connectionType: 'basic' | 'oauth';
+  name: string;
+  email: string;
+  config: MailerConnection;
+  /** The password, already sealed. */
+  sealedSecret: Buffer;
+  webhook?: { info: MailerWebhookInfo; sealedHeaders: Buffer | null } | null;
+}
+
+export interface MailerPatch {
+  name?: string;
+  email?: string;
+  config?: MailerConnection;
+  sealedSecret?: Buffer;
+  /** null removes the webhook. */
+  webhook?: { info: MailerWebhookInfo; sealedHeaders: Buffer | null } | null;
+  /** Set when the new credentials were just verified: a deactivated mailer becomes active. */
+  reauthenticated?: boolean;
+}
+
+type Row = {
+  id: string;
+  tenant_id: string;
+  config_type: ConfigType;
+  connection_type: 'basic' | 'oauth' | 'domain';
+  name: string;
+  email: string;
+  state: MailerState;
+  state_reason: string | null;
+  config: Partial<MailerConnection>;
+  password_set: boolean;
+  incoming_webhook: MailerWebhookInfo | null;
+  domain_name: string | null;
+  domain_selector: string | null;
+  domain_verified: boolean | null;
+  created_at: Date;
+  updated_at: Date;
+};
+
+const SELECT = `SELECT m.id, m.tenant_id, m.config_type, m.connection_type, m.name, m.email, m.state, m.state_reason,
+    m.config, m.secret IS NOT NULL AS password_set, m.incoming_webhook, d.name AS domain_name,
+    d.selector AS domain_selector, d.verified AS domain_verified, m.created_at, m.updated_at
+  FROM mailers m LEFT JOIN domains d ON d.id = m.id`;
+
+const toMailer = (r: Row): StoredMailer => ({
+  id: r.id,
+  tenantId: r.tenant_id,
+  configType: r.config_type,
+  connectionType: r.connection_type,
+  name: r.name,
+  email: r.email,
+  state: r.state,
+  stateReason: r.state_reason,
+  config: r.config,
+  passwordSet: r.password_set,
+  webhook: r.incoming_webhook,
+  domain:
+    r.domain_name === null ? null : { name: r.domain_name, selector: r.domain_selector ?? '', verified: r.domain_verified === true },
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+/** Mailer configurations, scoped to one tenant (another tenant's mailer behaves as absent). */
+export const mailers = {
+  async create(db: Queryable, tenantId: string, input: NewMailer): Promise<string> {
+    await db.query(
+      `INSERT INTO mailers (id, tenant_id, config_type, connection_type, name, email, config, secret,
+         incoming_webhook, incoming_webhook_secret)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9::jsonb, $10)`,
+      [
+        input.id,
+        tenantId,
+        input.configType,
+        input.connectionType,
+        input.name,
+        input.email,
+        JSON.stringify(input.config),
+        input.sealedSecret,
+        input.webhook ? JSON.stringify(input.webhook.info) : null,
+        input.webhook?.sealedHeaders ?? null,
+      ],
+    );
+    return input.id;
+  },
+
+  async get(db: Queryable, tenantId: string, id: string): Promise<StoredMailer | null> {
+    const { rows } = await db.query<Row>(`${SELECT} WHERE m.tenant_id = $1 AND m.id = $2 AND m.deleted_at IS NULL`, [tenantId, id]);
+    return rows[0] ? toMailer(rows[0]) : null;
+  },
+
+  async list(
+    db: Queryable,
+    tenantId: string,
+    page: { pageSize: number; pageToken?: string },
+  ): Promise<Page<StoredMailer> & { totalCount: number }> {
+    const after = page.pageToken === undefined ? '' : decodeCursor(page.pageToken);
+    if (after === null) throw new InvalidCursorError();
+    const { rows } = await db.query<Row>(
+      `${SELECT} WHERE m.tenant_id = $1 AND m.deleted_at IS NULL AND m.id > $2 ORDER BY m.id LIMIT $3`,
+      [tenantId, after, page.pageSize + 1],
+    );
+    const count = await db.query<{ n: number | string }>(
+      'SELECT count(*) AS n FROM mailers WHERE tenant_id = $1 AND deleted_at IS NULL',
+      [tenantId],
+    );
+    return { ...toPage(rows.map(toMailer), page.pageSize, (m) => m.id), totalCount: Number(count.rows[0]?.n ?? 0) };
+  },
+
+  /** Decrypted password of a basic mailer (for re-authentication); null when absent. */
+  async password(db: Queryable, sealer: Sealer, tenantId: string, id: string): Promise<string | null> {
+    const { rows } = await db.query<{ secret: Uint8Array | null }>(
+      'SELECT secret FROM mailers WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL',
+      [tenantId, id],
+    );
+    return rows[0]?.secret ? sealer.openText(rows[0].secret) : null;
+  },
+
+  /** Applies the given fields; false when the mailer is absent. */
+  async update(db: Queryable, tenantId: string, id: string, patch: MailerPatch): Promise<boolean> {
+    const setWebhook = patch.webhook !== undefined;
+    const res = await db.query(
+      `UPDATE mailers SET
+          name = COALESCE($3, name),
+          email = COALESCE($4, email),
+          config = COALESCE($5::jsonb, config),
+          secret = COALESCE($6, secret),
+          incoming_webhook = CASE WHEN $7 THEN $8::jsonb ELSE incoming_webhook END,
+          incoming_webhook_secret = CASE WHEN $7 THEN $9::bytea ELSE incoming_webhook_secret END,
+          state = CASE WHEN $10 AND state = 'deactivated' THEN 'active' ELSE state END,
+          state_reason = CASE WHEN $10 AND state = 'deactivated' THEN NULL ELSE state_reason END,
+          updated_at = now()
+        WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
+      [
+        tenantId,
+        id,
+        patch.name ?? null,
+        patch.email ?? null,
+        patch.config ? JSON.stringify(patch.config) : null,
+        patch.sealedSecret ?? null,
+        setWebhook,
+        patch.webhook ? JSON.stringify(patch.webhook.info) : null,
+        patch.webhook?.sealedHeaders ?? null,
+        patch.reauthenticated === true,
+      ],
+    );
+    return res.rowCount > 0;
+  },
+
+  /**
+   * Manual state change (no event): moves to `to` only from one of `from`. Returns the state
+   * before, or null when the mailer is absent.
+   */
+  async setStateManually(
+    db: Db,
+    tenantId: string,
+    id: string,
+    from: readonly MailerState[],
+    to: MailerState,
+  ): Promise<MailerState | null> {
+    return db.transaction(async (tx) => {
+      const { rows } = await tx.query<{ state: MailerState }>(
+        'SELECT state FROM mailers WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL FOR UPDATE',
+        [tenantId, id],
+      );
+      const before = rows[0]?.state;
+      if (!before) return null;
+      if (from.includes(before)) {
+        await tx.query('UPDATE mailers SET state = $3, state_reason = NULL, updated_at = now() WHERE tenant_id = $1 AND id = $2', [
+          tenantId,
+          id,
+          to,
+        ]);
+      }
+      return before;
+    });
+  },
+
+  /**
+   * Deletes a mailer (a domain mailer deletes its domain too). Rows stay, marked deleted, so sends
+   * accepted before read the mailer as `deleted`; its secrets are wiped. False when absent.
+   */
+  async delete(db: Db, tenantId: string, id: string): Promise<boolean> {
+    return db.transaction(async (tx) => {
+      const res = await tx.query(
+        `UPDATE mailers SET deleted_at = now(), updated_at = now(), secret = NULL, incoming_webhook_secret = NULL
+          WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
+        [tenantId, id],
+      );
+      if (res.rowCount === 0) return false;
+      await tx.query(
+        `UPDATE domains SET deleted_at = now(), updated_at = now(), dkim_private_key = NULL, next_check_at = NULL
+          WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
+        [tenantId, id],
+      );
+      return true;
+    });
+  },
+};
+
+/** The incoming webhook of a mailer with its header values unsealed (for the webhook dispatcher). */
+export async function loadMailerWebhook(
+  db: Queryable,
+  sealer: Sealer,
+  tenantId: string,
+  mailerId: string,
+): Promise<{ url: string; method: string; headers: Record<string, string> } | null> {
+  const { rows } = await db.query<{ incoming_webhook: MailerWebhookInfo | null; incoming_webhook_secret: Uint8Array | null }>(
+    'SELECT incoming_webhook, incoming_webhook_secret FROM mailers WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL',
+    [tenantId, mailerId],
+  );
+  const hook = rows[0]?.incoming_webhook;
+  if (!hook) return null;
+  const secret = rows[0]?.incoming_webhook_secret;
+  const headers = secret ? (JSON.parse(sealer.openText(secret)) as Record<string, string>) : {};
+  return { url: hook.url, method: hook.method, headers };
+}

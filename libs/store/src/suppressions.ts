@@ -1,0 +1,41 @@
+import { addressKey } from '@mailyard/contracts';
+import type { Queryable } from '@mailyard/platform';
+
+/** Unsubscribed addresses per tenant (table `suppressions`), compared lowercased. */
+export const suppressions = {
+  /** Suppresses `email`; true when it was not suppressed before. */
+  async add(db: Queryable, tenantId: string, email: string, reason = 'unsubscribed'): Promise<boolean> {
+    const res = await db.query(
+      'INSERT INTO suppressions (tenant_id, email, reason) VALUES ($1, $2, $3) ON CONFLICT (tenant_id, email) DO NOTHING',
+      [tenantId, addressKey(email), reason],
+    );
+    return res.rowCount > 0;
+  },
+
+  /** Lifts the suppression of `email`; true when it was suppressed. */
+  async remove(db: Queryable, tenantId: string, email: string): Promise<boolean> {
+    const res = await db.query('DELETE FROM suppressions WHERE tenant_id = $1 AND email = $2', [
+      tenantId,
+      addressKey(email),
+    ]);
+    return res.rowCount > 0;
+  },
+};
+
+/**
+ * Which of `emails` the tenant has suppressed: the returned set holds their lowercased forms
+ * (test with `set.has(addressKey(email))`). One query for any number of addresses.
+ */
+export async function isSuppressed(
+  db: Queryable,
+  tenantId: string,
+  emails: readonly string[],
+): Promise<Set<string>> {
+  if (emails.length === 0) return new Set();
+  const keys = [...new Set(emails.map(addressKey))];
+  const { rows } = await db.query<{ email: string }>(
+    'SELECT email FROM suppressions WHERE tenant_id = $1 AND email = ANY($2::text[])',
+    [tenantId, keys],
+  );
+  return new Set(rows.map((r) => r.email));
+}

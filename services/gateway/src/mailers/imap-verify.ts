@@ -1,0 +1,52 @@
+import { ImapFlow } from 'imapflow';
+import { type CheckFailureKind, type CheckResult, oneLine, type ServerCredentials, scrubSecret } from './credential-check';
+
+const TLS_CODES = /SSL|TLS|CERT|certificate|self.signed/i;
+const CONNECT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
+const TIMEOUT_CODES = new Set(['CONNECT_TIMEOUT', 'GREETING_TIMEOUT', 'ETIMEOUT', 'ETIMEDOUT']);
+
+/**
+ * Connects to the IMAP server with implicit TLS (basic IMAP is port 993 SSL only), logs in and
+ * out, every phase bounded by `timeoutMs`. Never throws; the reason never holds the password.
+ * The server certificate must be trusted (public CAs, or NODE_EXTRA_CA_CERTS).
+ */
+export async function verifyImap(credentials: ServerCredentials, timeoutMs: number): Promise<CheckResult> {
+  const client = new ImapFlow({
+    host: credentials.host,
+    port: credentials.port,
+    secure: true,
+    auth: { user: credentials.username, pass: credentials.password },
+    logger: false,
+    connectionTimeout: timeoutMs,
+    greetingTimeout: timeoutMs,
+    socketTimeout: timeoutMs * 3,
+    disableAutoIdle: true,
+    verifyOnly: true,
+  });
+  // Errors after connect() settled (a socket closing late) must not become unhandled events.
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return { ok: true };
+  } catch (err) {
+    const { kind, reason } = classify(err as ImapError, credentials, timeoutMs);
+    return { ok: false, kind, reason: oneLine(scrubSecret(reason, credentials)) };
+  } finally {
+    client.close();
+  }
+}
+
+type ImapError = Error & { code?: string; responseText?: string; authenticationFailed?: boolean; serverResponseCode?: string };
+
+function classify(err: ImapError, c: ServerCredentials, timeoutMs: number): { kind: CheckFailureKind; reason: string } {
+  const where = `${c.host}:${c.port}`;
+  if (err.authenticationFailed) {
+    const code = err.serverResponseCode ? `[${err.serverResponseCode}] ` : '';
+    return { kind: 'auth', reason: `${code}${err.responseText ?? err.message}` };
+  }
+  const code = err.code ?? '';
+  if (TIMEOUT_CODES.has(code)) return { kind: 'timeout', reason: `${where} did not answer within ${timeoutMs} ms (${code})` };
+  if (CONNECT_CODES.has(code)) return { kind: 'connect', reason: `${where}: ${err.message}` };
+  if (TLS_CODES.test(code) || TLS_CODES.test(err.message)) return { kind: 'tls', reason: `${where}: ${err.message} (${code})` };
+  return { kind: 'other', reason: `${where}: ${err.responseText ?? err.message}` };
+}

@@ -1,0 +1,62 @@
+import { type SmtpSecureMode, smtpTlsOptions } from '@mailyard/contracts';
+import nodemailer from 'nodemailer';
+import { type CheckFailureKind, type CheckResult, oneLine, type ServerCredentials, scrubSecret } from './credential-check';
+
+export interface SmtpSettings extends ServerCredentials {
+  secure: SmtpSecureMode;
+}
+
+const TLS_CODES = /SSL|TLS|CERT|certificate|self.signed|wrong version number|handshake/i;
+
+/**
+ * Connects to the SMTP server, negotiates TLS per `secure` and authenticates (nodemailer's
+ * verify()), every phase bounded by `timeoutMs`. Never throws; the reason never holds the password.
+ */
+export async function verifySmtp(settings: SmtpSettings, timeoutMs: number): Promise<CheckResult> {
+  const transport = nodemailer.createTransport({
+    host: settings.host,
+    port: settings.port,
+    ...smtpTlsOptions(settings.secure),
+    auth: { user: settings.username, pass: settings.password },
+    connectionTimeout: timeoutMs,
+    greetingTimeout: timeoutMs,
+    socketTimeout: timeoutMs,
+    dnsTimeout: timeoutMs,
+    logger: false,
+    debug: false,
+  });
+  try {
+    await transport.verify();
+    return { ok: true };
+  } catch (err) {
+    const { kind, reason } = classify(err as SmtpError, settings, timeoutMs);
+    return { ok: false, kind, reason: oneLine(scrubSecret(reason, settings)) };
+  } finally {
+    transport.close();
+  }
+}
+
+type SmtpError = Error & { code?: string; response?: string; command?: string };
+
+function classify(err: SmtpError, s: SmtpSettings, timeoutMs: number): { kind: CheckFailureKind; reason: string } {
+  const where = `${s.host}:${s.port}`;
+  switch (err.code) {
+    case 'EAUTH':
+      return { kind: 'auth', reason: err.response ?? err.message };
+    case 'ETLS':
+      return { kind: 'tls', reason: `${where}: ${err.message}` };
+    case 'ETIMEDOUT': {
+      const hint = s.secure !== 'SSL' && s.port === 465 ? '; port 465 usually needs secure "SSL"' : '';
+      return { kind: 'timeout', reason: `${where} did not answer within ${timeoutMs} ms (${err.command ?? 'CONN'})${hint}` };
+    }
+    case 'EDNS':
+    case 'ECONNECTION':
+      return { kind: 'connect', reason: `${where}: ${err.message}` };
+    case 'ESOCKET':
+      return TLS_CODES.test(err.message)
+        ? { kind: 'tls', reason: `${where}: ${err.message}` }
+        : { kind: 'connect', reason: `${where}: ${err.message}` };
+    default:
+      return { kind: 'other', reason: `${where}: ${err.response ?? err.message}` };
+  }
+}

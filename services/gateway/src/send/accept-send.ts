@@ -1,0 +1,163 @@
+import {
+  ErrorText,
+  Exchange,
+  RoutingKey,
+  SEND_EMAIL_COMMAND,
+  SEND_EMAIL_COMMAND_VERSION,
+  SEND_LIMITS,
+  type SendEmailCommand,
+  type SendRequest,
+  type StoredSendRequest,
+  domainOf,
+  messageSizeBytes,
+  planCopies,
+  ulid,
+} from '@mailyard/contracts';
+import {
+  type Db,
+  HttpError,
+  type Sealer,
+  badRequest,
+  counter,
+  enqueueOutbox,
+  envelope,
+  notFound,
+  unprocessable,
+} from '@mailyard/platform';
+import { type QueuedRecipient, emailLogs, loadSendingMailer, sends, templates } from '@mailyard/store';
+import { IDEMPOTENCY_TTL_SECONDS, requestHash } from './idempotency';
+import { assertMailerCanSend } from './mailer-check';
+
+export interface SendDeps {
+  db: Db;
+  sealer: Sealer;
+  /** Called after a send committed its outbox rows (wakes the relay instead of waiting a poll). */
+  onOutboxWrite?: () => void;
+}
+
+export interface Accepted {
+  refId: string;
+  /** True when an earlier send with the same Idempotency-Key is answered again. */
+  replayed: boolean;
+}
+
+const accepted = counter('mailyard_sends_accepted_total', 'Sends accepted by POST /v1/email/send');
+const acceptedRecipients = counter(
+  'mailyard_send_recipients_accepted_total',
+  'Log rows (recipients of copies) queued',
+);
+
+/** Subject and content from the request, else from its template (404 when unknown). */
+async function resolveBody(
+  db: Db,
+  tenantId: string,
+  request: SendRequest,
+): Promise<Pick<StoredSendRequest, 'subject' | 'content'>> {
+  let subject = request.subject;
+  let content = request.content;
+  if (request.template_id !== undefined) {
+    const template = await templates.get(db, tenantId, request.template_id);
+    if (!template) throw notFound(ErrorText.templateNotFound);
+    subject ??= template.subject;
+    content ??= template.content;
+  }
+  if (subject === undefined) throw badRequest(ErrorText.subjectRequired);
+  if (content === undefined || content.length === 0) throw badRequest(ErrorText.contentRequired);
+  return { subject, content };
+}
+
+/** The send answered for a key already taken: same request = replay, another = 422. */
+async function replay(db: Db, tenantId: string, key: string, hash: string): Promise<Accepted | null> {
+  const existing = await sends.findByIdempotencyKey(db, tenantId, key, IDEMPOTENCY_TTL_SECONDS);
+  if (!existing) return null;
+  if (existing.requestHash !== hash) throw unprocessable(ErrorText.idempotencyKeyReused);
+  return { refId: existing.refId, replayed: true };
+}
+
+/**
+ * Accepts a validated send: resolves the template, checks size and mailer, then writes the
+ * `sends` row, one QUEUED `email_logs` row per recipient of each copy and one `send.email`
+ * outbox row per copy in one transaction. With an Idempotency-Key, a live send holding the key
+ * is answered instead (its ref_id), and concurrent duplicates never both insert.
+ */
+export async function acceptSend(
+  deps: SendDeps,
+  tenantId: string,
+  request: SendRequest,
+  key: string | null,
+): Promise<Accepted> {
+  const { db } = deps;
+  const hash = key === null ? null : requestHash(request);
+  if (key !== null && hash !== null) {
+    const earlier = await replay(db, tenantId, key, hash);
+    if (earlier) return earlier;
+  }
+
+  const body = await resolveBody(db, tenantId, request);
+  if (messageSizeBytes(body.content, request.attachments) > SEND_LIMITS.maxMessageBytes) {
+    throw new HttpError(413, ErrorText.messageTooLarge);
+  }
+  assertMailerCanSend(
+    await loadSendingMailer(db, deps.sealer, tenantId, request.mailer_id),
+    request.from.email,
+  );
+
+  const refId = ulid();
+  const stored: StoredSendRequest = { ...request, ...body };
+  const copies = planCopies(request, refId);
+  const recipients: QueuedRecipient[] = copies.flatMap((c) =>
+    c.recipients.map((r) => ({
+      copyId: c.copy_id,
+      recipient: r.email,
+      recipientDomain: domainOf(r.email),
+      recipientType: r.type,
+    })),
+  );
+  const campaignId = request.campaign_id ?? null;
+
+  const inserted = await db.transaction(async (tx) => {
+    if (key !== null) await sends.releaseExpiredIdempotencyKey(tx, tenantId, key, IDEMPOTENCY_TTL_SECONDS);
+    const ok = await sends.insert(tx, {
+      refId,
+      tenantId,
+      mailerId: request.mailer_id,
+      campaignId,
+      customArgs: request.custom_args ?? null,
+      request: stored,
+      idempotencyKey: key,
+      requestHash: hash,
+    });
+    if (!ok) return false;
+    await emailLogs.insertQueued(
+      tx,
+      { refId, tenantId, mailerId: request.mailer_id, campaignId, subject: body.subject },
+      recipients,
+    );
+    for (const copy of copies) {
+      const command: SendEmailCommand = {
+        ref_id: refId,
+        tenant_id: tenantId,
+        copy_id: copy.copy_id,
+        attempt: 1,
+      };
+      await enqueueOutbox(
+        tx,
+        Exchange.commands,
+        RoutingKey.sendEmail,
+        envelope(SEND_EMAIL_COMMAND, command, { tenantId, version: SEND_EMAIL_COMMAND_VERSION }),
+      );
+    }
+    return true;
+  });
+
+  if (!inserted) {
+    // Another request took the key between our look-up and insert (it committed first).
+    const earlier = key !== null && hash !== null ? await replay(db, tenantId, key, hash) : null;
+    if (!earlier) throw new HttpError(409, ErrorText.idempotencyKeyInProgress);
+    return earlier;
+  }
+  deps.onOutboxWrite?.();
+  accepted.inc();
+  acceptedRecipients.inc(recipients.length);
+  return { refId, replayed: false };
+}

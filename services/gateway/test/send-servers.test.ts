@@ -1,0 +1,3 @@
+import { describeSendApi } from './support/send.api';
+
+describeSendApi('servers');

@@ -1,0 +1,95 @@
+/**
+ * Builds one copy's RFC 5322 message with nodemailer's MailComposer:
+ *
+ * - Message-ID `<svc_mailer_{id}@SERVICE_DOMAIN>`. `{id}` is the custom `Message-ID` header's
+ *   value without angle brackets (characters outside RFC 5322 atext and `.` become `_`, so the
+ *   result stays one valid msg-id); otherwise the copy id (`<ref_id ULID>.<n>`), so every attempt
+ *   and every redelivery of a copy carries the same Message-ID and receivers can deduplicate.
+ * - In-Reply-To / References from the custom headers; `X-Is-Svc: true` marks service-sent mail.
+ * - To/Cc with display names from the copy's recipients; Bcc recipients are envelope-only and
+ *   never appear in a header. Reply-To from `replyTo`.
+ * - Other custom headers as given (the gateway refuses the ones the service owns). `Thread-Id`
+ *   is a Gmail API parameter, not a header: it is not written.
+ * - Attachments: `disposition: inline` with `content_id` become related parts referenced by
+ *   `cid:`; others are regular attachments.
+ */
+import type { CopyRecipient, StoredSendRequest } from '@mailyard/contracts';
+import { isProtectedHeader, isThreadingHeader } from '@mailyard/contracts';
+import MailComposer from 'nodemailer/lib/mail-composer';
+import type { RenderedCopy } from './render';
+
+export interface BuildInput {
+  request: Pick<StoredSendRequest, 'from' | 'replyTo' | 'headers' | 'attachments'>;
+  /** The copy's recipients as planned by planCopies (to, cc, bcc; with display names). */
+  recipients: CopyRecipient[];
+  rendered: RenderedCopy;
+  copyId: string;
+  serviceDomain: string;
+  date?: Date;
+}
+
+export interface BuiltMessage {
+  raw: Buffer;
+  /** The Message-ID header value, with angle brackets. */
+  messageId: string;
+}
+
+export const MESSAGE_ID_PREFIX = 'svc_mailer_';
+
+function headerValue(headers: Record<string, string> | undefined, name: string): string | undefined {
+  if (!headers) return undefined;
+  const key = Object.keys(headers).find((k) => k.toLowerCase() === name);
+  return key === undefined ? undefined : headers[key];
+}
+
+/** `<svc_mailer_{id}@domain>` for a custom Message-ID value or a generated id. */
+export function serviceMessageId(id: string, serviceDomain: string): string {
+  const unique =
+    id
+      .trim()
+      .replace(/^<+|>+$/g, '')
+      .replace(/[^A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]/g, '_') || '_';
+  return `<${MESSAGE_ID_PREFIX}${unique}@${serviceDomain}>`;
+}
+
+export async function buildMessage(input: BuildInput): Promise<BuiltMessage> {
+  const { request, recipients, rendered } = input;
+  const custom = request.headers;
+  const customId = headerValue(custom, 'message-id');
+  const messageId = serviceMessageId(customId ?? input.copyId, input.serviceDomain);
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(custom ?? {})) {
+    if (isThreadingHeader(name) || isProtectedHeader(name)) continue;
+    headers[name] = value;
+  }
+  headers['X-Is-Svc'] = 'true';
+  const address = (r: { email: string; name?: string }) =>
+    r.name ? { name: r.name, address: r.email } : r.email;
+  const to = recipients.filter((r) => r.type === 'to').map(address);
+  const cc = recipients.filter((r) => r.type === 'cc').map(address);
+  const composer = new MailComposer({
+    from: address(request.from),
+    ...(to.length ? { to } : {}),
+    ...(cc.length ? { cc } : {}),
+    ...(request.replyTo ? { replyTo: request.replyTo } : {}),
+    subject: rendered.subject,
+    messageId,
+    date: input.date ?? new Date(),
+    inReplyTo: headerValue(custom, 'in-reply-to'),
+    references: headerValue(custom, 'references'),
+    ...(rendered.text !== undefined ? { text: rendered.text } : {}),
+    ...(rendered.html !== undefined ? { html: rendered.html } : {}),
+    attachments: (request.attachments ?? []).map((a) => ({
+      filename: a.filename,
+      content: Buffer.from(a.content, 'base64'),
+      ...(a.type ? { contentType: a.type } : {}),
+      contentDisposition: a.disposition,
+      ...(a.content_id ? { cid: a.content_id } : {}),
+    })),
+    headers,
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  });
+  const raw = await composer.compile().build();
+  return { raw, messageId };
+}

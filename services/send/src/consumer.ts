@@ -1,0 +1,460 @@
+/**
+ * Handles one `send.email` command: one attempt at one copy of an accepted send.
+ *
+ * Order: load the copy (recipients + events so far) -> skip what is already done -> mailer
+ * policy -> suppressions -> render -> phishing check -> MIME + DKIM -> deliver -> record every
+ * outcome of the attempt in one transaction (events, log rows, outbox) -> schedule the retry
+ * (bus.publishDelayed, before the ack) -> deactivate the mailer when its credentials were refused.
+ *
+ * Idempotency: each recipient ends with exactly one terminal event (MAIL_DELIVERED, final
+ * SMTP_ERROR, PHISHING, MAIL_POLICY_REJECTION, MAIL_GENERATION_REJECTION). A redelivered command
+ * whose attempt is already recorded sends nothing; it only re-publishes a retry that a crash may
+ * have lost. Commands for the same copy are processed one at a time per process.
+ */
+import {
+  type CopyRecipient,
+  type EmailEventType,
+  Queue,
+  SEND_EMAIL_COMMAND,
+  SEND_EMAIL_COMMAND_VERSION,
+  type SendEmailCommand,
+  SendEmailCommandSchema,
+  type SendingMailer,
+  addressKey,
+  isPerRecipient,
+  isTerminalSendEvent,
+  planCopies,
+  substitutionsFor,
+} from '@mailyard/contracts';
+import {
+  type Bus,
+  type Db,
+  type Delivery,
+  type Logger,
+  PermanentError,
+  type Sealer,
+  counter,
+  envelope,
+  histogram,
+} from '@mailyard/platform';
+import { deactivateMailer, isSuppressed, loadSendingMailer } from '@mailyard/store';
+import { buildMessage } from './build-mime';
+import { AUTH_REASON_PREFIX, type DeliveryFailure } from './classify-smtp-error';
+import { dkimSign } from './dkim';
+import { type EventContext, type EventRecipient, type PlannedEvent, recordEvents } from './emit-event';
+import {
+  type CopyRecipientRow,
+  type LoadedCopy,
+  type RecordedEvent,
+  type RequestCache,
+  loadCopy,
+} from './load-copy';
+import { checkPhishing } from './phishing';
+import { renderCopy } from './render';
+import { type SendSettings, retryDelayMs } from './settings';
+import type { Transports } from './transports';
+
+export interface ConsumerDeps {
+  db: Db;
+  bus: Bus;
+  logger: Logger;
+  sealer: Sealer;
+  settings: SendSettings;
+  transports: Transports;
+  requests: RequestCache;
+  /** Called after events were committed (wakes the outbox relay). */
+  afterCommit?: () => void;
+}
+
+export const SUPPRESSED_REASON = 'recipient unsubscribed';
+
+const eventsTotal = counter('mailyard_send_events_total', 'Email events recorded by the send service', [
+  'event',
+]);
+const skippedTotal = counter(
+  'mailyard_send_commands_skipped_total',
+  'Send commands that found their attempt already recorded or nothing left to send',
+);
+const deliverySeconds = histogram(
+  'mailyard_send_delivery_seconds',
+  'Time of one SMTP delivery (all recipients of a copy)',
+  [],
+  [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+);
+
+/** The bus handler: validates the command and runs attempts of one copy one after another. */
+export function createSendHandler(deps: ConsumerDeps): (delivery: Delivery<unknown>) => Promise<void> {
+  const inFlight = new Map<string, Promise<void>>();
+  return async (delivery) => {
+    const parsed = SendEmailCommandSchema.safeParse(delivery.envelope.payload);
+    if (!parsed.success)
+      throw new PermanentError(`invalid send command: ${parsed.error.issues[0]?.message ?? 'bad payload'}`);
+    const cmd = parsed.data;
+    const before = inFlight.get(cmd.copy_id);
+    const run = (before ?? Promise.resolve()).catch(() => {}).then(() => processCommand(deps, cmd));
+    const settled = run.catch(() => {});
+    inFlight.set(cmd.copy_id, settled);
+    try {
+      await run;
+    } finally {
+      if (inFlight.get(cmd.copy_id) === settled) inFlight.delete(cmd.copy_id);
+    }
+  };
+}
+
+const lower = (s: string) => s.toLowerCase();
+
+export async function processCommand(deps: ConsumerDeps, cmd: SendEmailCommand): Promise<void> {
+  const { db, logger } = deps;
+  const copy = await loadCopy(db, cmd, deps.requests);
+  if (!copy) {
+    logger.warn('send command for a send that does not exist; dropped', {
+      ref_id: cmd.ref_id,
+      copy_id: cmd.copy_id,
+    });
+    return;
+  }
+  const ctx: EventContext = {
+    tenantId: cmd.tenant_id,
+    refId: cmd.ref_id,
+    mailerId: copy.send.mailerId,
+    customArgs: copy.send.customArgs,
+    attempt: cmd.attempt,
+  };
+  const recorded = copy.events.filter((e) => e.attempt === cmd.attempt);
+  if (recorded.length > 0) {
+    skippedTotal.inc();
+    await finishRecordedAttempt(deps, cmd, copy, recorded);
+    return;
+  }
+  const finished = new Set(
+    copy.events
+      .filter((e) => isTerminalSendEvent(e.event, e.retryScheduled ?? undefined))
+      .flatMap((e) => e.emails.map(lower)),
+  );
+  const pending = copy.recipients.filter((r) => !finished.has(lower(r.email)));
+  if (pending.length === 0) {
+    skippedTotal.inc();
+    return;
+  }
+
+  const attempt = new Attempt(deps.settings, cmd);
+  let mailer: SendingMailer | null;
+  try {
+    mailer = await loadSendingMailer(db, deps.sealer, cmd.tenant_id, copy.send.mailerId);
+  } catch (err) {
+    // A mailer row that cannot be read (sealed with another SECRET_KEY, corrupt) will not heal
+    // by retrying; database errors are the bus's to retry.
+    if (!(err instanceof Error && err.name === 'SealError')) throw err;
+    attempt.fail(pending, `Mailer configuration could not be loaded: ${err.message}`);
+    await commit(deps, ctx, attempt);
+    return;
+  }
+  const refusal = policyRefusal(mailer);
+  if (refusal || !mailer) {
+    attempt.other('MAIL_POLICY_REJECTION', pending, refusal ?? 'Mailer not found');
+    await commit(deps, ctx, attempt);
+    return;
+  }
+
+  const suppressed = await isSuppressed(
+    db,
+    cmd.tenant_id,
+    pending.map((r) => r.email),
+  );
+  const toSend = pending.filter((r) => !suppressed.has(addressKey(r.email)));
+  const unsubscribed = pending.filter((r) => suppressed.has(addressKey(r.email)));
+  if (unsubscribed.length > 0) attempt.other('MAIL_GENERATION_REJECTION', unsubscribed, SUPPRESSED_REASON);
+  if (toSend.length > 0) await sendCopy(deps, cmd, copy, mailer, toSend, attempt);
+  await commit(deps, ctx, attempt);
+
+  if (attempt.authFailure && mailer.kind === 'smtp') {
+    const change = await deactivateMailer(
+      db,
+      cmd.tenant_id,
+      mailer.id,
+      'provider_auth_error',
+      attempt.authFailure.providerError,
+    );
+    logger.warn('mailer deactivated: the SMTP server rejected its credentials', {
+      mailer_id: mailer.id,
+      change,
+    });
+  }
+}
+
+/** Records the attempt's events, then schedules the retry it needs (if any). */
+async function commit(deps: ConsumerDeps, ctx: EventContext, attempt: Attempt): Promise<void> {
+  const events = attempt.events();
+  const recorded = await deps.db.transaction((tx) => recordEvents(tx, ctx, events));
+  for (const e of recorded) eventsTotal.inc({ event: e.event });
+  if (recorded.length > 0) deps.afterCommit?.();
+  for (const e of recorded) {
+    const log =
+      e.event === 'MAIL_DELIVERED' ? deps.logger.debug.bind(deps.logger) : deps.logger.info.bind(deps.logger);
+    log('email event', {
+      event: e.event,
+      ref_id: ctx.refId,
+      attempt: ctx.attempt,
+      recipients: e.details.email.length,
+      failed_reason: e.details.failed_reason || undefined,
+      retry_scheduled: e.details.retry_scheduled,
+    });
+  }
+  if (attempt.retryScheduled) await publishRetry(deps, attempt.cmd);
+}
+
+async function publishRetry(deps: ConsumerDeps, cmd: SendEmailCommand): Promise<void> {
+  const next: SendEmailCommand = { ...cmd, attempt: cmd.attempt + 1 };
+  const delay = retryDelayMs(deps.settings, cmd.attempt);
+  await deps.bus.publishDelayed(
+    Queue.send,
+    envelope(SEND_EMAIL_COMMAND, next, { version: SEND_EMAIL_COMMAND_VERSION, tenantId: cmd.tenant_id }),
+    delay,
+  );
+}
+
+/**
+ * The attempt was recorded by an earlier delivery of this command that did not get to ack it.
+ * Nothing is sent again; the retry it scheduled is published again unless the next attempt is
+ * already recorded (a duplicate next command is harmless: it finds its attempt recorded or runs
+ * after the other one, see createSendHandler), and a refused login deactivates the mailer.
+ */
+async function finishRecordedAttempt(
+  deps: ConsumerDeps,
+  cmd: SendEmailCommand,
+  copy: LoadedCopy,
+  recorded: RecordedEvent[],
+) {
+  const retried = recorded.some((e) => e.event === 'SMTP_ERROR' && e.retryScheduled === true);
+  const nextRecorded = copy.events.some((e) => e.attempt === cmd.attempt + 1);
+  if (retried && !nextRecorded) {
+    await publishRetry(deps, cmd);
+    deps.logger.info('recorded attempt redelivered: retry published again', {
+      ref_id: cmd.ref_id,
+      attempt: cmd.attempt,
+    });
+  }
+  const auth = recorded.find(
+    (e) =>
+      e.event === 'SMTP_ERROR' && e.retryScheduled === false && e.failedReason.startsWith(AUTH_REASON_PREFIX),
+  );
+  if (auth) {
+    const mailer = await loadSendingMailer(deps.db, deps.sealer, cmd.tenant_id, copy.send.mailerId).catch(
+      () => null,
+    );
+    if (mailer?.kind === 'smtp' && mailer.state === 'active') {
+      await deactivateMailer(deps.db, cmd.tenant_id, mailer.id, 'provider_auth_error', auth.providerError);
+    }
+  }
+}
+
+const RECEIVE_ONLY = new Set(['imap', 'basic_imap', 'oauth_imap']);
+
+/** Why a copy accepted earlier may no longer go out through its mailer (MAIL_POLICY_REJECTION). */
+export function policyRefusal(mailer: SendingMailer | null): string | null {
+  if (!mailer) return 'Mailer not found';
+  if (mailer.state === 'deleted') return 'Mailer was deleted';
+  if (mailer.state === 'disabled') return 'Mailer is disabled';
+  if (mailer.state === 'deactivated') return 'Mailer is deactivated';
+  if (RECEIVE_ONLY.has(mailer.configType))
+    return `Mailer cannot send mail (config type ${mailer.configType})`;
+  if (mailer.kind === 'domain' && !mailer.verified) return 'Sending domain is not verified';
+  return null;
+}
+
+/** Renders, checks, builds and delivers the copy to `toSend`; adds the outcomes to `attempt`. */
+async function sendCopy(
+  deps: ConsumerDeps,
+  cmd: SendEmailCommand,
+  copy: LoadedCopy,
+  mailer: SendingMailer,
+  toSend: CopyRecipientRow[],
+  attempt: Attempt,
+): Promise<void> {
+  const { request } = copy.send;
+  if (mailer.kind === 'smtp' && mailer.configType.startsWith('oauth_')) {
+    attempt.fail(toSend, 'Sending through OAuth mailers is not supported yet');
+    return;
+  }
+  const recipients: CopyRecipient[] =
+    planCopies(request, cmd.ref_id).find((c) => c.copy_id === cmd.copy_id)?.recipients ??
+    copy.recipients.map((r) => ({ email: r.email, type: r.type }));
+
+  let rendered: ReturnType<typeof renderCopy>;
+  try {
+    const to = recipients.find((r) => r.type === 'to');
+    rendered = renderCopy(request, isPerRecipient(request) && to ? substitutionsFor(request, to.email) : {});
+  } catch (err) {
+    attempt.fail(toSend, `Rendering failed: ${(err as Error).message}`);
+    return;
+  }
+
+  const verdict = checkPhishing(rendered, deps.settings.phishingBlocklist);
+  if (verdict) {
+    attempt.other('PHISHING', toSend, verdict.reason);
+    return;
+  }
+
+  let raw: Buffer;
+  let messageId: string;
+  try {
+    const built = await buildMessage({
+      request,
+      recipients,
+      rendered,
+      copyId: cmd.copy_id,
+      serviceDomain: deps.settings.serviceDomain,
+    });
+    messageId = built.messageId;
+    raw =
+      mailer.kind === 'domain'
+        ? await dkimSign(built.raw, {
+            domainName: mailer.domain,
+            keySelector: mailer.selector,
+            privateKeyPem: mailer.dkimPrivateKeyPem,
+          })
+        : built.raw;
+  } catch (err) {
+    attempt.fail(toSend, `Message could not be built: ${(err as Error).message}`);
+    return;
+  }
+
+  const envelopeTo = [...new Map(toSend.map((r) => [lower(r.email), r.email])).values()];
+  const stop = deliverySeconds.startTimer();
+  const results = await deps.transports
+    .for(mailer)
+    .deliver({ from: request.from.email, to: envelopeTo }, raw);
+  stop();
+  const byEmail = new Map(results.map((r) => [lower(r.email), r]));
+  for (const row of toSend) {
+    const result = byEmail.get(lower(row.email));
+    if (result?.ok) {
+      attempt.delivered(row, messageId, rendered.subject);
+      continue;
+    }
+    let failure: DeliveryFailure = result
+      ? result.failure
+      : { kind: 'temporary', failedReason: 'No result for this recipient', providerError: '' };
+    if (failure.kind === 'auth' && mailer.kind === 'domain') {
+      // The relay refused the service's own credentials: an operator problem, not the mailer's.
+      failure = {
+        ...failure,
+        kind: 'temporary',
+        failedReason: `SMTP relay refused the service's credentials: ${failure.failedReason}`,
+      };
+    }
+    attempt.smtpFailure(row, failure, rendered.subject);
+  }
+}
+
+interface Failed {
+  row: CopyRecipientRow;
+  failure: DeliveryFailure;
+}
+
+/** Collects the outcomes of one attempt and turns them into events. */
+class Attempt {
+  private readonly planned: PlannedEvent[] = [];
+  private readonly delivery: { rows: CopyRecipientRow[]; messageId: string; subject?: string } = {
+    rows: [],
+    messageId: '',
+  };
+  private readonly retry: Failed[] = [];
+  private readonly final: Failed[] = [];
+  private subject?: string;
+  authFailure?: DeliveryFailure;
+
+  constructor(
+    private readonly s: SendSettings,
+    readonly cmd: SendEmailCommand,
+  ) {}
+
+  get retryScheduled(): boolean {
+    return this.retry.length > 0;
+  }
+
+  /** A failure before anything was sent (rendering, mailer config): final SMTP_ERROR (spec rule 1). */
+  fail(rows: CopyRecipientRow[], reason: string): void {
+    for (const row of rows)
+      this.final.push({ row, failure: { kind: 'permanent', failedReason: reason, providerError: '' } });
+  }
+
+  /** PHISHING, MAIL_POLICY_REJECTION or MAIL_GENERATION_REJECTION for `rows`. */
+  other(event: EmailEventType, rows: CopyRecipientRow[], reason: string): void {
+    this.planned.push({
+      event,
+      copyId: this.cmd.copy_id,
+      recipients: rows.map((r) => recipient(r, reason)),
+      failedReason: reason,
+      messageId: '',
+    });
+  }
+
+  delivered(row: CopyRecipientRow, messageId: string, subject: string): void {
+    this.delivery.rows.push(row);
+    this.delivery.messageId = messageId;
+    this.delivery.subject = subject;
+  }
+
+  smtpFailure(row: CopyRecipientRow, failure: DeliveryFailure, subject: string): void {
+    this.subject = subject;
+    if (failure.kind === 'auth') this.authFailure = failure;
+    const retryable = failure.kind === 'temporary' && this.cmd.attempt < this.s.maxAttempts;
+    (retryable ? this.retry : this.final).push({ row, failure });
+  }
+
+  events(): PlannedEvent[] {
+    const out = [...this.planned];
+    if (this.delivery.rows.length > 0) {
+      out.push({
+        event: 'MAIL_DELIVERED',
+        copyId: this.cmd.copy_id,
+        recipients: this.delivery.rows.map((r) => recipient(r, '')),
+        failedReason: '',
+        messageId: this.delivery.messageId,
+        ...(this.delivery.subject !== undefined ? { subject: this.delivery.subject } : {}),
+      });
+    }
+    if (this.retry.length > 0) out.push(this.smtpError(this.retry, true, this.cmd.copy_id));
+    if (this.final.length > 0) {
+      // One SMTP_ERROR per (copy, attempt): when the same attempt also scheduled a retry for
+      // other recipients, the final ones are recorded under a split copy their rows move to.
+      const split = this.retry.length > 0;
+      const event = this.smtpError(
+        this.final,
+        false,
+        split ? `${this.cmd.copy_id}~f${this.cmd.attempt}` : this.cmd.copy_id,
+      );
+      out.push(split ? { ...event, moveRows: true } : event);
+    }
+    return out;
+  }
+
+  private smtpError(items: Failed[], retryScheduled: boolean, copyId: string): PlannedEvent {
+    return {
+      event: 'SMTP_ERROR',
+      copyId,
+      recipients: items.map((f) => recipient(f.row, f.failure.failedReason)),
+      failedReason: combine(items, (f) => f.failure.failedReason),
+      providerError: combine(items, (f) => f.failure.providerError),
+      messageId: '',
+      ...(this.subject !== undefined ? { subject: this.subject } : {}),
+      send: { attempt: this.cmd.attempt, maxAttempts: this.s.maxAttempts, retryScheduled },
+    };
+  }
+}
+
+function recipient(row: CopyRecipientRow, failureReason: string): EventRecipient {
+  return { logId: row.logId, email: row.email, failureReason };
+}
+
+/** One text for several recipients: the common text, or `email: text` pairs when they differ. */
+function combine(items: Failed[], text: (f: Failed) => string): string {
+  const distinct = [...new Set(items.map(text).filter(Boolean))];
+  if (distinct.length <= 1) return distinct[0] ?? '';
+  return items
+    .filter((f) => text(f))
+    .map((f) => `${f.row.email}: ${text(f)}`)
+    .join('; ');
+}

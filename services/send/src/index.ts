@@ -1,0 +1,62 @@
+import { Exchange, Queue, RoutingKey } from '@mailyard/contracts';
+import { OutboxRelay, type RunningService, type ServiceContext } from '@mailyard/platform';
+import { createSendHandler } from './consumer';
+import { RequestCache } from './load-copy';
+import { sendSettings } from './settings';
+import { Transports } from './transports';
+
+export { checkPhishing } from './phishing';
+export { classifySmtpError } from './classify-smtp-error';
+
+/**
+ * Handler failures that are not about the message (database or broker unavailable) are
+ * redelivered after these delays, then parked in `send.commands.parking`.
+ */
+export const SEND_HANDLER_RETRY_DELAYS_MS = [1_000, 5_000, 30_000, 120_000, 600_000];
+
+/**
+ * Starts the send service: consumes `send.commands` (SEND_CONCURRENCY in flight), delivers
+ * through the pooled transports and runs an OutboxRelay for the events it writes.
+ */
+export async function start(ctx: ServiceContext): Promise<RunningService> {
+  const { config, logger, db, bus } = ctx;
+  const settings = sendSettings(config);
+  const relay = new OutboxRelay(db, bus, logger, {
+    pollMs: config.OUTBOX_POLL_MS,
+    batchSize: config.OUTBOX_BATCH,
+  });
+  relay.start();
+  const transports = new Transports(settings);
+  const handler = createSendHandler({
+    db,
+    bus,
+    logger,
+    sealer: ctx.sealer,
+    settings,
+    transports,
+    requests: new RequestCache(),
+    afterCommit: () => relay.notify(),
+  });
+  const consumer = await bus.consume(
+    {
+      queue: Queue.send,
+      bindings: [{ exchange: Exchange.commands, routingKey: RoutingKey.sendEmail }],
+      prefetch: settings.concurrency,
+      retryDelaysMs: SEND_HANDLER_RETRY_DELAYS_MS,
+    },
+    handler,
+  );
+  const route = settings.relayUrl ? 'relay' : `direct MX (port ${settings.mxPort})`;
+  logger.info('send service started', { concurrency: settings.concurrency, domain_mailers: route });
+  return {
+    name: 'send',
+    banner: [
+      `consuming ${Queue.send} (concurrency ${settings.concurrency}); domain mailers via ${route}; max ${settings.maxAttempts} attempts`,
+    ],
+    async stop() {
+      await consumer.cancel();
+      transports.close();
+      await relay.stop();
+    },
+  };
+}

@@ -1,0 +1,149 @@
+/**
+ * Reads what one send command needs in a single round trip: the send (its stored request only
+ * when not cached), the copy's recipients (email_logs rows) and the events already recorded for
+ * the copy (email_events), from which the consumer derives which recipients are finished and
+ * whether this attempt was already recorded.
+ */
+import type { RecipientType, StoredSendRequest } from '@mailyard/contracts';
+import type { Queryable } from '@mailyard/platform';
+
+export interface CopyRecipientRow {
+  logId: string;
+  email: string;
+  type: RecipientType;
+  status: string;
+}
+
+export interface RecordedEvent {
+  event: string;
+  attempt: number;
+  emails: string[];
+  retryScheduled: boolean | null;
+  failedReason: string;
+  providerError: string;
+}
+
+export interface SendRow {
+  refId: string;
+  tenantId: string;
+  mailerId: string;
+  campaignId: string | null;
+  customArgs: Record<string, unknown> | null;
+  request: StoredSendRequest;
+}
+
+export interface LoadedCopy {
+  send: SendRow;
+  recipients: CopyRecipientRow[];
+  events: RecordedEvent[];
+}
+
+type Row = {
+  ref_id: string;
+  tenant_id: string;
+  mailer_id: string;
+  campaign_id: string | null;
+  custom_args: Record<string, unknown> | null;
+  request: string | null;
+  recipients: Array<{ id: string; recipient: string; type: RecipientType; status: string }>;
+  events: Array<{
+    event: string;
+    attempt: number;
+    email: string[] | null;
+    retry_scheduled: boolean | null;
+    failed_reason: string | null;
+    provider_error: string | null;
+  }>;
+};
+
+const SQL = `
+SELECT s.ref_id, s.tenant_id, s.mailer_id, s.campaign_id, s.custom_args,
+       CASE WHEN $4::boolean THEN s.request::text END AS request,
+       COALESCE((SELECT json_agg(json_build_object('id', l.id, 'recipient', l.recipient, 'type', l.recipient_type,
+                                                   'status', l.status) ORDER BY l.id)
+                   FROM email_logs l WHERE l.copy_id = $3 AND l.tenant_id = $2), '[]'::json) AS recipients,
+       COALESCE((SELECT json_agg(json_build_object('event', e.event, 'attempt', e.attempt,
+                                                   'email', e.payload->'details'->'email',
+                                                   'retry_scheduled', e.payload->'details'->'retry_scheduled',
+                                                   'failed_reason', e.payload->'details'->>'failed_reason',
+                                                   'provider_error', e.payload->'details'->>'provider_error') ORDER BY e.id)
+                   FROM email_events e WHERE e.copy_id = $3), '[]'::json) AS events
+  FROM sends s WHERE s.ref_id = $1 AND s.tenant_id = $2`;
+
+/**
+ * Stored requests are immutable: a small LRU keeps recent ones so the copies of a big send
+ * (one per recipient with substitutions) do not fetch the same request (attachments included)
+ * again and again. Bounded by the JSON text size.
+ */
+export class RequestCache {
+  private readonly entries = new Map<string, { request: StoredSendRequest; size: number }>();
+  private bytes = 0;
+
+  constructor(private readonly maxBytes = 64 * 1024 * 1024) {}
+
+  get(refId: string): StoredSendRequest | undefined {
+    const e = this.entries.get(refId);
+    if (!e) return undefined;
+    this.entries.delete(refId);
+    this.entries.set(refId, e);
+    return e.request;
+  }
+
+  set(refId: string, request: StoredSendRequest, size: number): void {
+    if (size > this.maxBytes / 4) return;
+    const old = this.entries.get(refId);
+    if (old) {
+      this.bytes -= old.size;
+      this.entries.delete(refId);
+    }
+    this.entries.set(refId, { request, size });
+    this.bytes += size;
+    while (this.bytes > this.maxBytes) {
+      const [key, e] = this.entries.entries().next().value!;
+      this.entries.delete(key);
+      this.bytes -= e.size;
+    }
+  }
+}
+
+/** Null when the send (or this tenant's send) does not exist. */
+export async function loadCopy(
+  db: Queryable,
+  cmd: { ref_id: string; tenant_id: string; copy_id: string },
+  cache: RequestCache,
+): Promise<LoadedCopy | null> {
+  const cached = cache.get(cmd.ref_id);
+  const { rows } = await db.query<Row>(SQL, [cmd.ref_id, cmd.tenant_id, cmd.copy_id, cached === undefined]);
+  const r = rows[0];
+  if (!r) return null;
+  let request = cached;
+  if (request === undefined) {
+    if (r.request === null) return null;
+    request = JSON.parse(r.request) as StoredSendRequest;
+    cache.set(cmd.ref_id, request, r.request.length);
+  }
+  return {
+    send: {
+      refId: r.ref_id,
+      tenantId: r.tenant_id,
+      mailerId: r.mailer_id,
+      campaignId: r.campaign_id,
+      customArgs: r.custom_args,
+      request,
+    },
+    recipients: r.recipients.map((x) => ({
+      logId: x.id,
+      email: x.recipient,
+      type: x.type,
+      status: x.status,
+    })),
+    events: r.events.map((e) => ({
+      event: e.event,
+      attempt: e.attempt,
+      emails: Array.isArray(e.email) ? e.email : [],
+      retryScheduled: typeof e.retry_scheduled === 'boolean' ? e.retry_scheduled : null,
+      failedReason: e.failed_reason ?? '',
+      providerError: e.provider_error ?? '',
+    })),
+  };
+}

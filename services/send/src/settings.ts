@@ -1,0 +1,44 @@
+import type { Config } from '@mailyard/platform';
+
+/** The send service's configuration, derived from the environment (README "Send service"). */
+export interface SendSettings {
+  maxAttempts: number;
+  /** Seconds before attempt n+1, indexed by n-1; the last value repeats when the list is short. */
+  retryDelaysS: number[];
+  serviceDomain: string;
+  relayUrl?: string;
+  mxPort: number;
+  dnsServers: string[];
+  dnsTimeoutMs: number;
+  dnsTries: number;
+  phishingBlocklist: string[];
+  concurrency: number;
+  smtpTimeoutMs: number;
+  mxConnections: number;
+  poolConnections: number;
+}
+
+export function sendSettings(config: Config): SendSettings {
+  return {
+    maxAttempts: config.SEND_MAX_ATTEMPTS,
+    retryDelaysS: config.SEND_RETRY_DELAYS,
+    serviceDomain: config.SERVICE_DOMAIN,
+    ...(config.SMTP_RELAY_URL ? { relayUrl: config.SMTP_RELAY_URL } : {}),
+    mxPort: config.MX_PORT,
+    dnsServers: config.DNS_SERVERS,
+    dnsTimeoutMs: config.DNS_TIMEOUT_MS,
+    dnsTries: config.DNS_TRIES,
+    phishingBlocklist: config.PHISHING_BLOCKLIST,
+    concurrency: config.SEND_CONCURRENCY,
+    smtpTimeoutMs: config.SEND_SMTP_TIMEOUT_MS,
+    mxConnections: config.SEND_MX_CONNECTIONS,
+    poolConnections: config.SEND_POOL_CONNECTIONS,
+  };
+}
+
+/** Delay before attempt `attempt + 1`, in milliseconds. */
+export function retryDelayMs(s: Pick<SendSettings, 'retryDelaysS'>, attempt: number): number {
+  const list = s.retryDelaysS.length > 0 ? s.retryDelaysS : [60];
+  const seconds = list[Math.min(attempt - 1, list.length - 1)] ?? 60;
+  return Math.round(seconds * 1000);
+}

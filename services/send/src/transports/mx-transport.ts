@@ -1,0 +1,77 @@
+import type { MxResolver } from './mx-resolver';
+/**
+ * Domain mailers without SMTP_RELAY_URL: straight to each recipient domain's MX on MX_PORT.
+ * Recipients are grouped by domain (one SMTP transaction per domain); the groups go out in
+ * parallel. Each MX address has its own pool, reused by every message to it. MX hosts are tried
+ * in preference order, each of their addresses in turn, moving on only when the connection
+ * fails or the server answers 421 (closing); any other reply is the outcome. STARTTLS is used
+ * when offered, opportunistically: certificates are not verified (MX certificates rarely match
+ * and unauthenticated TLS still beats plaintext, as in Postfix's `smtp_tls_security_level =
+ * may`), and a failed handshake falls back to plaintext.
+ */
+import type { PoolCache } from './pool-cache';
+import type { Envelope, MessageTransport, RecipientResult } from './types';
+
+export interface MxSettings {
+  port: number;
+  timeoutMs: number;
+  maxConnections: number;
+  clientName: string;
+}
+
+export class MxTransport implements MessageTransport {
+  constructor(
+    private readonly pools: PoolCache,
+    private readonly resolver: MxResolver,
+    private readonly settings: MxSettings,
+  ) {}
+
+  async deliver(envelope: Envelope, raw: Buffer): Promise<RecipientResult[]> {
+    const byDomain = new Map<string, string[]>();
+    for (const email of envelope.to) {
+      const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
+      byDomain.set(domain, [...(byDomain.get(domain) ?? []), email]);
+    }
+    const groups = await Promise.all(
+      [...byDomain].map(([domain, to]) => this.deliverToDomain(domain, { from: envelope.from, to }, raw)),
+    );
+    return groups.flat();
+  }
+
+  private async deliverToDomain(domain: string, envelope: Envelope, raw: Buffer): Promise<RecipientResult[]> {
+    const answer = await this.resolver.resolve(domain);
+    if (!answer.ok) return envelope.to.map((email) => ({ email, ok: false, failure: answer.failure }));
+    let last: RecipientResult[] = [];
+    for (const mx of answer.hosts) {
+      for (const address of mx.addresses) {
+        last = await this.pools.send(this.pool(mx.host, address), envelope, raw);
+        if (!shouldTryNext(last)) return last;
+      }
+    }
+    return last;
+  }
+
+  private pool(host: string, address: string) {
+    const s = this.settings;
+    return this.pools.get(`mx:${host}|${address}:${s.port}`, () => ({
+      host: address,
+      port: s.port,
+      secure: false,
+      opportunisticTLS: true,
+      tls: { rejectUnauthorized: false, ...(host !== address ? { servername: host } : {}) },
+      name: s.clientName,
+      maxConnections: s.maxConnections,
+      maxMessages: Number.POSITIVE_INFINITY,
+      connectionTimeout: s.timeoutMs,
+      greetingTimeout: s.timeoutMs,
+      socketTimeout: s.timeoutMs,
+    }));
+  }
+}
+
+/** The server could not be reached (no SMTP reply at all) or is closing (421): try the next one. */
+function shouldTryNext(results: RecipientResult[]): boolean {
+  return results.every(
+    (r) => !r.ok && r.failure.kind === 'temporary' && (r.failure.responseCode ?? 421) === 421,
+  );
+}

@@ -1,0 +1,62 @@
+/**
+ * smtp / basic_smtp mailers: their configured server, authenticated with the mailer's
+ * credentials. `secure`: Auto = STARTTLS when offered; Tls = STARTTLS required; SSL = TLS from
+ * the start; None = plain, STARTTLS ignored. Certificates are verified (the credentials travel
+ * over that channel). One pool per mailer configuration; a changed configuration (or password)
+ * gets a new pool.
+ */
+import type { SmtpSecureMode } from '@mailyard/contracts';
+import type { SMTPPoolOptions } from 'nodemailer';
+import { type PoolCache, settingsKey } from './pool-cache';
+import type { Envelope, MessageTransport, RecipientResult } from './types';
+
+export interface SmtpServerSettings {
+  host: string;
+  port: number;
+  secure: SmtpSecureMode;
+  username: string;
+  password: string;
+}
+
+export function secureOptions(
+  secure: SmtpSecureMode,
+): Pick<SMTPPoolOptions, 'secure' | 'requireTLS' | 'ignoreTLS'> {
+  switch (secure) {
+    case 'SSL':
+      return { secure: true };
+    case 'Tls':
+      return { secure: false, requireTLS: true };
+    case 'None':
+      return { secure: false, ignoreTLS: true };
+    default:
+      return { secure: false };
+  }
+}
+
+export class SmtpMailerTransport implements MessageTransport {
+  constructor(
+    private readonly pools: PoolCache,
+    private readonly mailerId: string,
+    private readonly server: SmtpServerSettings,
+    private readonly o: { timeoutMs: number; maxConnections: number; clientName: string },
+  ) {}
+
+  deliver(envelope: Envelope, raw: Buffer): Promise<RecipientResult[]> {
+    const s = this.server;
+    const key = `mailer:${this.mailerId}:${settingsKey([s.host, s.port, s.secure, s.username, s.password])}`;
+    const transporter = this.pools.get(key, () => ({
+      host: s.host,
+      port: s.port,
+      ...secureOptions(s.secure),
+      ...(s.username ? { auth: { user: s.username, pass: s.password } } : {}),
+      name: this.o.clientName,
+      maxConnections: this.o.maxConnections,
+      maxMessages: Number.POSITIVE_INFINITY,
+      connectionTimeout: this.o.timeoutMs,
+      greetingTimeout: this.o.timeoutMs,
+      socketTimeout: this.o.timeoutMs,
+      dnsTimeout: this.o.timeoutMs,
+    }));
+    return this.pools.send(transporter, envelope, raw);
+  }
+}

@@ -1,0 +1,175 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { REPO_ROOT } from '../process';
+
+const run = promisify(execFile);
+const SCRIPT_DIR = __dirname;
+
+/** Where scripts/test.sh creates the test certificate (and exports NODE_EXTRA_CA_CERTS to). */
+export const TEST_CA_DIR = process.env.TEST_CA_DIR ?? join(REPO_ROOT, '.tmp', 'test-ca');
+export const TEST_CA_CERT = join(TEST_CA_DIR, 'cert.pem');
+export const TEST_CA_KEY = join(TEST_CA_DIR, 'key.pem');
+
+export interface DovecotMessage {
+  /** The whole RFC 5322 message (CRLF or LF line ends). */
+  raw: string;
+  /** INTERNALDATE (Maildir mtime); default now. */
+  date?: Date;
+  /** `INBOX` (default) or another folder, e.g. `Sent`, `Junk`, `Trash`. */
+  folder?: string;
+  seen?: boolean;
+}
+
+export interface DovecotOptions {
+  user: string;
+  pass: string;
+  /** A count of generated messages (dates spread over the past year), or the messages themselves. */
+  messages?: number | DovecotMessage[];
+  /** IMAPS port; basic IMAP is port 993 only (SPEC.md "Limits"), so that is the default. */
+  port?: number;
+}
+
+export interface Dovecot {
+  host: string;
+  port: number;
+  user: string;
+  pass: string;
+  /** The certificate Dovecot serves; the test process trusts it through NODE_EXTRA_CA_CERTS. */
+  caPath: string;
+  /** The server's own directory (log at `<dir>/dovecot.log`). */
+  dir: string;
+  stop(): Promise<void>;
+}
+
+/** Creates the test certificate when missing (same script as scripts/test.sh); returns its path. */
+export async function ensureTestCa(): Promise<string> {
+  await run('bash', [join(SCRIPT_DIR, 'test-ca.sh'), TEST_CA_DIR]);
+  return TEST_CA_CERT;
+}
+
+/**
+ * A real Dovecot IMAPS server on 127.0.0.1:993 (root needed for the port) with one user,
+ * serving the test certificate. Fails fast when this process does not trust that certificate.
+ */
+export async function startDovecot(opts: DovecotOptions): Promise<Dovecot> {
+  const port = opts.port ?? 993;
+  if (/[:\s/]/.test(opts.user) || /[:\n]/.test(opts.pass)) throw new Error('dovecot peer: user/pass must not contain ":", "/" or whitespace');
+  const caPath = await ensureTestCa();
+  const trusted = process.env.NODE_EXTRA_CA_CERTS;
+  if (!trusted || realpathSync(resolve(trusted)) !== realpathSync(caPath)) {
+    throw new Error(
+      `dovecot peer: this process must trust ${caPath}; start jest with NODE_EXTRA_CA_CERTS=${caPath} (scripts/test.sh does)`,
+    );
+  }
+  await reapStale();
+  // Port 993 is shared by every test process on this machine: wait while another one holds it.
+  const deadline = Date.now() + 120_000;
+  while (await isListening(port)) {
+    if (Date.now() > deadline) throw new Error(`dovecot peer: 127.0.0.1:${port} is in use by something else`);
+    await new Promise((r) => setTimeout(r, 250));
+    await reapStale();
+  }
+  const dir = mkdtempSync(join(tmpdir(), DIR_PREFIX));
+  writeFileSync(join(dir, 'owner.pid'), String(process.pid));
+  seedMaildir(join(dir, 'home', opts.user, 'Maildir'), opts.user, opts.messages ?? 0);
+  const env = { ...process.env, DOVE_USER: opts.user, DOVE_PASS: opts.pass, DOVE_CERT: caPath, DOVE_KEY: TEST_CA_KEY, DOVE_PORT: String(port) };
+  const script = join(SCRIPT_DIR, 'dovecot-up.sh');
+  try {
+    await run('bash', [script, dir, 'start'], { env });
+  } catch (err) {
+    await run('bash', [script, dir, 'stop']).catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+    const e = err as { stderr?: string; message: string };
+    throw new Error(`dovecot did not start: ${e.stderr || e.message}`);
+  }
+  let stopped = false;
+  return {
+    host: '127.0.0.1',
+    port,
+    user: opts.user,
+    pass: opts.pass,
+    caPath,
+    dir,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await run('bash', [script, dir, 'stop']);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function seedMaildir(maildir: string, user: string, messages: number | DovecotMessage[]): void {
+  const list: DovecotMessage[] =
+    typeof messages === 'number' ? Array.from({ length: messages }, (_, i) => generated(i, messages, user)) : messages;
+  list.forEach((m, i) => {
+    const folder = !m.folder || m.folder.toUpperCase() === 'INBOX' ? maildir : join(maildir, `.${m.folder}`);
+    for (const sub of ['cur', 'new', 'tmp']) mkdirSync(join(folder, sub), { recursive: true });
+    const body = Buffer.from(m.raw.replace(/\r?\n/g, '\r\n'));
+    const date = m.date ?? new Date();
+    const ts = Math.floor(date.getTime() / 1000);
+    const base = `${ts}.M${i}P${process.pid}.mailyard,S=${body.length}`;
+    const file = m.seen ? join(folder, 'cur', `${base}:2,S`) : join(folder, 'new', base);
+    writeFileSync(file, body);
+    utimesSync(file, date, date);
+  });
+}
+
+function generated(i: number, n: number, user: string): DovecotMessage {
+  const span = 365 * 86_400_000;
+  const date = new Date(Date.now() - span + Math.floor((span * i) / Math.max(n, 1)));
+  const raw = [
+    `From: Sender ${i % 7} <sender${i % 7}@example.org>`,
+    `To: ${user}`,
+    `Subject: Test message ${String(i).padStart(6, '0')}`,
+    `Date: ${date.toUTCString()}`,
+    `Message-ID: <seed-${String(i).padStart(6, '0')}@example.org>`,
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    `Body of message ${i}.`,
+    '',
+  ].join('\r\n');
+  return { raw, date, seen: i < n / 10 };
+}
+
+const DIR_PREFIX = 'mailyard-dovecot-';
+
+/** Stops Dovecots this peer started for test processes that have died (killed runs), by their pid files. */
+async function reapStale(): Promise<void> {
+  for (const entry of readdirSync(tmpdir())) {
+    if (!entry.startsWith(DIR_PREFIX)) continue;
+    const dir = join(tmpdir(), entry);
+    let owner = Number.NaN;
+    try {
+      owner = Number(readFileSync(join(dir, 'owner.pid'), 'utf8'));
+    } catch {}
+    if (Number.isInteger(owner) && owner > 0 && isAlive(owner)) continue;
+    await run('bash', [join(SCRIPT_DIR, 'dovecot-up.sh'), dir, 'stop']).catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function isListening(port: number): Promise<boolean> {
+  return new Promise((resolvePromise) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolvePromise(true);
+    });
+    socket.once('error', () => resolvePromise(false));
+  });
+}
