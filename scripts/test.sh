@@ -10,4 +10,6 @@ bash scripts/ensure-services.sh
 
 echo "== lint"; pnpm exec biome check .
 echo "== typecheck"; pnpm exec tsc -p tsconfig.json --noEmit
+# PGlite loads its WASM with dynamic import(), which jest's module sandbox allows only with this flag.
+export NODE_OPTIONS="${NODE_OPTIONS:-} --experimental-vm-modules --no-warnings=ExperimentalWarning"
 echo "== tests"; LOG_SILENT=${LOG_SILENT:-1} pnpm exec jest --runInBand "$@"

@@ -237,6 +237,14 @@ export const domains = {
     return rows.map((r) => ({ id: r.id, tenantId: r.tenant_id, name: r.name }));
   },
 
+  /** Only moves the next automatic check (the last one was inconclusive); the stored result stays. */
+  async reschedule(db: Queryable, tenantId: string, id: string, checkedAt: Date, nextCheckAt: Date): Promise<void> {
+    await db.query(
+      'UPDATE domains SET last_checked_at = $3, next_check_at = $4 WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL',
+      [tenantId, id, checkedAt, nextCheckAt],
+    );
+  },
+
   /**
    * Stores the result of a DNS check and, in the same transaction, writes a DOMAIN_VERIFICATION
    * event to the outbox: always (`emit: 'always'`, an explicit verify) or only when `verified`

@@ -3,7 +3,9 @@ import { createHttpApp, type ReadinessCheck, type ServiceContext } from '@mailya
 import { adminRoutes } from './admin/routes';
 import { apiKeyAuth } from './auth/api-key-auth';
 import { KeyCache } from './auth/key-cache';
+import { domainRoutes } from './domains/routes';
 import { logRoutes } from './logs/routes';
+import { mailerRoutes } from './mailers/routes';
 import { rateLimit } from './rate-limit/rate-limit';
 import { sendRoutes } from './send/routes';
 import { suppressionRoutes } from './suppressions/routes';
@@ -37,6 +39,8 @@ export function buildGatewayApp(
         }),
       );
       app.use(templateRoutes(db));
+      app.use(domainRoutes(ctx, { onOutboxWrite: hooks.onOutboxWrite }));
+      app.use(mailerRoutes(ctx));
       app.use(sendRoutes({ db, sealer: ctx.sealer, onOutboxWrite: hooks.onOutboxWrite }));
       app.use(logRoutes(db));
       app.use(suppressionRoutes(db));

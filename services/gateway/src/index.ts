@@ -9,6 +9,7 @@ import {
 } from '@mailyard/platform';
 import { ensureBootstrapTenant } from '@mailyard/store';
 import { buildGatewayApp } from './app';
+import { DomainCheckJob } from './domains/domain-checks';
 
 export { buildGatewayApp } from './app';
 
@@ -21,6 +22,9 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
   }
   const relay = new OutboxRelay(db, ctx.bus, logger, { pollMs: config.OUTBOX_POLL_MS, batchSize: config.OUTBOX_BATCH });
   relay.start();
+  // Background DNS re-check of sending domains; a kv lock lets one replica run each pass.
+  const domainChecks = new DomainCheckJob({ db, config, logger, kv: ctx.kv, onOutboxWrite: () => relay.notify() });
+  domainChecks.start();
   const readiness = storeReadiness(ctx);
   const server = await listen(buildGatewayApp(ctx, readiness, { onOutboxWrite: () => relay.notify() }), config.PORT, config.HOST);
   const url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${boundPort(server)}`;
@@ -30,6 +34,7 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
     readiness,
     async stop() {
       await closeServer(server);
+      await domainChecks.stop();
       await relay.stop();
     },
   };

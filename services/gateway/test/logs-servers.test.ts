@@ -1,0 +1,3 @@
+import { describeLogsApi } from './support/logs.api';
+
+describeLogsApi('servers');

@@ -1,0 +1,3 @@
+import { describeSuppressionsApi } from './support/suppressions.api';
+
+describeSuppressionsApi('embedded');

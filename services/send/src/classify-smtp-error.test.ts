@@ -1,0 +1,70 @@
+import { classifyReply, classifySmtpError, describeReply, enhancedCodeOf } from './classify-smtp-error';
+
+describe('classifySmtpError', () => {
+  it('maps 550 5.1.1 to a permanent "address does not exist"', () => {
+    const f = classifySmtpError({ code: 'EENVELOPE', responseCode: 550, response: '550 5.1.1 <x@example.com>: User unknown', command: 'RCPT TO' });
+    expect(f).toEqual({
+      kind: 'permanent',
+      responseCode: 550,
+      enhancedCode: '5.1.1',
+      failedReason: 'Recipient address does not exist',
+      providerError: '550 5.1.1 <x@example.com>: User unknown',
+    });
+  });
+
+  it('maps a bare 552 by its basic code', () => {
+    expect(classifyReply(552, '552 Requested mail action aborted').failedReason).toBe('Mailbox full or message too large');
+  });
+
+  it.each([421, 450, 451, 452])('treats %i as temporary', (code) => {
+    const f = classifyReply(code, `${code} try again later`);
+    expect(f.kind).toBe('temporary');
+    expect(f.failedReason).toMatch(/^Temporary failure/);
+  });
+
+  it('says "temporary" for a 4xx with a mapped enhanced code', () => {
+    expect(classifyReply(452, '452 4.2.2 Mailbox full').failedReason).toBe('Temporary failure: mailbox full');
+  });
+
+  it('treats 503 (bad sequence) as temporary', () => {
+    expect(classifyReply(503, '503 5.5.1 Bad sequence of commands').kind).toBe('temporary');
+  });
+
+  it.each([
+    [535, '535 5.7.8 Authentication credentials invalid', 'AUTH PLAIN'],
+    [534, '534 5.7.9 Authentication mechanism is too weak', 'AUTH LOGIN'],
+    [530, '530 5.7.0 Authentication required', 'MAIL FROM'],
+  ])('classifies %i as an authentication failure', (code, response, command) => {
+    const f = classifySmtpError({ code: 'EAUTH', responseCode: code, response, command });
+    expect(f.kind).toBe('auth');
+    expect(f.failedReason.startsWith('Authentication')).toBe(true);
+  });
+
+  it('does not deactivate for a temporary auth failure (454)', () => {
+    expect(classifySmtpError({ code: 'EAUTH', responseCode: 454, response: '454 4.7.0 Temporary authentication failure', command: 'AUTH PLAIN' }).kind).toBe(
+      'temporary',
+    );
+  });
+
+  it('keeps the raw text when the code is not mapped', () => {
+    const f = classifyReply(559, '559 something odd happened');
+    expect(f.kind).toBe('permanent');
+    expect(f.failedReason).toBe('559 something odd happened');
+  });
+
+  it('treats connection problems and timeouts as temporary', () => {
+    expect(classifySmtpError({ code: 'ECONNECTION', message: 'connect ECONNREFUSED 127.0.0.1:25' })).toEqual({
+      kind: 'temporary',
+      failedReason: 'Could not connect to the mail server',
+      providerError: 'connect ECONNREFUSED 127.0.0.1:25',
+    });
+    expect(classifySmtpError({ code: 'ETIMEDOUT', message: 'Greeting never received' }).kind).toBe('temporary');
+    expect(classifySmtpError(new Error('socket hang up')).kind).toBe('temporary');
+  });
+
+  it('reads enhanced codes only in the right place', () => {
+    expect(enhancedCodeOf('550-5.7.1 Blocked')).toBe('5.7.1');
+    expect(enhancedCodeOf('550 mailbox 5.1.1 unknown')).toBeUndefined();
+    expect(describeReply(550, '5.7.26')).toBe('Sender authentication failed (SPF/DKIM/DMARC)');
+  });
+});

@@ -1,0 +1,176 @@
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
+import {
+  Exchange,
+  IdPrefix,
+  RoutingKey,
+  SEND_EMAIL_COMMAND,
+  SEND_EMAIL_COMMAND_VERSION,
+  type SendEmailCommand,
+  type SendRequestInput,
+  type SmtpSecureMode,
+  type StoredSendRequest,
+  SendRequestSchema,
+  domainOf,
+  newId,
+  planCopies,
+  ulid,
+} from '@mailyard/contracts';
+import { type Db, type Sealer, enqueueOutbox, envelope } from '@mailyard/platform';
+import { createTenant, emailLogs, sends } from '@mailyard/store';
+
+/** Rows for the send service's tests, written the way the gateway and domains API write them. */
+
+export async function newTenant(db: Db): Promise<string> {
+  const t = await createTenant(db, { name: `send-test-${Math.random().toString(36).slice(2, 8)}`, tier: 'enterprise' });
+  return t.id;
+}
+
+export interface DkimKeyPair {
+  privateKeyPem: string;
+  /** The TXT record value to publish at `<selector>._domainkey.<domain>`. */
+  txt: string;
+}
+
+export function dkimKeyPair(): DkimKeyPair {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const privateKeyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  // Derived from the private key, as the domains API publishes it.
+  const p = createPublicKey(privateKeyPem).export({ type: 'spki', format: 'der' }).toString('base64');
+  return { privateKeyPem, txt: `v=DKIM1; k=rsa; p=${p}` };
+}
+
+export async function insertDomainMailer(
+  db: Db,
+  sealer: Sealer,
+  tenantId: string,
+  o: { domain: string; selector?: string; key: DkimKeyPair; verified?: boolean },
+): Promise<string> {
+  const id = newId(IdPrefix.domain);
+  await db.transaction(async (tx) => {
+    await tx.query(
+      `INSERT INTO mailers (id, tenant_id, config_type, connection_type, name, email) VALUES ($1, $2, 'domain', 'domain', $3, '')`,
+      [id, tenantId, o.domain],
+    );
+    await tx.query(
+      `INSERT INTO domains (id, tenant_id, name, unicode_name, selector, dkim_public_key, dkim_private_key, verified, verified_at)
+       VALUES ($1, $2, $3, $3, $4, $5, $6, $7, CASE WHEN $7 THEN now() END)`,
+      [id, tenantId, o.domain, o.selector ?? 'mailyard', o.key.txt, sealer.seal(o.key.privateKeyPem), o.verified ?? true],
+    );
+  });
+  return id;
+}
+
+export async function insertSmtpMailer(
+  db: Db,
+  sealer: Sealer,
+  tenantId: string,
+  o: { host?: string; port: number; secure?: SmtpSecureMode; username?: string; password?: string; configType?: string },
+): Promise<string> {
+  const id = newId(IdPrefix.basicSmtp);
+  await db.query(
+    `INSERT INTO mailers (id, tenant_id, config_type, connection_type, name, email, config, secret)
+     VALUES ($1, $2, $3, 'basic', 'test smtp', 'sender@example.com', $4::jsonb, $5)`,
+    [
+      id,
+      tenantId,
+      o.configType ?? 'basic_smtp',
+      JSON.stringify({ host: o.host ?? '127.0.0.1', port: o.port, secure: o.secure ?? 'None', username: o.username ?? '' }),
+      sealer.seal(o.password ?? ''),
+    ],
+  );
+  return id;
+}
+
+export async function setMailerState(db: Db, mailerId: string, state: 'active' | 'disabled' | 'deactivated' | 'deleted') {
+  if (state === 'deleted') await db.query('UPDATE mailers SET deleted_at = now() WHERE id = $1', [mailerId]);
+  else await db.query('UPDATE mailers SET state = $2 WHERE id = $1', [mailerId, state]);
+}
+
+export async function setDomainVerified(db: Db, mailerId: string, verified: boolean) {
+  await db.query('UPDATE domains SET verified = $2 WHERE id = $1', [mailerId, verified]);
+}
+
+export interface Accepted {
+  refId: string;
+  copyIds: string[];
+  commands: SendEmailCommand[];
+}
+
+/**
+ * Accepts a send as POST /v1/email/send does: the validated, normalized request with subject
+ * and content resolved, the sends row, one QUEUED email_logs row per recipient of each copy and
+ * one send.email command per copy in the outbox, in one transaction.
+ */
+export async function acceptSend(db: Db, tenantId: string, input: SendRequestInput): Promise<Accepted> {
+  const request = SendRequestSchema.parse(input);
+  if (request.subject === undefined || request.content === undefined) throw new Error('fixture: subject and content are required');
+  const stored: StoredSendRequest = { ...request, subject: request.subject, content: request.content };
+  const refId = ulid();
+  const copies = planCopies(request, refId);
+  const commands = copies.map((c) => ({ ref_id: refId, tenant_id: tenantId, copy_id: c.copy_id, attempt: 1 }));
+  await db.transaction(async (tx) => {
+    await sends.insert(tx, {
+      refId,
+      tenantId,
+      mailerId: request.mailer_id,
+      campaignId: request.campaign_id ?? null,
+      customArgs: request.custom_args ?? null,
+      request: stored,
+      idempotencyKey: null,
+      requestHash: null,
+    });
+    await emailLogs.insertQueued(
+      tx,
+      { refId, tenantId, mailerId: request.mailer_id, campaignId: request.campaign_id ?? null, subject: stored.subject },
+      copies.flatMap((c) =>
+        c.recipients.map((r) => ({ copyId: c.copy_id, recipient: r.email, recipientDomain: domainOf(r.email), recipientType: r.type })),
+      ),
+    );
+    for (const command of commands) {
+      await enqueueOutbox(
+        tx,
+        Exchange.commands,
+        RoutingKey.sendEmail,
+        envelope(SEND_EMAIL_COMMAND, command, { tenantId, version: SEND_EMAIL_COMMAND_VERSION }),
+      );
+    }
+  });
+  return { refId, copyIds: copies.map((c) => c.copy_id), commands };
+}
+
+export interface LogRow {
+  recipient: string;
+  recipient_type: string;
+  copy_id: string;
+  status: string;
+  last_event: string | null;
+  failure_reason: string;
+  message_id: string;
+  attempts: number;
+  subject: string;
+  delivered_at: Date | null;
+}
+
+export async function logsOf(db: Db, refId: string): Promise<LogRow[]> {
+  const { rows } = await db.query<LogRow>(
+    `SELECT recipient, recipient_type, copy_id, status, last_event, failure_reason, message_id, attempts, subject, delivered_at
+       FROM email_logs WHERE ref_id = $1 ORDER BY id`,
+    [refId],
+  );
+  return rows;
+}
+
+export interface EventRow {
+  copy_id: string;
+  event: string;
+  attempt: number;
+  payload: { event: string; success: boolean; details: Record<string, unknown> & { email: string[] } };
+}
+
+export async function eventsOf(db: Db, refId: string): Promise<EventRow[]> {
+  const { rows } = await db.query<EventRow>(
+    'SELECT copy_id, event, attempt, payload FROM email_events WHERE ref_id = $1 ORDER BY id',
+    [refId],
+  );
+  return rows;
+}

@@ -1,0 +1,115 @@
+import {
+  EmailEventSchema,
+  Exchange,
+  type EmailEvent,
+} from '@mailyard/contracts';
+import {
+  type Config,
+  type Consumer,
+  type RunningService,
+  type ServiceContext,
+  closeContext,
+  configFrom,
+  createLogger,
+  openContext,
+} from '@mailyard/platform';
+import {
+  REDIS_URL,
+  TEST_SECRET_KEY,
+  type TestDatabase,
+  type TestVhost,
+  createTestDatabase,
+  createTestVhost,
+  testRedisPrefix,
+} from '../../../../test/support/servers';
+import { start } from '../../src/index';
+
+export interface Stores {
+  env: Record<string, string>;
+  db: TestDatabase;
+  vhost: TestVhost;
+  drop(): Promise<void>;
+}
+
+/** A fresh PostgreSQL database and RabbitMQ vhost for one test file. */
+export async function createStores(): Promise<Stores> {
+  const db = await createTestDatabase();
+  const vhost = createTestVhost();
+  return {
+    env: {
+      DATABASE_URL: db.url,
+      AMQP_URL: vhost.url,
+      REDIS_URL,
+      REDIS_KEY_PREFIX: testRedisPrefix(),
+      SECRET_KEY: TEST_SECRET_KEY,
+      SERVICE_DOMAIN: 'mailyard.test',
+    },
+    db,
+    vhost,
+    async drop() {
+      await db.drop();
+      await vhost.drop();
+    },
+  };
+}
+
+export interface SendHarness {
+  ctx: ServiceContext;
+  config: Config;
+  service: RunningService;
+  /** Every email event published on the bus, validated against EmailEventSchema. */
+  published: EmailEvent[];
+  close(): Promise<void>;
+}
+
+let collectorSeq = 0;
+
+/** Runs the send service (start(ctx)) on the stores plus a consumer that collects published email events. */
+export async function startSendService(stores: Stores, env: Record<string, string> = {}): Promise<SendHarness> {
+  const config = configFrom({
+    LOG_LEVEL: 'error',
+    OUTBOX_POLL_MS: '50',
+    SEND_RETRY_DELAYS: '1,1,1,1',
+    SEND_SMTP_TIMEOUT_MS: '5000',
+    DNS_TIMEOUT_MS: '1000',
+    ...stores.env,
+    ...env,
+  });
+  const logger = createLogger('send-test', process.env.TEST_LOG_LEVEL ?? 'error');
+  const ctx = await openContext(config, logger);
+  const published: EmailEvent[] = [];
+  const collector: Consumer = await ctx.bus.consume(
+    { queue: `test.email-events.${++collectorSeq}`, bindings: [{ exchange: Exchange.events, routingKey: 'email.#' }] },
+    async (d) => {
+      published.push(EmailEventSchema.parse(d.envelope.payload));
+    },
+  );
+  const service = await start(ctx);
+  return {
+    ctx,
+    config,
+    service,
+    published,
+    async close() {
+      await service.stop();
+      await collector.cancel();
+      await closeContext(ctx);
+    },
+  };
+}
+
+/** Polls `fn` until it returns a truthy value (generous deadline; no timing assertions). */
+export async function eventually<T>(fn: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
