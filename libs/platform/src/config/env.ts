@@ -66,7 +66,7 @@ export const EnvSchema = z.object({
   RATE_LIMIT_ENTERPRISE: positiveInt(1000),
   RATE_LIMIT_WINDOW_SECONDS: positiveInt(60),
   API_KEY_CACHE_MS: integer('must be a non-negative integer', 0).default(5000),
-  HTTP_BODY_LIMIT: z.string().default('40mb'),
+  HTTP_BODY_LIMIT: z.string().default('42mb'),
   OUTBOX_POLL_MS: positiveInt(250),
   OUTBOX_BATCH: positiveInt(200),
   SHUTDOWN_TIMEOUT_MS: positiveInt(10000),

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 
 export interface TraceContext {
   traceparent: string;
@@ -18,12 +18,14 @@ export function isValidTraceparent(value: string | undefined): value is string {
 
 /** A child span of `parent` (same trace id, new span id), or a new trace when absent/invalid. */
 export function childTraceparent(parent?: string): string {
-  const span = randomBytes(8).toString('hex');
+  // randomUUID draws from Node's pooled entropy: far cheaper per request than randomBytes.
+  const random = randomUUID().replace(/-/g, '');
+  const span = random.slice(0, 16);
   if (isValidTraceparent(parent)) {
     const [, traceId, , flags] = TRACEPARENT_RE.exec(parent)!;
     return `00-${traceId}-${span}-${flags}`;
   }
-  return `00-${randomBytes(16).toString('hex')}-${span}-01`;
+  return `00-${randomUUID().replace(/-/g, '')}-${span}-01`;
 }
 
 export function traceIdOf(traceparent: string): string | undefined {

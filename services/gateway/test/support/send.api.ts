@@ -8,7 +8,6 @@ import {
 } from '@mailyard/contracts';
 import { OutboxRelay, createLogger } from '@mailyard/platform';
 import request from 'supertest';
-import { buildGatewayApp } from '../../src/app';
 import {
   type Mode,
   type SharedStores,
@@ -482,28 +481,55 @@ export function describeSendApi(mode: Mode): void {
         );
       });
 
-      it('refuses a message over 30 MB (decoded attachments + bodies) with 413', async () => {
-        // Same stores, a body limit above the 30 MB message limit's base64 size.
-        const bigApp = buildGatewayApp({ ...gw.ctx, config: { ...gw.ctx.config, HTTP_BODY_LIMIT: '60mb' } });
-        {
-          const mb = 1024 * 1024;
-          const atLimit = {
-            ...base(),
-            content: [{ type: 'text/plain', value: 'x'.repeat(mb) }],
-            attachments: [{ filename: 'big.bin', content: Buffer.alloc(29 * mb, 7).toString('base64') }],
-          };
-          const ok = await request(bigApp).post('/v1/email/send').set(bearer(key)).send(atLimit);
-          expect(ok.status).toBe(200);
-          const over = { ...atLimit, content: [{ type: 'text/plain', value: 'x'.repeat(mb + 1) }] };
-          const res = await request(bigApp).post('/v1/email/send').set(bearer(key)).send(over);
-          expect(res.status).toBe(413);
-          expect(res.body).toEqual({ success: false, error: 'message size must be at most 30 MB' });
-          const [row] = await q<{ n: number }>(
-            "SELECT length(request->'attachments'->0->>'content')::int AS n FROM sends WHERE ref_id = $1",
-            [ok.body.ref_id],
-          );
-          expect(row!.n).toBe(Math.ceil((29 * mb) / 3) * 4);
-        }
+      it('accepts exactly 30 MB and refuses more (decoded attachments + bodies) with 413, at the default body limit', async () => {
+        const mb = 1024 * 1024;
+        const atLimit = {
+          ...base(),
+          content: [
+            { type: 'text/plain', value: 'x'.repeat(mb / 2) },
+            { type: 'text/html', value: 'é'.repeat(mb / 4) },
+          ],
+          attachments: [
+            { filename: 'a.bin', content: Buffer.alloc(20 * mb, 7).toString('base64') },
+            {
+              filename: 'b.bin',
+              content: Buffer.alloc(9 * mb, 8).toString('base64'),
+              disposition: 'inline',
+              content_id: 'b',
+            },
+          ],
+        };
+        const ok = await send(atLimit);
+        expect(ok.status).toBe(200);
+        const [row] = await q<{ n: number }>(
+          "SELECT length(request->'attachments'->0->>'content')::int AS n FROM sends WHERE ref_id = $1",
+          [ok.body.ref_id],
+        );
+        expect(row!.n).toBe(Math.ceil((20 * mb) / 3) * 4);
+        const over = {
+          ...atLimit,
+          content: [...atLimit.content.slice(0, 1), { type: 'text/html', value: `${'é'.repeat(mb / 4)}!` }],
+        };
+        const res = await send(over);
+        expect(res.status).toBe(413);
+        expect(res.body).toEqual({ success: false, error: 'message size must be at most 30 MB' });
+      });
+
+      it('counts template bodies towards the 30 MB', async () => {
+        const mb = 1024 * 1024;
+        const t = await request(gw.app)
+          .post('/v1/email/template')
+          .set(bearer(key))
+          .send({ name: 'big', subject: 'S', content: [{ type: 'text/plain', value: 'x'.repeat(mb) }] });
+        const { content: _c, ...b } = base();
+        const body = {
+          ...b,
+          template_id: t.body.template_id,
+          attachments: [{ filename: 'a', content: Buffer.alloc(29 * mb + 1).toString('base64') }],
+        };
+        const res = await send(body);
+        expect(res.status).toBe(413);
+        expect(res.body).toEqual({ success: false, error: 'message size must be at most 30 MB' });
       });
     });
 

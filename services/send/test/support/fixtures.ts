@@ -15,7 +15,7 @@ import {
   planCopies,
   ulid,
 } from '@mailyard/contracts';
-import { type Db, type Sealer, enqueueOutbox, envelope } from '@mailyard/platform';
+import { type Db, type Queryable, type Sealer, enqueueOutbox, envelope } from '@mailyard/platform';
 import { createTenant, emailLogs, sends } from '@mailyard/store';
 
 /** Rows for the send service's tests, written the way the gateway and domains API write them. */
@@ -101,7 +101,12 @@ export interface Accepted {
  * and content resolved, the sends row, one QUEUED email_logs row per recipient of each copy and
  * one send.email command per copy in the outbox, in one transaction.
  */
-export async function acceptSend(db: Db, tenantId: string, input: SendRequestInput): Promise<Accepted> {
+export async function acceptSend(
+  db: Db,
+  tenantId: string,
+  input: SendRequestInput,
+  opts: { beforeCommands?: (tx: Queryable, refId: string) => Promise<void> } = {},
+): Promise<Accepted> {
   const request = SendRequestSchema.parse(input);
   if (request.subject === undefined || request.content === undefined) throw new Error('fixture: subject and content are required');
   const stored: StoredSendRequest = { ...request, subject: request.subject, content: request.content };
@@ -126,6 +131,7 @@ export async function acceptSend(db: Db, tenantId: string, input: SendRequestInp
         c.recipients.map((r) => ({ copyId: c.copy_id, recipient: r.email, recipientDomain: domainOf(r.email), recipientType: r.type })),
       ),
     );
+    await opts.beforeCommands?.(tx, refId);
     for (const command of commands) {
       await enqueueOutbox(
         tx,

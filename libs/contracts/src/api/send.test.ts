@@ -1,0 +1,87 @@
+import { type SendRequest, deliveryCount, parseSendRequest, planCopies, substitutionsFor } from './send';
+
+const base = {
+  from: { email: 'a@example.com' },
+  to: [{ email: 'x@dest.test', name: 'X' }, { email: 'y@dest.test' }],
+  mailer_id: 'domain_1',
+  subject: 's',
+  content: [{ type: 'text/plain', value: 'v' }],
+};
+const parse = (body: unknown): SendRequest => {
+  const r = parseSendRequest(body);
+  if (!r.success) throw new Error(r.error);
+  return r.data;
+};
+
+describe('parseSendRequest', () => {
+  it('normalizes: defaults, null as absent, unknown fields dropped', () => {
+    const req = parse({ ...base, bcc: null, extra: 1, settings: { click_tracking: { enable: true } } });
+    expect(req).toEqual({
+      ...base,
+      settings: { open_tracking: { enable: false }, click_tracking: { enable: true } },
+    });
+  });
+
+  it('reports the number of problems and where the first is', () => {
+    const r = parseSendRequest({ to: [{ email: 'bad' }] });
+    expect(r).toEqual({ success: false, error: 'from is required', details: '3 problems; first at from' });
+  });
+});
+
+describe('copies', () => {
+  it('makes one copy for everyone without substitutions', () => {
+    const req = parse({
+      ...base,
+      cc: [{ email: 'c@dest.test' }],
+      bcc: [{ email: 'b@dest.test' }],
+      substitutions: {},
+    });
+    expect(planCopies(req, 'R')).toEqual([
+      {
+        copy_id: 'R.1',
+        recipients: [
+          { email: 'x@dest.test', name: 'X', type: 'to' },
+          { email: 'y@dest.test', type: 'to' },
+          { email: 'c@dest.test', type: 'cc' },
+          { email: 'b@dest.test', type: 'bcc' },
+        ],
+      },
+    ]);
+    expect(deliveryCount(req)).toBe(4);
+  });
+
+  it('makes one copy per to recipient with substitutions, cc and bcc on each', () => {
+    const req = parse({
+      ...base,
+      bcc: [{ email: 'b@dest.test' }],
+      substitutions: { 'X@Dest.test': { n: 1 } },
+    });
+    expect(planCopies(req, 'R')).toEqual([
+      {
+        copy_id: 'R.1',
+        recipients: [
+          { email: 'x@dest.test', name: 'X', type: 'to' },
+          { email: 'b@dest.test', type: 'bcc' },
+        ],
+      },
+      {
+        copy_id: 'R.2',
+        recipients: [
+          { email: 'y@dest.test', type: 'to' },
+          { email: 'b@dest.test', type: 'bcc' },
+        ],
+      },
+    ]);
+    expect(deliveryCount(req)).toBe(4);
+    expect(substitutionsFor(req, 'x@DEST.test')).toEqual({ n: '1' });
+    expect(substitutionsFor(req, 'y@dest.test')).toEqual({});
+  });
+
+  it('refuses two substitution entries for one address', () => {
+    const r = parseSendRequest({ ...base, substitutions: { 'x@dest.test': {}, 'X@dest.test': {} } });
+    expect(r).toMatchObject({
+      success: false,
+      error: 'substitutions has more than one entry for X@dest.test',
+    });
+  });
+});

@@ -1,0 +1,3 @@
+import { describeDomainsApi } from './support/domains.api';
+
+describeDomainsApi('embedded');
