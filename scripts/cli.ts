@@ -9,7 +9,8 @@ import { CreateTenantSchema } from '@mailyard/contracts';
 import { ConfigError, loadConfig, migrate, openDatabase } from '@mailyard/platform';
 import { createTenant, issueKey, revokeKey } from '@mailyard/store';
 
-const USAGE = 'usage: pnpm cli tenant:create <name> [standard|enterprise] | key:create <tenant_id> | key:revoke <key_id>';
+const USAGE =
+  'usage: pnpm cli tenant:create <name> [standard|enterprise] | key:create <tenant_id> | key:revoke <key_id>';
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
@@ -26,7 +27,9 @@ async function main(argv: string[]): Promise<number> {
       case 'key:create': {
         if (!args[0]) return fail(USAGE);
         const key = await issueKey(db, args[0]);
-        return key ? print({ tenant_id: key.tenantId, key_id: key.keyId, api_key: key.apiKey }) : fail('Tenant not found');
+        return key
+          ? print({ tenant_id: key.tenantId, key_id: key.keyId, api_key: key.apiKey })
+          : fail('Tenant not found');
       }
       case 'key:revoke': {
         if (!args[0]) return fail(USAGE);
@@ -53,7 +56,9 @@ function fail(message: string): number {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
-    process.stderr.write(`${err instanceof ConfigError ? err.message : `error: ${(err as Error).message}`}\n`);
+    process.stderr.write(
+      `${err instanceof ConfigError ? err.message : `error: ${(err as Error).message}`}\n`,
+    );
     process.exit(1);
   },
 );

@@ -13,6 +13,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`${err instanceof ConfigError ? err.message : `migration failed: ${(err as Error).message}`}\n`);
+  process.stderr.write(
+    `${err instanceof ConfigError ? err.message : `migration failed: ${(err as Error).message}`}\n`,
+  );
   process.exit(1);
 });

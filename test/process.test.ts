@@ -1,8 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestDatabase, createTestVhost, REDIS_URL, TEST_SECRET_KEY, testRedisPrefix } from './support/servers';
 import { freePort, spawnTs } from './support/process';
+import {
+  REDIS_URL,
+  TEST_SECRET_KEY,
+  createTestDatabase,
+  createTestVhost,
+  testRedisPrefix,
+} from './support/servers';
 
 const KEY = 'myk_process_test_bootstrap_key_0123456789abcdef';
 const auth = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' };
@@ -12,14 +18,24 @@ describe('running the processes', () => {
     const p = spawnTs('scripts/start.ts', { PORT: 'abc' });
     const { code } = await p.exited;
     expect(code).toBe(1);
-    expect(p.output().trim()).toBe('Invalid configuration: PORT must be a port number from 0 to 65535 (got "abc")');
+    expect(p.output().trim()).toBe(
+      'Invalid configuration: PORT must be a port number from 0 to 65535 (got "abc")',
+    );
   });
 
   it('runs embedded with data kept in DATA_DIR across restarts, and drains on SIGTERM', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'mailyard-data-'));
     try {
       const port = await freePort();
-      const env = { DATA_DIR: dataDir, PORT: String(port), TRACKING_PORT: '0', BOOTSTRAP_API_KEY: KEY, DATABASE_URL: '', AMQP_URL: '', REDIS_URL: '' };
+      const env = {
+        DATA_DIR: dataDir,
+        PORT: String(port),
+        TRACKING_PORT: '0',
+        BOOTSTRAP_API_KEY: KEY,
+        DATABASE_URL: '',
+        AMQP_URL: '',
+        REDIS_URL: '',
+      };
       const first = spawnTs('scripts/start.ts', env);
       await first.waitFor(/Mailyard mailyard started \(embedded mode\)/);
       expect(first.output()).toContain(`http://127.0.0.1:${port}/v1`);

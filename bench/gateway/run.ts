@@ -9,8 +9,14 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { createTestDatabase, createTestVhost, REDIS_URL, TEST_SECRET_KEY, testRedisPrefix } from '../../test/support/servers';
-import { freePort, REPO_ROOT, spawnTs } from '../../test/support/process';
+import { REPO_ROOT, freePort, spawnTs } from '../../test/support/process';
+import {
+  REDIS_URL,
+  TEST_SECRET_KEY,
+  createTestDatabase,
+  createTestVhost,
+  testRedisPrefix,
+} from '../../test/support/servers';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -63,16 +69,33 @@ async function main(): Promise<void> {
       subject: 'Hello {{name}}',
       content: [{ type: 'text/html', value: '<p>Hello {{name}}, this is a benchmark template.</p>' }],
     });
-    const created = await fetch(`http://127.0.0.1:${gwPort}/v1/email/template`, { method: 'POST', headers, body });
+    const created = await fetch(`http://127.0.0.1:${gwPort}/v1/email/template`, {
+      method: 'POST',
+      headers,
+      body,
+    });
     const { template_id } = (await created.json()) as { template_id: string };
 
     // Warm up JIT and connection pools before measuring.
     await autocannon({ url: `http://127.0.0.1:${barePort}/hello`, connections: 10, duration: 2 });
-    await autocannon({ url: `http://127.0.0.1:${gwPort}/v1/email/template/${template_id}`, headers, connections: 10, duration: 2 });
+    await autocannon({
+      url: `http://127.0.0.1:${gwPort}/v1/email/template/${template_id}`,
+      headers,
+      connections: 10,
+      duration: 2,
+    });
 
     const bareResult = await load({ url: `http://127.0.0.1:${barePort}/hello` });
-    const getResult = await load({ url: `http://127.0.0.1:${gwPort}/v1/email/template/${template_id}`, headers });
-    const postResult = await load({ url: `http://127.0.0.1:${gwPort}/v1/email/template`, method: 'POST', headers, body });
+    const getResult = await load({
+      url: `http://127.0.0.1:${gwPort}/v1/email/template/${template_id}`,
+      headers,
+    });
+    const postResult = await load({
+      url: `http://127.0.0.1:${gwPort}/v1/email/template`,
+      method: 'POST',
+      headers,
+      body,
+    });
 
     const ratio = (r: Result) => Number((r.requests_per_sec / bareResult.requests_per_sec).toFixed(3));
     const report = {

@@ -26,7 +26,11 @@ export interface Spawned {
 }
 
 /** Runs a TypeScript entry point with tsx, capturing stdout+stderr. */
-export function spawnTs(script: string, env: Record<string, string | undefined>, args: string[] = []): Spawned {
+export function spawnTs(
+  script: string,
+  env: Record<string, string | undefined>,
+  args: string[] = [],
+): Spawned {
   const child = spawn(TSX, [script, ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_SILENT: '0', LOG_LEVEL: 'warn', ...env },
@@ -52,7 +56,10 @@ export function spawnTs(script: string, env: Record<string, string | undefined>,
     exited,
     waitFor(re, timeoutMs = 30_000) {
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`timed out waiting for ${re}; output:\n${out}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`timed out waiting for ${re}; output:\n${out}`)),
+          timeoutMs,
+        );
         const check = () => {
           const m = re.exec(out);
           if (m) {

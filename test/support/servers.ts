@@ -51,7 +51,9 @@ export interface TestVhost {
 export function createTestVhost(): TestVhost {
   const name = uniqueName('mailyard_test');
   execFileSync('rabbitmqctl', ['-q', 'add_vhost', name], { stdio: 'pipe' });
-  execFileSync('rabbitmqctl', ['-q', 'set_permissions', '-p', name, 'guest', '.*', '.*', '.*'], { stdio: 'pipe' });
+  execFileSync('rabbitmqctl', ['-q', 'set_permissions', '-p', name, 'guest', '.*', '.*', '.*'], {
+    stdio: 'pipe',
+  });
   return {
     url: `${AMQP_BASE_URL}/${encodeURIComponent(name)}`,
     name,

@@ -1,4 +1,4 @@
-import { hasIdPrefix, IdPrefix, isUlid, newId } from './ids';
+import { IdPrefix, hasIdPrefix, isUlid, newId } from './ids';
 
 describe('ids', () => {
   it('issues prefixed, sortable ULIDs', () => {

@@ -9,8 +9,13 @@ export function encodeCursor(lastId: string): string {
 /** Returns the id to continue after, or null when the token is not one of ours. */
 export function decodeCursor(token: string): string | null {
   try {
-    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { v?: number; after?: unknown };
-    return parsed.v === 1 && typeof parsed.after === 'string' && parsed.after.length <= 200 ? parsed.after : null;
+    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as {
+      v?: number;
+      after?: unknown;
+    };
+    return parsed.v === 1 && typeof parsed.after === 'string' && parsed.after.length <= 200
+      ? parsed.after
+      : null;
   } catch {
     return null;
   }

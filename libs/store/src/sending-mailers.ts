@@ -22,7 +22,12 @@ type Row = {
  * copy accepted before the deletion can be rejected by policy. Null when it never existed
  * for this tenant.
  */
-export async function loadSendingMailer(db: Queryable, sealer: Sealer, tenantId: string, mailerId: string): Promise<SendingMailer | null> {
+export async function loadSendingMailer(
+  db: Queryable,
+  sealer: Sealer,
+  tenantId: string,
+  mailerId: string,
+): Promise<SendingMailer | null> {
   const { rows } = await db.query<Row>(
     `SELECT m.id, m.tenant_id, m.config_type, m.state, m.email, m.config, m.secret, m.deleted_at,
             d.name AS domain, d.verified, d.selector, d.dkim_private_key, d.custom_args

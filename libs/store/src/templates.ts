@@ -1,6 +1,6 @@
-import { type Content, IdPrefix, newId, type Template } from '@mailyard/contracts';
+import { type Content, IdPrefix, type Template, newId } from '@mailyard/contracts';
 import type { Queryable } from '@mailyard/platform';
-import { decodeCursor, type Page, toPage } from './cursor';
+import { type Page, decodeCursor, toPage } from './cursor';
 
 export class InvalidCursorError extends Error {
   override name = 'InvalidCursorError';
@@ -26,15 +26,16 @@ const toTemplate = (r: TemplateRow): Template => ({
 
 /** Templates, always scoped to one tenant: another tenant's id behaves as absent. */
 export const templates = {
-  async create(db: Queryable, tenantId: string, input: { name: string; subject: string; content: Content[] }): Promise<string> {
+  async create(
+    db: Queryable,
+    tenantId: string,
+    input: { name: string; subject: string; content: Content[] },
+  ): Promise<string> {
     const id = newId(IdPrefix.template);
-    await db.query('INSERT INTO templates (id, tenant_id, name, subject, content) VALUES ($1, $2, $3, $4, $5)', [
-      id,
-      tenantId,
-      input.name,
-      input.subject,
-      JSON.stringify(input.content),
-    ]);
+    await db.query(
+      'INSERT INTO templates (id, tenant_id, name, subject, content) VALUES ($1, $2, $3, $4, $5)',
+      [id, tenantId, input.name, input.subject, JSON.stringify(input.content)],
+    );
     return id;
   },
 
@@ -46,7 +47,11 @@ export const templates = {
     return rows[0] ? toTemplate(rows[0]) : null;
   },
 
-  async list(db: Queryable, tenantId: string, page: { pageSize: number; pageToken?: string }): Promise<Page<{ id: string; name: string }>> {
+  async list(
+    db: Queryable,
+    tenantId: string,
+    page: { pageSize: number; pageToken?: string },
+  ): Promise<Page<{ id: string; name: string }>> {
     const after = page.pageToken === undefined ? '' : decodeCursor(page.pageToken);
     if (after === null) throw new InvalidCursorError();
     const { rows } = await db.query<{ id: string; name: string }>(
@@ -68,7 +73,13 @@ export const templates = {
           SET name = COALESCE($3, name), subject = COALESCE($4, subject),
               content = COALESCE($5::jsonb, content), updated_at = now()
         WHERE tenant_id = $1 AND id = $2`,
-      [tenantId, id, patch.name ?? null, patch.subject ?? null, patch.content ? JSON.stringify(patch.content) : null],
+      [
+        tenantId,
+        id,
+        patch.name ?? null,
+        patch.subject ?? null,
+        patch.content ? JSON.stringify(patch.content) : null,
+      ],
     );
     return res.rowCount > 0;
   },

@@ -1,4 +1,4 @@
-import { IdPrefix, newId, type TenantTier } from '@mailyard/contracts';
+import { IdPrefix, type TenantTier, newId } from '@mailyard/contracts';
 import type { Db, Queryable } from '@mailyard/platform';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-keys';
 
@@ -57,7 +57,9 @@ export async function issueKey(db: Db, tenantId: string): Promise<IssuedKey | nu
 
 /** Revokes a key; false when it does not exist or was already revoked. */
 export async function revokeKey(db: Queryable, keyId: string): Promise<boolean> {
-  const res = await db.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [keyId]);
+  const res = await db.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [
+    keyId,
+  ]);
   return res.rowCount > 0;
 }
 
@@ -72,8 +74,15 @@ export async function findKeyOwner(db: Queryable, apiKey: string): Promise<KeyOw
 }
 
 /** Creates the bootstrap tenant with exactly `apiKey` unless that key already exists. */
-export async function ensureBootstrapTenant(db: Db, apiKey: string, tier: TenantTier): Promise<{ created: boolean; tenantId: string }> {
-  const existing = await db.query<{ tenant_id: string }>('SELECT tenant_id FROM api_keys WHERE key_hash = $1', [hashApiKey(apiKey)]);
+export async function ensureBootstrapTenant(
+  db: Db,
+  apiKey: string,
+  tier: TenantTier,
+): Promise<{ created: boolean; tenantId: string }> {
+  const existing = await db.query<{ tenant_id: string }>(
+    'SELECT tenant_id FROM api_keys WHERE key_hash = $1',
+    [hashApiKey(apiKey)],
+  );
   if (existing.rows[0]) return { created: false, tenantId: existing.rows[0].tenant_id };
   const tenant = await createTenant(db, { name: 'bootstrap', tier, apiKey });
   return { created: true, tenantId: tenant.id };

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { bearer, createStores, type SharedStores, startGateway, type TestGateway } from './support/harness';
+import { type SharedStores, type TestGateway, bearer, createStores, startGateway } from './support/harness';
 
 const ADMIN = 'admin-key-for-tests-0123456789';
 
@@ -17,7 +17,10 @@ describe('admin API (servers)', () => {
   });
 
   it('creates a tenant whose key works, issues and revokes more keys', async () => {
-    const created = await request(gw.app).post('/admin/v1/tenants').set(bearer(ADMIN)).send({ name: 'Acme', tier: 'enterprise' });
+    const created = await request(gw.app)
+      .post('/admin/v1/tenants')
+      .set(bearer(ADMIN))
+      .send({ name: 'Acme', tier: 'enterprise' });
     expect(created.status).toBe(201);
     expect(created.body).toEqual({
       success: true,
@@ -29,19 +32,30 @@ describe('admin API (servers)', () => {
     expect(list.status).toBe(200);
     expect(list.headers['x-ratelimit-limit']).toBe('1000');
 
-    const second = await request(gw.app).post(`/admin/v1/tenants/${created.body.tenant_id}/keys`).set(bearer(ADMIN));
+    const second = await request(gw.app)
+      .post(`/admin/v1/tenants/${created.body.tenant_id}/keys`)
+      .set(bearer(ADMIN));
     expect(second.status).toBe(201);
     expect(second.body.tenant_id).toBe(created.body.tenant_id);
-    expect((await request(gw.app).get('/v1/email/templates').set('X-API-Key', second.body.api_key)).status).toBe(200);
+    expect(
+      (await request(gw.app).get('/v1/email/templates').set('X-API-Key', second.body.api_key)).status,
+    ).toBe(200);
 
     const revoked = await request(gw.app).delete(`/admin/v1/keys/${second.body.key_id}`).set(bearer(ADMIN));
     expect(revoked.status).toBe(200);
-    expect((await request(gw.app).get('/v1/email/templates').set('X-API-Key', second.body.api_key)).status).toBe(401);
-    expect((await request(gw.app).delete(`/admin/v1/keys/${second.body.key_id}`).set(bearer(ADMIN))).status).toBe(404);
+    expect(
+      (await request(gw.app).get('/v1/email/templates').set('X-API-Key', second.body.api_key)).status,
+    ).toBe(401);
+    expect(
+      (await request(gw.app).delete(`/admin/v1/keys/${second.body.key_id}`).set(bearer(ADMIN))).status,
+    ).toBe(404);
   });
 
   it('stores keys only as hashes', async () => {
-    const created = await request(gw.app).post('/admin/v1/tenants').set(bearer(ADMIN)).send({ name: 'Hashy' });
+    const created = await request(gw.app)
+      .post('/admin/v1/tenants')
+      .set(bearer(ADMIN))
+      .send({ name: 'Hashy' });
     const { rows } = await gw.ctx.db.query<{ key_hash: Buffer; prefix: string }>(
       'SELECT key_hash, prefix FROM api_keys WHERE tenant_id = $1',
       [created.body.tenant_id],
@@ -54,16 +68,30 @@ describe('admin API (servers)', () => {
 
   it('rejects missing or wrong admin keys and validates input', async () => {
     expect((await request(gw.app).post('/admin/v1/tenants').send({ name: 'x' })).status).toBe(401);
-    expect((await request(gw.app).post('/admin/v1/tenants').set(bearer('wrong-admin-key-000000')).send({ name: 'x' })).status).toBe(401);
-    const bad = await request(gw.app).post('/admin/v1/tenants').set(bearer(ADMIN)).send({ name: 'x', tier: 'gold' });
+    expect(
+      (
+        await request(gw.app)
+          .post('/admin/v1/tenants')
+          .set(bearer('wrong-admin-key-000000'))
+          .send({ name: 'x' })
+      ).status,
+    ).toBe(401);
+    const bad = await request(gw.app)
+      .post('/admin/v1/tenants')
+      .set(bearer(ADMIN))
+      .send({ name: 'x', tier: 'gold' });
     expect(bad.status).toBe(400);
     expect(bad.body).toEqual({ success: false, error: 'tier must be standard or enterprise' });
-    expect((await request(gw.app).post('/admin/v1/tenants/tenant_nope/keys').set(bearer(ADMIN))).status).toBe(404);
+    expect((await request(gw.app).post('/admin/v1/tenants/tenant_nope/keys').set(bearer(ADMIN))).status).toBe(
+      404,
+    );
   });
 
   it('does not accept a tenant API key as the admin key', async () => {
     const { apiKey } = await gw.newTenant();
-    expect((await request(gw.app).post('/admin/v1/tenants').set(bearer(apiKey)).send({ name: 'x' })).status).toBe(401);
+    expect(
+      (await request(gw.app).post('/admin/v1/tenants').set(bearer(apiKey)).send({ name: 'x' })).status,
+    ).toBe(401);
   });
 });
 
@@ -79,6 +107,13 @@ describe('admin API switched off', () => {
   });
 
   it('answers 404 when ADMIN_API_KEY is not set', async () => {
-    expect((await request(gw.app).post('/admin/v1/tenants').set(bearer('anything-at-all-0000')).send({ name: 'x' })).status).toBe(404);
+    expect(
+      (
+        await request(gw.app)
+          .post('/admin/v1/tenants')
+          .set(bearer('anything-at-all-0000'))
+          .send({ name: 'x' })
+      ).status,
+    ).toBe(404);
   });
 });

@@ -1,5 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
+import { Resolver } from 'node:dns/promises';
 import type { AddressInfo } from 'node:net';
 import {
   type DomainData,
@@ -256,9 +257,7 @@ describe('domain verification against DNS (servers)', () => {
     await publish('recheck.example.com', zoneFor(data));
     const t3 = new Date(t2.getTime() + gw.config.DOMAIN_CHECK_MAX_BACKOFF_S * 1000 + 60_000);
     await runDomainChecks(deps, t3);
-    await events.waitFor(
-      (e) => e.payload.details.domain === 'recheck.example.com' && e.payload.details.verified && e.id !== flipped.id,
-    );
+    await events.waitFor((e) => e.payload.details.domain === 'recheck.example.com' && e.occurred_at > flipped.occurred_at);
     expect(eventsFor('recheck.example.com').map((e) => e.payload.details.verified)).toEqual([true, false, true]);
   });
 
@@ -284,6 +283,31 @@ describe('domain verification against DNS (servers)', () => {
     await gw.ctx.db.query("UPDATE domains SET next_check_at = $1 WHERE name = 'stale.example.com'", [end]);
     await runDomainChecks(deps, end);
     expect(await nextCheckAt('stale.example.com')).toBeNull();
+  });
+
+  it('a background check without a DNS answer keeps a verified domain verified and retries soon', async () => {
+    const data = await add({ domain: 'flaky.example.com' });
+    await publish('flaky.example.com', zoneFor(data));
+    expect((await verify('flaky.example.com')).body.data.verified).toBe(true);
+    const silent: Socket = createSocket('udp4');
+    await new Promise<void>((resolve) => silent.bind(0, '127.0.0.1', resolve));
+    silent.on('message', () => {});
+    const resolver = new Resolver({ timeout: 300, tries: 1 });
+    resolver.setServers([`127.0.0.1:${(silent.address() as AddressInfo).port}`]);
+    try {
+      const when = new Date(Date.now() + 3 * DAY);
+      const pass = await runDomainChecks({ db: gw.ctx.db, config: gw.config, logger: gw.ctx.logger, resolver }, when);
+      expect(pass.inconclusive).toBeGreaterThanOrEqual(1);
+      expect(pass.changed).toBe(0);
+      const details = await request(gw.app).get('/v1/domain/flaky.example.com').set(bearer(key));
+      expect(details.body.data.verified).toBe(true);
+      expect(await nextCheckAt('flaky.example.com')).toBe(when.getTime() + gw.config.DOMAIN_CHECK_FIRST_DELAY_S * 1000);
+    } finally {
+      silent.close();
+    }
+    await relay.drainOnce();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(eventsFor('flaky.example.com').map((e) => e.payload.details.verified)).toEqual([true]);
   });
 
   it('the background job runs on one replica only (kv leader lock)', async () => {

@@ -1,6 +1,6 @@
-import { createHttpApp, createLogger, HttpError } from '@mailyard/platform';
+import { HttpError, createHttpApp, createLogger } from '@mailyard/platform';
 import request from 'supertest';
-import { bearer, createStores, type SharedStores, startGateway, type TestGateway } from './support/harness';
+import { type SharedStores, type TestGateway, bearer, createStores, startGateway } from './support/harness';
 
 describe('http kit behaviour through the gateway (embedded)', () => {
   let stores: SharedStores;
@@ -85,6 +85,9 @@ describe('http kit error mapping', () => {
   it('reports failing readiness checks with 503', async () => {
     const res = await request(app).get('/readyz');
     expect(res.status).toBe(503);
-    expect(res.body).toEqual({ status: 'not ready', checks: { ok: 'ok', broken: 'failing: connection refused' } });
+    expect(res.body).toEqual({
+      status: 'not ready',
+      checks: { ok: 'ok', broken: 'failing: connection refused' },
+    });
   });
 });

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { bearer, createStores, type SharedStores, startGateway, type TestGateway } from './support/harness';
+import { type SharedStores, type TestGateway, bearer, createStores, startGateway } from './support/harness';
 
 describe('rate limits on the real Redis', () => {
   let stores: SharedStores;

@@ -26,6 +26,8 @@ export interface SmtpReceiverOptions {
   auth?: { user: string; pass: string } | 'reject';
   /** Offer STARTTLS (smtp-server's built-in self-signed certificate). Default off. */
   starttls?: boolean;
+  /** Wait this long before answering each DATA (a slow server). */
+  dataDelayMs?: number;
 }
 
 export interface SmtpReceiver {
@@ -84,7 +86,8 @@ export async function startSmtpReceiver(opts: SmtpReceiverOptions = {}): Promise
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
+      stream.on('end', async () => {
+        if (opts.dataDelayMs) await new Promise((r) => setTimeout(r, opts.dataDelayMs));
         data++;
         const message: ReceivedMessage = {
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',

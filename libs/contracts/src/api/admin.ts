@@ -5,7 +5,9 @@ export type TenantTier = (typeof TENANT_TIERS)[number];
 
 export const CreateTenantSchema = z.object({
   name: z.string({ required_error: 'name is required' }).trim().min(1, 'name is required').max(255),
-  tier: z.enum(TENANT_TIERS, { errorMap: () => ({ message: 'tier must be standard or enterprise' }) }).default('standard'),
+  tier: z
+    .enum(TENANT_TIERS, { errorMap: () => ({ message: 'tier must be standard or enterprise' }) })
+    .default('standard'),
 });
 export type CreateTenantRequest = z.infer<typeof CreateTenantSchema>;
 

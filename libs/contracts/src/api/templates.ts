@@ -18,7 +18,10 @@ export const ContentSchema = z.object(
 export type Content = z.infer<typeof ContentSchema>;
 
 const contentList = z
-  .array(ContentSchema, { required_error: ErrorText.contentRequired, invalid_type_error: 'content must be an array' })
+  .array(ContentSchema, {
+    required_error: ErrorText.contentRequired,
+    invalid_type_error: 'content must be an array',
+  })
   .min(1, ErrorText.contentRequired);
 
 const requiredText = (message: string) =>
@@ -36,7 +39,9 @@ export type CreateTemplateRequest = z.infer<typeof CreateTemplateSchema>;
 
 export const UpdateTemplateSchema = z.object({
   template_id: requiredText(ErrorText.templateIdRequired),
-  name: requiredText(ErrorText.nameRequired).pipe(z.string().max(255, 'name must be at most 255 characters')).optional(),
+  name: requiredText(ErrorText.nameRequired)
+    .pipe(z.string().max(255, 'name must be at most 255 characters'))
+    .optional(),
   subject: z
     .string({ invalid_type_error: ErrorText.subjectRequired })
     .min(1, ErrorText.subjectRequired)

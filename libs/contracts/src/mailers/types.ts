@@ -1,8 +1,22 @@
 /** SPEC.md "Mailer (email configuration)" and "Mailer activity". */
-export const CONFIG_TYPES = ['domain', 'imap', 'basic_imap', 'oauth_imap', 'smtp_imap', 'smtp', 'basic_smtp', 'oauth_smtp'] as const;
+export const CONFIG_TYPES = [
+  'domain',
+  'imap',
+  'basic_imap',
+  'oauth_imap',
+  'smtp_imap',
+  'smtp',
+  'basic_smtp',
+  'oauth_smtp',
+] as const;
 export type ConfigType = (typeof CONFIG_TYPES)[number];
 
-export const IMAP_CAPABLE_CONFIG_TYPES: readonly ConfigType[] = ['imap', 'basic_imap', 'oauth_imap', 'smtp_imap'];
+export const IMAP_CAPABLE_CONFIG_TYPES: readonly ConfigType[] = [
+  'imap',
+  'basic_imap',
+  'oauth_imap',
+  'smtp_imap',
+];
 export const SMTP_ONLY_CONFIG_TYPES: readonly ConfigType[] = ['smtp', 'basic_smtp', 'oauth_smtp'];
 
 export const MAILER_STATES = ['active', 'disabled', 'deactivated'] as const;

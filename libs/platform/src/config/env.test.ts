@@ -19,7 +19,9 @@ describe('loadConfig', () => {
   it('fails with one line naming the variable', () => {
     expect(() => loadConfig({ PORT: 'abc' })).toThrow(ConfigError);
     expect(() => loadConfig({ PORT: 'abc' })).toThrow(/^Invalid configuration: PORT .*\(got "abc"\)$/);
-    expect(() => loadConfig({ AMQP_URL: 'http://x' })).toThrow(/^Invalid configuration: AMQP_URL must be a URL starting with amqp:\/\//);
+    expect(() => loadConfig({ AMQP_URL: 'http://x' })).toThrow(
+      /^Invalid configuration: AMQP_URL must be a URL starting with amqp:\/\//,
+    );
     expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL/);
   });
 

@@ -10,7 +10,8 @@ const integer = (message: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z.coerce
     .number({ invalid_type_error: message })
     .refine((n) => Number.isInteger(n) && n >= min && n <= max, { message });
-const port = (fallback: number) => integer('must be a port number from 0 to 65535', 0, 65535).default(fallback);
+const port = (fallback: number) =>
+  integer('must be a port number from 0 to 65535', 0, 65535).default(fallback);
 const optionalUrl = (protocols: string[]) =>
   z
     .string()
@@ -29,7 +30,12 @@ const commaList = (message: string, valid: (item: string) => boolean) =>
   z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
     .refine((items) => items.every(valid), { message });
 /** `1.2.3.4`, `1.2.3.4:53`, `::1` or `[::1]:53` (node:dns Resolver#setServers forms). */
 const isDnsServer = (s: string) => {
@@ -41,7 +47,10 @@ const hostName = z
   .string()
   .trim()
   .toLowerCase()
-  .regex(/^(?=.{1,253}$)([a-z0-9_]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9_]([a-z0-9-]{0,61}[a-z0-9])?)*$/, 'must be a host name');
+  .regex(
+    /^(?=.{1,253}$)([a-z0-9_]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9_]([a-z0-9-]{0,61}[a-z0-9])?)*$/,
+    'must be a host name',
+  );
 
 export const EnvSchema = z.object({
   NODE_ENV: z.string().default('development'),
@@ -72,12 +81,18 @@ export const EnvSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: positiveInt(10000),
   WEBHOOK_ALLOW_INSECURE: flag,
   // Sending domains: DNS verification, suggested records, background re-checks
-  DNS_SERVERS: commaList('must be a comma-separated list of IP addresses, each optionally with :port', isDnsServer),
+  DNS_SERVERS: commaList(
+    'must be a comma-separated list of IP addresses, each optionally with :port',
+    isDnsServer,
+  ),
   DNS_TIMEOUT_MS: positiveInt(2000),
   DNS_TRIES: positiveInt(2),
   DKIM_SELECTOR: hostName.default('mailyard'),
   SPF_INCLUDE: hostName.or(z.literal('none')).optional(),
-  SENDING_IPS: commaList('must be a comma-separated list of IP addresses or CIDR ranges', (s) => isIP(s.split('/')[0]!) !== 0),
+  SENDING_IPS: commaList(
+    'must be a comma-separated list of IP addresses or CIDR ranges',
+    (s) => isIP(s.split('/')[0]!) !== 0,
+  ),
   INBOUND_MX_HOST: hostName.optional(),
   DOMAIN_CHECK_TICK_MS: positiveInt(60_000),
   DOMAIN_CHECK_FIRST_DELAY_S: positiveInt(300),
@@ -90,7 +105,9 @@ export const EnvSchema = z.object({
   IMAP_VERIFY_TIMEOUT_MS: positiveInt(10_000),
   // Send service (services/send)
   SEND_MAX_ATTEMPTS: positiveInt(5),
-  SEND_RETRY_DELAYS: commaList('must be a comma-separated list of seconds (numbers >= 0)', (s) => /^\d+(\.\d+)?$/.test(s))
+  SEND_RETRY_DELAYS: commaList('must be a comma-separated list of seconds (numbers >= 0)', (s) =>
+    /^\d+(\.\d+)?$/.test(s),
+  )
     .transform((items) => items.map(Number))
     .default('60,300,1800,7200'),
   SMTP_RELAY_URL: optionalUrl(['smtp', 'smtps']),
@@ -109,7 +126,8 @@ export type Config = z.infer<typeof EnvSchema>;
 /** Parses the environment; an invalid value throws one ConfigError naming the variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const cleaned: Record<string, string> = {};
-  for (const [key, value] of Object.entries(env)) if (value !== undefined && value !== '') cleaned[key] = value;
+  for (const [key, value] of Object.entries(env))
+    if (value !== undefined && value !== '') cleaned[key] = value;
   const result = EnvSchema.safeParse(cleaned);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;

@@ -27,7 +27,11 @@ export async function migrate(db: Db, migrations = readMigrations()): Promise<st
     await tx.query(
       'CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
     );
-    const done = new Set((await tx.query<{ version: string }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+    const done = new Set(
+      (await tx.query<{ version: string }>('SELECT version FROM schema_migrations')).rows.map(
+        (r) => r.version,
+      ),
+    );
     for (const m of migrations) {
       if (done.has(m.version)) continue;
       for (const statement of splitStatements(m.sql)) await tx.query(statement);

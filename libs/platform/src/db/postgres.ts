@@ -37,7 +37,9 @@ export function openPostgres(url: string, poolSize = 10): Db {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
-        const result = await fn({ query: <R = Row>(sql: string, params?: readonly unknown[]) => run<R>(client, sql, params) });
+        const result = await fn({
+          query: <R = Row>(sql: string, params?: readonly unknown[]) => run<R>(client, sql, params),
+        });
         await client.query('COMMIT');
         return result;
       } catch (err) {

@@ -1,9 +1,9 @@
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { ErrorText } from '@mailyard/contracts';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../logger/logger';
 import { histogram } from '../metrics/registry';
 import { HttpError } from './errors';
-import { opsRouter, type ReadinessCheck } from './health';
+import { type ReadinessCheck, opsRouter } from './health';
 import { requestContext } from './request-context';
 
 export interface HttpAppOptions {
@@ -24,7 +24,11 @@ const requestDuration = histogram(
 function observe(req: Request, res: Response, next: NextFunction): void {
   const start = process.hrtime.bigint();
   res.on('finish', () => {
-    const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : res.statusCode === 404 ? 'unmatched' : req.baseUrl || 'other';
+    const route = req.route?.path
+      ? `${req.baseUrl}${req.route.path}`
+      : res.statusCode === 404
+        ? 'unmatched'
+        : req.baseUrl || 'other';
     requestDuration.observe(
       { method: req.method, route, status: String(res.statusCode) },
       Number(process.hrtime.bigint() - start) / 1e9,

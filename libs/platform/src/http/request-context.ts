@@ -1,5 +1,5 @@
-import type { NextFunction, Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
 import { childTraceparent, runWithTrace } from '../trace/context';
 
 const REQUEST_ID_RE = /^[\w.:-]{1,128}$/;

@@ -1,5 +1,5 @@
-import type { ZodType, ZodTypeDef } from 'zod';
 import { ErrorText } from '@mailyard/contracts';
+import type { ZodType, ZodTypeDef } from 'zod';
 import { HttpError } from './errors';
 
 /** Parses `input` with a contracts schema; the first issue becomes a 400 envelope. */
@@ -11,7 +11,11 @@ export function parseOrThrow<T>(schema: ZodType<T, ZodTypeDef, unknown>, input: 
   const path = issue.path.join('.');
   // Messages written in the schema stand alone; zod's generic ones get the field name.
   const generic = issue.code === 'invalid_type' && issue.message.startsWith('Expected');
-  const message = generic || issue.message === 'Required' ? `${path || 'body'}: ${issue.message}` : issue.message;
-  const details = result.error.issues.length > 1 ? `${result.error.issues.length} problems; first at ${path || 'body'}` : undefined;
+  const message =
+    generic || issue.message === 'Required' ? `${path || 'body'}: ${issue.message}` : issue.message;
+  const details =
+    result.error.issues.length > 1
+      ? `${result.error.issues.length} problems; first at ${path || 'body'}`
+      : undefined;
   throw new HttpError(status, message, details);
 }

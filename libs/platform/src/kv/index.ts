@@ -9,5 +9,7 @@ export { openRedisKv } from './redis';
 
 /** Redis when REDIS_URL is set, else in-process. */
 export function openKv(config: Pick<Config, 'REDIS_URL' | 'REDIS_KEY_PREFIX'>): Kv {
-  return config.REDIS_URL ? openRedisKv(config.REDIS_URL, { keyPrefix: config.REDIS_KEY_PREFIX }) : createMemoryKv();
+  return config.REDIS_URL
+    ? openRedisKv(config.REDIS_URL, { keyPrefix: config.REDIS_KEY_PREFIX })
+    : createMemoryKv();
 }

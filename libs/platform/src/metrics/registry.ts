@@ -15,7 +15,10 @@ function getOrCreate<T>(name: string, make: () => T): T {
 }
 
 export function counter(name: string, help: string, labelNames: string[] = []) {
-  return getOrCreate(name, () => new client.Counter({ name, help, labelNames, registers: [metricsRegistry] }));
+  return getOrCreate(
+    name,
+    () => new client.Counter({ name, help, labelNames, registers: [metricsRegistry] }),
+  );
 }
 
 export function gauge(name: string, help: string, labelNames: string[] = []) {
@@ -23,5 +26,8 @@ export function gauge(name: string, help: string, labelNames: string[] = []) {
 }
 
 export function histogram(name: string, help: string, labelNames: string[] = [], buckets?: number[]) {
-  return getOrCreate(name, () => new client.Histogram({ name, help, labelNames, buckets, registers: [metricsRegistry] }));
+  return getOrCreate(
+    name,
+    () => new client.Histogram({ name, help, labelNames, buckets, registers: [metricsRegistry] }),
+  );
 }

@@ -63,7 +63,9 @@ export async function openContext(config: Config, logger: Logger): Promise<Servi
   const bus = await openBus(config, logger);
   const kv = openKv(config);
   await waitFor(() => kv.check(), 5000).catch((err) =>
-    logger.warn('kv not reachable at start; rate limits fail open until it is', { error: (err as Error).message }),
+    logger.warn('kv not reachable at start; rate limits fail open until it is', {
+      error: (err as Error).message,
+    }),
   );
   return { config, logger, db, bus, kv, sealer };
 }

@@ -5,11 +5,11 @@ import { closeServer, listen } from '../http/server';
 import { createLogger } from '../logger/logger';
 import { enableDefaultMetrics } from '../metrics/registry';
 import {
+  type RunningService,
+  type StartService,
   closeContext,
   describeStores,
   openContext,
-  type RunningService,
-  type StartService,
   storeReadiness,
 } from './context';
 

@@ -1,4 +1,4 @@
-import { generateSecretKey, parseSecretKey, SealError, Sealer } from './sealer';
+import { SealError, Sealer, generateSecretKey, parseSecretKey } from './sealer';
 
 describe('Sealer', () => {
   const sealer = new Sealer(parseSecretKey(generateSecretKey()));

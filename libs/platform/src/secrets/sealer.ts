@@ -44,7 +44,8 @@ export class Sealer {
 
   open(sealed: Buffer | Uint8Array): Buffer {
     const buf = Buffer.from(sealed);
-    if (buf.length < 1 + KEY_ID_BYTES + IV_BYTES + TAG_BYTES || buf[0] !== VERSION) throw new SealError('not a sealed value');
+    if (buf.length < 1 + KEY_ID_BYTES + IV_BYTES + TAG_BYTES || buf[0] !== VERSION)
+      throw new SealError('not a sealed value');
     const keyId = buf.subarray(1, 1 + KEY_ID_BYTES);
     if (!keyId.equals(this.keyId)) throw new SealError('sealed with a different SECRET_KEY');
     const iv = buf.subarray(1 + KEY_ID_BYTES, 1 + KEY_ID_BYTES + IV_BYTES);
@@ -53,7 +54,10 @@ export class Sealer {
     decipher.setAAD(keyId);
     decipher.setAuthTag(tag);
     try {
-      return Buffer.concat([decipher.update(buf.subarray(1 + KEY_ID_BYTES + IV_BYTES + TAG_BYTES)), decipher.final()]);
+      return Buffer.concat([
+        decipher.update(buf.subarray(1 + KEY_ID_BYTES + IV_BYTES + TAG_BYTES)),
+        decipher.final(),
+      ]);
     } catch {
       throw new SealError('sealed value failed authentication');
     }

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Config, ConfigError } from '../config/env';
 import type { Queryable } from '../db/types';
-import { generateSecretKey, parseSecretKey, SealError, Sealer } from './sealer';
+import { SealError, Sealer, generateSecretKey, parseSecretKey } from './sealer';
 
 const CHECK_PLAINTEXT = 'mailyard secret key check v1';
 
@@ -15,10 +15,13 @@ export function resolveSealer(config: Pick<Config, 'SECRET_KEY' | 'DATABASE_URL'
     try {
       return new Sealer(parseSecretKey(config.SECRET_KEY));
     } catch (err) {
-      throw new ConfigError(`Invalid configuration: SECRET_KEY ${(err as Error).message.replace(/^SECRET_KEY /, '')}`);
+      throw new ConfigError(
+        `Invalid configuration: SECRET_KEY ${(err as Error).message.replace(/^SECRET_KEY /, '')}`,
+      );
     }
   }
-  if (config.DATABASE_URL) throw new ConfigError('Invalid configuration: SECRET_KEY is required when DATABASE_URL is set');
+  if (config.DATABASE_URL)
+    throw new ConfigError('Invalid configuration: SECRET_KEY is required when DATABASE_URL is set');
   if (config.DATA_DIR.startsWith('memory://')) return new Sealer(parseSecretKey(generateSecretKey()));
   const file = join(config.DATA_DIR, 'secret.key');
   if (!existsSync(file)) {
@@ -39,5 +42,7 @@ export async function verifySealer(db: Queryable, sealer: Sealer): Promise<void>
   } catch (err) {
     if (!(err instanceof SealError)) throw err;
   }
-  throw new ConfigError('Invalid configuration: SECRET_KEY does not match the key the stored secrets were sealed with');
+  throw new ConfigError(
+    'Invalid configuration: SECRET_KEY does not match the key the stored secrets were sealed with',
+  );
 }

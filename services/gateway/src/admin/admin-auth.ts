@@ -1,7 +1,7 @@
-import { timingSafeEqual, createHash } from 'node:crypto';
-import type { NextFunction, Request, Response } from 'express';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { ErrorText } from '@mailyard/contracts';
 import { HttpError } from '@mailyard/platform';
+import type { NextFunction, Request, Response } from 'express';
 import { credentialOf } from '../auth/api-key-auth';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
@@ -12,7 +12,8 @@ export function adminAuth(adminKey: string | undefined) {
   return (req: Request, _res: Response, next: NextFunction): void => {
     if (!expected) throw new HttpError(404, ErrorText.notFound);
     const given = credentialOf(req);
-    if (!given || !timingSafeEqual(digest(given), expected)) throw new HttpError(401, ErrorText.adminUnauthorized);
+    if (!given || !timingSafeEqual(digest(given), expected))
+      throw new HttpError(401, ErrorText.adminUnauthorized);
     next();
   };
 }

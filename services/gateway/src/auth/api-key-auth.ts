@@ -1,7 +1,7 @@
-import type { NextFunction, Request, Response } from 'express';
 import { ErrorText } from '@mailyard/contracts';
-import { currentTrace, type Db, HttpError } from '@mailyard/platform';
-import { findKeyOwner, hashApiKey, type KeyOwner } from '@mailyard/store';
+import { type Db, HttpError, currentTrace } from '@mailyard/platform';
+import { type KeyOwner, findKeyOwner, hashApiKey } from '@mailyard/store';
+import type { NextFunction, Request, Response } from 'express';
 import type { KeyCache } from './key-cache';
 
 /** The credential of a request: `Authorization: Bearer <key>` or `X-API-Key: <key>`. */

@@ -76,9 +76,10 @@ function covers(outer: IpRange, inner: IpRange): boolean {
  * valid SPF record passes. Nested includes are not followed.
  */
 export function checkSpf(domain: string, requiredIps: string[], settings: DnsSettings, lookup: DnsResult<string>): RecordOutcome {
-  if (!lookup.ok) return lookupFailed(domain, 'TXT', lookup, ' (SPF)');
+  const none: RecordOutcome = { verified: false, reason: `No SPF record (TXT starting with v=spf1) at ${domain}` };
+  if (!lookup.ok) return lookup.failure === 'nodata' ? none : lookupFailed(domain, 'TXT', lookup, ' (SPF)');
   const spf = lookup.records.map((r) => r.trim()).filter((r) => /^v=spf1(\s|$)/i.test(r));
-  if (spf.length === 0) return { verified: false, reason: `No SPF record (TXT starting with v=spf1) at ${domain}` };
+  if (spf.length === 0) return none;
   if (spf.length > 1) {
     return { verified: false, reason: `${spf.length} SPF records at ${domain}; publish exactly one (RFC 7208), merging their mechanisms` };
   }

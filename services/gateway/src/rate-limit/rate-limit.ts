@@ -1,6 +1,6 @@
+import { ErrorText, type TenantTier } from '@mailyard/contracts';
+import { HttpError, type Kv, type Logger, counter } from '@mailyard/platform';
 import type { NextFunction, Request, Response } from 'express';
-import { type TenantTier, ErrorText } from '@mailyard/contracts';
-import { counter, HttpError, type Kv, type Logger } from '@mailyard/platform';
 import { tenantOf } from '../auth/api-key-auth';
 
 export interface RateLimitOptions {
@@ -8,7 +8,10 @@ export interface RateLimitOptions {
   windowMs: number;
 }
 
-const failOpenTotal = counter('mailyard_rate_limit_fail_open_total', 'Requests let through because the kv store failed');
+const failOpenTotal = counter(
+  'mailyard_rate_limit_fail_open_total',
+  'Requests let through because the kv store failed',
+);
 const limitedTotal = counter('mailyard_rate_limited_total', 'Requests rejected with 429', ['tier']);
 
 /**
@@ -38,7 +41,9 @@ export function rateLimit(kv: Kv, logger: Logger, opts: RateLimitOptions) {
     if (hit.count > limit) {
       limitedTotal.inc({ tier });
       const retryAfter = Math.max(1, Math.ceil((hit.resetAtMs - Date.now()) / 1000));
-      throw new HttpError(429, ErrorText.rateLimited, undefined, undefined, { 'Retry-After': String(retryAfter) });
+      throw new HttpError(429, ErrorText.rateLimited, undefined, undefined, {
+        'Retry-After': String(retryAfter),
+      });
     }
     next();
   };

@@ -1,4 +1,3 @@
-import { Router } from 'express';
 import {
   type CreateTemplateResponse,
   CreateTemplateSchema,
@@ -8,8 +7,9 @@ import {
   PageQuerySchema,
   UpdateTemplateSchema,
 } from '@mailyard/contracts';
-import { badRequest, type Db, notFound, parseOrThrow } from '@mailyard/platform';
+import { type Db, badRequest, notFound, parseOrThrow } from '@mailyard/platform';
 import { InvalidCursorError, templates } from '@mailyard/store';
+import { Router } from 'express';
 import { tenantOf } from '../auth/api-key-auth';
 
 /** SPEC.md "Templates": create, read, list, partial update, permanent delete. */
@@ -25,14 +25,21 @@ export function templateRoutes(db: Db): Router {
   router.get('/v1/email/template/:id', async (req, res) => {
     const t = await templates.get(db, tenantOf(res).tenantId, req.params.id!);
     if (!t) throw notFound(ErrorText.templateNotFound);
-    res.json({ success: true, template: { name: t.name, subject: t.subject, content: t.content } } satisfies GetTemplateResponse);
+    res.json({
+      success: true,
+      template: { name: t.name, subject: t.subject, content: t.content },
+    } satisfies GetTemplateResponse);
   });
 
   router.get('/v1/email/templates', async (req, res) => {
     const query = parseOrThrow(PageQuerySchema, req.query);
     try {
       const page = await templates.list(db, tenantOf(res).tenantId, query);
-      res.json({ success: true, templates: page.items, next_page_token: page.nextCursor } satisfies ListTemplatesResponse);
+      res.json({
+        success: true,
+        templates: page.items,
+        next_page_token: page.nextCursor,
+      } satisfies ListTemplatesResponse);
     } catch (err) {
       if (err instanceof InvalidCursorError) throw badRequest(ErrorText.invalidPageToken);
       throw err;
@@ -41,12 +48,14 @@ export function templateRoutes(db: Db): Router {
 
   router.put('/v1/email/template', async (req, res) => {
     const { template_id, ...patch } = parseOrThrow(UpdateTemplateSchema, req.body);
-    if (!(await templates.update(db, tenantOf(res).tenantId, template_id, patch))) throw notFound(ErrorText.templateNotFound);
+    if (!(await templates.update(db, tenantOf(res).tenantId, template_id, patch)))
+      throw notFound(ErrorText.templateNotFound);
     res.json({ success: true, template_id });
   });
 
   router.delete('/v1/email/template/:id', async (req, res) => {
-    if (!(await templates.delete(db, tenantOf(res).tenantId, req.params.id!))) throw notFound(ErrorText.templateNotFound);
+    if (!(await templates.delete(db, tenantOf(res).tenantId, req.params.id!)))
+      throw notFound(ErrorText.templateNotFound);
     res.json({ success: true });
   });
 

@@ -1,5 +1,12 @@
 import request from 'supertest';
-import { bearer, createStores, type Mode, type SharedStores, startGateway, type TestGateway } from './harness';
+import {
+  type Mode,
+  type SharedStores,
+  type TestGateway,
+  bearer,
+  createStores,
+  startGateway,
+} from './harness';
 
 const html = [{ type: 'text/html', value: '<p>Hi {{name}}</p>' }];
 
@@ -22,15 +29,25 @@ export function describeTemplatesApi(mode: Mode): void {
       await stores?.drop();
     });
 
-    const create = (body: unknown, k = key) => request(gw.app).post('/v1/email/template').set(bearer(k)).send(body as object);
+    const create = (body: unknown, k = key) =>
+      request(gw.app)
+        .post('/v1/email/template')
+        .set(bearer(k))
+        .send(body as object);
 
     it('creates and reads a template with the exact shapes', async () => {
       const res = await create({ name: 'Welcome', subject: 'Hello {{name}}', content: html });
       expect(res.status).toBe(201);
-      expect(res.body).toEqual({ success: true, template_id: expect.stringMatching(/^template_[0-9A-HJKMNP-TV-Z]{26}$/) });
+      expect(res.body).toEqual({
+        success: true,
+        template_id: expect.stringMatching(/^template_[0-9A-HJKMNP-TV-Z]{26}$/),
+      });
       const got = await request(gw.app).get(`/v1/email/template/${res.body.template_id}`).set(bearer(key));
       expect(got.status).toBe(200);
-      expect(got.body).toEqual({ success: true, template: { name: 'Welcome', subject: 'Hello {{name}}', content: html } });
+      expect(got.body).toEqual({
+        success: true,
+        template: { name: 'Welcome', subject: 'Hello {{name}}', content: html },
+      });
     });
 
     it.each([
@@ -39,7 +56,10 @@ export function describeTemplatesApi(mode: Mode): void {
       [{ name: 'n', content: html }, 'subject is required'],
       [{ name: 'n', subject: 's' }, 'content is required'],
       [{ name: 'n', subject: 's', content: [] }, 'content is required'],
-      [{ name: 'n', subject: 's', content: [{ type: 'application/pdf', value: 'x' }] }, 'content type must be text/html or text/plain'],
+      [
+        { name: 'n', subject: 's', content: [{ type: 'application/pdf', value: 'x' }] },
+        'content type must be text/html or text/plain',
+      ],
       [{ name: 'n', subject: 's', content: [{ type: 'text/plain' }] }, 'content value is required'],
     ])('rejects %j with "%s"', async (body, message) => {
       const res = await create(body);
@@ -49,12 +69,18 @@ export function describeTemplatesApi(mode: Mode): void {
 
     it('updates only the fields given', async () => {
       const id = (await create({ name: 'A', subject: 'S', content: html })).body.template_id;
-      const res = await request(gw.app).put('/v1/email/template').set(bearer(key)).send({ template_id: id, subject: 'New' });
+      const res = await request(gw.app)
+        .put('/v1/email/template')
+        .set(bearer(key))
+        .send({ template_id: id, subject: 'New' });
       expect(res.body).toEqual({ success: true, template_id: id });
       const got = await request(gw.app).get(`/v1/email/template/${id}`).set(bearer(key));
       expect(got.body.template).toEqual({ name: 'A', subject: 'New', content: html });
       const plain = [{ type: 'text/plain', value: 'p' }];
-      await request(gw.app).put('/v1/email/template').set(bearer(key)).send({ template_id: id, content: plain, name: 'B' });
+      await request(gw.app)
+        .put('/v1/email/template')
+        .set(bearer(key))
+        .send({ template_id: id, content: plain, name: 'B' });
       const again = await request(gw.app).get(`/v1/email/template/${id}`).set(bearer(key));
       expect(again.body.template).toEqual({ name: 'B', subject: 'New', content: plain });
     });
@@ -63,7 +89,10 @@ export function describeTemplatesApi(mode: Mode): void {
       const missing = await request(gw.app).put('/v1/email/template').set(bearer(key)).send({ name: 'x' });
       expect(missing.status).toBe(400);
       expect(missing.body).toEqual({ success: false, error: 'Template ID is required' });
-      const unknown = await request(gw.app).put('/v1/email/template').set(bearer(key)).send({ template_id: 'template_nope', name: 'x' });
+      const unknown = await request(gw.app)
+        .put('/v1/email/template')
+        .set(bearer(key))
+        .send({ template_id: 'template_nope', name: 'x' });
       expect(unknown.status).toBe(404);
       expect(unknown.body).toEqual({ success: false, error: 'Template not found' });
     });
@@ -84,18 +113,24 @@ export function describeTemplatesApi(mode: Mode): void {
       const id = (await create({ name: 'Mine', subject: 'S', content: html })).body.template_id;
       const other = bearer(otherKey);
       expect((await request(gw.app).get(`/v1/email/template/${id}`).set(other)).status).toBe(404);
-      expect((await request(gw.app).put('/v1/email/template').set(other).send({ template_id: id, name: 'x' })).status).toBe(404);
+      expect(
+        (await request(gw.app).put('/v1/email/template').set(other).send({ template_id: id, name: 'x' }))
+          .status,
+      ).toBe(404);
       expect((await request(gw.app).delete(`/v1/email/template/${id}`).set(other)).status).toBe(404);
       const list = await request(gw.app).get('/v1/email/templates?pageSize=50').set(other);
       expect(list.body.templates.map((t: { id: string }) => t.id)).not.toContain(id);
-      expect((await request(gw.app).get(`/v1/email/template/${id}`).set(bearer(key))).body.template.name).toBe('Mine');
+      expect(
+        (await request(gw.app).get(`/v1/email/template/${id}`).set(bearer(key))).body.template.name,
+      ).toBe('Mine');
     });
 
     it('paginates with a stable cursor: no duplicates or gaps while rows are added', async () => {
       const tenant = await gw.newTenant();
       const k = tenant.apiKey;
       const created: string[] = [];
-      for (let i = 0; i < 7; i++) created.push((await create({ name: `T${i}`, subject: 'S', content: html }, k)).body.template_id);
+      for (let i = 0; i < 7; i++)
+        created.push((await create({ name: `T${i}`, subject: 'S', content: html }, k)).body.template_id);
 
       const seen: string[] = [];
       let token: string | null = null;
@@ -108,7 +143,8 @@ export function describeTemplatesApi(mode: Mode): void {
         seen.push(...res.body.templates.map((t: { id: string; name: string }) => t.id));
         for (const t of res.body.templates) expect(Object.keys(t).sort()).toEqual(['id', 'name']);
         token = res.body.next_page_token;
-        if (pages === 0) created.push((await create({ name: 'late', subject: 'S', content: html }, k)).body.template_id);
+        if (pages === 0)
+          created.push((await create({ name: 'late', subject: 'S', content: html }, k)).body.template_id);
         pages++;
       } while (token);
       expect(seen).toEqual(created);
@@ -121,7 +157,9 @@ export function describeTemplatesApi(mode: Mode): void {
       const first = await request(gw.app).get('/v1/email/templates').set(bearer(k));
       expect(first.body.templates).toHaveLength(20);
       expect(typeof first.body.next_page_token).toBe('string');
-      const rest = await request(gw.app).get(`/v1/email/templates?pageToken=${first.body.next_page_token}`).set(bearer(k));
+      const rest = await request(gw.app)
+        .get(`/v1/email/templates?pageToken=${first.body.next_page_token}`)
+        .set(bearer(k));
       expect(rest.body.templates).toHaveLength(1);
       expect(rest.body.next_page_token).toBeNull();
       expect((await request(gw.app).get('/v1/email/templates?pageSize=51').set(bearer(k))).status).toBe(400);
@@ -137,7 +175,9 @@ export function describeTemplatesApi(mode: Mode): void {
       expect(none.status).toBe(401);
       expect(none.body).toEqual({ success: false, error: 'Invalid or missing API key' });
       expect((await request(gw.app).get('/v1/email/templates').set(bearer('myk_wrong'))).status).toBe(401);
-      expect((await request(gw.app).get('/v1/email/templates').set('Authorization', `Basic ${key}`)).status).toBe(401);
+      expect(
+        (await request(gw.app).get('/v1/email/templates').set('Authorization', `Basic ${key}`)).status,
+      ).toBe(401);
     });
 
     it('answers malformed JSON with a 400 envelope and unknown routes with 404', async () => {
