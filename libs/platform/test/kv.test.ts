@@ -1,0 +1,70 @@
+import { REDIS_URL, testRedisPrefix } from '../../../test/support/servers';
+import { type Kv, createMemoryKv, openRedisKv } from '../src/kv';
+
+function describeKv(name: string, make: () => Kv): void {
+  describe(`kv contract (${name})`, () => {
+    let kv: Kv;
+    beforeAll(async () => {
+      kv = make();
+      for (let i = 0; i < 50; i++) {
+        try {
+          await kv.check();
+          break;
+        } catch {
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+    });
+    afterAll(async () => {
+      await kv.close();
+    });
+
+    it('counts hits in one fixed window', async () => {
+      const results = await Promise.all(Array.from({ length: 20 }, () => kv.hitWindow('hits', 60_000)));
+      const counts = results.map((r) => r.count).sort((a, b) => a - b);
+      // All in one window (or split over a boundary): counts are 1..n per window, never repeated.
+      expect(new Set(counts).size + (counts.filter((c) => c === 1).length - 1)).toBe(20);
+      for (const r of results) expect(r.resetAtMs % 60_000).toBe(0);
+    });
+
+    it('locks with an owner token: only the owner extends or releases', async () => {
+      const token = await kv.acquireLock('lock', 5000);
+      expect(token).toEqual(expect.any(String));
+      expect(await kv.acquireLock('lock', 5000)).toBeNull();
+      expect(await kv.extendLock('lock', 'not-the-owner', 5000)).toBe(false);
+      expect(await kv.releaseLock('lock', 'not-the-owner')).toBe(false);
+      expect(await kv.extendLock('lock', token!, 5000)).toBe(true);
+      expect(await kv.releaseLock('lock', token!)).toBe(true);
+      expect(await kv.acquireLock('lock', 5000)).toEqual(expect.any(String));
+    });
+
+    it('expires locks after their TTL', async () => {
+      expect(await kv.acquireLock('short', 50)).toEqual(expect.any(String));
+      await new Promise((r) => setTimeout(r, 120));
+      expect(await kv.acquireLock('short', 50)).toEqual(expect.any(String));
+    });
+
+    it('sets values with TTL and only-if-absent', async () => {
+      expect(await kv.set('k', 'v1', 5000, { onlyIfAbsent: true })).toBe(true);
+      expect(await kv.set('k', 'v2', 5000, { onlyIfAbsent: true })).toBe(false);
+      expect(await kv.get('k')).toBe('v1');
+      await kv.del('k');
+      expect(await kv.get('k')).toBeNull();
+    });
+  });
+}
+
+describeKv('memory', () => createMemoryKv());
+describeKv('redis', () => openRedisKv(REDIS_URL, { keyPrefix: testRedisPrefix() }));
+
+describe('redis kv when Redis is unreachable', () => {
+  it('fails fast instead of queueing commands', async () => {
+    const kv = openRedisKv('redis://127.0.0.1:1', { commandTimeoutMs: 200 });
+    try {
+      await expect(kv.hitWindow('x', 60_000)).rejects.toThrow();
+      await expect(kv.check()).rejects.toThrow();
+    } finally {
+      await kv.close();
+    }
+  });
+});
