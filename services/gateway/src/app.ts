@@ -1,5 +1,5 @@
+import { type ReadinessCheck, type ServiceContext, createHttpApp } from '@mailyard/platform';
 import type { Express } from 'express';
-import { createHttpApp, type ReadinessCheck, type ServiceContext } from '@mailyard/platform';
 import { adminRoutes } from './admin/routes';
 import { apiKeyAuth } from './auth/api-key-auth';
 import { KeyCache } from './auth/key-cache';

@@ -1,11 +1,11 @@
 import {
-  closeServer,
-  listen,
   OutboxRelay,
   type RunningService,
   type ServiceContext,
-  storeReadiness,
   boundPort,
+  closeServer,
+  listen,
+  storeReadiness,
 } from '@mailyard/platform';
 import { ensureBootstrapTenant } from '@mailyard/store';
 import { buildGatewayApp } from './app';
@@ -18,19 +18,36 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
   const { config, logger, db } = ctx;
   if (config.BOOTSTRAP_API_KEY) {
     const r = await ensureBootstrapTenant(db, config.BOOTSTRAP_API_KEY, config.BOOTSTRAP_TIER);
-    if (r.created) logger.info('bootstrap tenant created', { tenant_id: r.tenantId, tier: config.BOOTSTRAP_TIER });
+    if (r.created)
+      logger.info('bootstrap tenant created', { tenant_id: r.tenantId, tier: config.BOOTSTRAP_TIER });
   }
-  const relay = new OutboxRelay(db, ctx.bus, logger, { pollMs: config.OUTBOX_POLL_MS, batchSize: config.OUTBOX_BATCH });
+  const relay = new OutboxRelay(db, ctx.bus, logger, {
+    pollMs: config.OUTBOX_POLL_MS,
+    batchSize: config.OUTBOX_BATCH,
+  });
   relay.start();
   // Background DNS re-check of sending domains; a kv lock lets one replica run each pass.
-  const domainChecks = new DomainCheckJob({ db, config, logger, kv: ctx.kv, onOutboxWrite: () => relay.notify() });
+  const domainChecks = new DomainCheckJob({
+    db,
+    config,
+    logger,
+    kv: ctx.kv,
+    onOutboxWrite: () => relay.notify(),
+  });
   domainChecks.start();
   const readiness = storeReadiness(ctx);
-  const server = await listen(buildGatewayApp(ctx, readiness, { onOutboxWrite: () => relay.notify() }), config.PORT, config.HOST);
+  const server = await listen(
+    buildGatewayApp(ctx, readiness, { onOutboxWrite: () => relay.notify() }),
+    config.PORT,
+    config.HOST,
+  );
   const url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${boundPort(server)}`;
   return {
     name: 'gateway',
-    banner: [`API ${url}/v1  health ${url}/healthz  metrics ${url}/metrics`, ...(config.ADMIN_API_KEY ? [`admin ${url}/admin/v1`] : [])],
+    banner: [
+      `API ${url}/v1  health ${url}/healthz  metrics ${url}/metrics`,
+      ...(config.ADMIN_API_KEY ? [`admin ${url}/admin/v1`] : []),
+    ],
     readiness,
     async stop() {
       await closeServer(server);

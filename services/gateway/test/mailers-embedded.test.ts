@@ -1,0 +1,3 @@
+import { describeMailersApi } from './support/mailers.api';
+
+describeMailersApi('embedded');
