@@ -25,6 +25,9 @@ wait_for() { # name, command...
 }
 
 apt_install postgresql redis-server rabbitmq-server postgresql-client redis-tools
+# Test peers the tests start themselves on 127.0.0.1 (never as system services): dnsmasq (the
+# binary-only package) for DNS records, Dovecot for IMAPS, openssl for the test certificate.
+apt_install dnsmasq-base dovecot-core dovecot-imapd openssl
 
 # PostgreSQL: trust auth on loopback for the tests' throwaway databases.
 if ! pg_isready -h 127.0.0.1 -p 5432 -q; then

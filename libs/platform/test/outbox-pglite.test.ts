@@ -13,16 +13,6 @@ import { enqueueOutbox } from '../src/outbox/outbox';
 import { OutboxRelay } from '../src/outbox/relay';
 import { waitFor } from './bus.contract';
 
-// PGlite loads its WASM through dynamic import(), which jest's module sandbox only allows
-// under --experimental-vm-modules. Loading the package with Node's own loader sidesteps the
-// sandbox; it is the real PGlite, and openDatabase() and the rest run unchanged.
-jest.mock('@electric-sql/pglite', () => {
-  const nodeModule = require('node:module') as {
-    _load(request: string, parent: null, isMain: boolean): unknown;
-  };
-  return nodeModule._load(require.resolve('@electric-sql/pglite'), null, false);
-});
-
 const logger = createLogger('outbox-pglite-test', process.env.TEST_LOG_LEVEL ?? 'error');
 
 let db: Db;

@@ -6,11 +6,11 @@ import {
   Exchange,
   IdPrefix,
   type MailerState,
-  newId,
   RoutingKey,
+  newId,
 } from '@mailyard/contracts';
-import { type Db, enqueueOutbox, envelope, type Queryable } from '@mailyard/platform';
-import { decodeCursor, type Page, toPage } from './cursor';
+import { type Db, type Queryable, enqueueOutbox, envelope } from '@mailyard/platform';
+import { type Page, decodeCursor, toPage } from './cursor';
 import { InvalidCursorError } from './templates';
 
 export class DuplicateDomainError extends Error {
@@ -132,7 +132,13 @@ export function isUniqueViolation(err: unknown): boolean {
 export function domainVerificationEvent(d: StoredDomain): DomainVerificationEvent {
   return {
     event: 'DOMAIN_VERIFICATION',
-    details: { domain: d.name, verified: d.verified, mailer_id: d.id, custom_args: d.customArgs ?? {}, webhook_id: '' },
+    details: {
+      domain: d.name,
+      verified: d.verified,
+      mailer_id: d.id,
+      custom_args: d.customArgs ?? {},
+      webhook_id: '',
+    },
   };
 }
 
@@ -181,10 +187,10 @@ export const domains = {
 
   /** By ASCII name; deleted domains are absent. */
   async get(db: Queryable, tenantId: string, name: string): Promise<StoredDomain | null> {
-    const { rows } = await db.query<Row>(`SELECT ${COLUMNS} ${FROM} WHERE d.tenant_id = $1 AND d.name = $2 AND d.deleted_at IS NULL`, [
-      tenantId,
-      name,
-    ]);
+    const { rows } = await db.query<Row>(
+      `SELECT ${COLUMNS} ${FROM} WHERE d.tenant_id = $1 AND d.name = $2 AND d.deleted_at IS NULL`,
+      [tenantId, name],
+    );
     return rows[0] ? toDomain(rows[0]) : null;
   },
 
@@ -203,7 +209,10 @@ export const domains = {
       'SELECT count(*) AS n FROM domains WHERE tenant_id = $1 AND deleted_at IS NULL',
       [tenantId],
     );
-    return { ...toPage(rows.map(toDomain), page.pageSize, (d) => d.id), totalCount: Number(count.rows[0]?.n ?? 0) };
+    return {
+      ...toPage(rows.map(toDomain), page.pageSize, (d) => d.id),
+      totalCount: Number(count.rows[0]?.n ?? 0),
+    };
   },
 
   /**
@@ -218,16 +227,20 @@ export const domains = {
         [tenantId, name],
       );
       if (!rows[0]) return false;
-      await tx.query('UPDATE mailers SET deleted_at = now(), updated_at = now() WHERE id = $1 AND tenant_id = $2', [
-        rows[0].id,
-        tenantId,
-      ]);
+      await tx.query(
+        'UPDATE mailers SET deleted_at = now(), updated_at = now() WHERE id = $1 AND tenant_id = $2',
+        [rows[0].id, tenantId],
+      );
       return true;
     });
   },
 
   /** Domains of every tenant whose automatic check is due at `now`, oldest due first. */
-  async due(db: Queryable, now: Date, limit: number): Promise<Array<{ id: string; tenantId: string; name: string }>> {
+  async due(
+    db: Queryable,
+    now: Date,
+    limit: number,
+  ): Promise<Array<{ id: string; tenantId: string; name: string }>> {
     const { rows } = await db.query<{ id: string; tenant_id: string; name: string }>(
       `SELECT id, tenant_id, name FROM domains
         WHERE deleted_at IS NULL AND next_check_at IS NOT NULL AND next_check_at <= $1
@@ -238,7 +251,13 @@ export const domains = {
   },
 
   /** Only moves the next automatic check (the last one was inconclusive); the stored result stays. */
-  async reschedule(db: Queryable, tenantId: string, id: string, checkedAt: Date, nextCheckAt: Date): Promise<void> {
+  async reschedule(
+    db: Queryable,
+    tenantId: string,
+    id: string,
+    checkedAt: Date,
+    nextCheckAt: Date,
+  ): Promise<void> {
     await db.query(
       'UPDATE domains SET last_checked_at = $3, next_check_at = $4 WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL',
       [tenantId, id, checkedAt, nextCheckAt],
@@ -273,7 +292,15 @@ export const domains = {
                 verified_at = CASE WHEN $3 AND NOT d.verified THEN $5 ELSE d.verified_at END
           FROM mailers m WHERE m.id = d.id AND d.tenant_id = $1 AND d.id = $2
           RETURNING ${COLUMNS}`,
-        [tenantId, id, result.verified, JSON.stringify(result.records), result.checkedAt, next.nextCheckAt, next.unverifiedSince],
+        [
+          tenantId,
+          id,
+          result.verified,
+          JSON.stringify(result.records),
+          result.checkedAt,
+          next.nextCheckAt,
+          next.unverifiedSince,
+        ],
       );
       const domain = toDomain(updated.rows[0]!);
       const emitted = emit === 'always' || changed;

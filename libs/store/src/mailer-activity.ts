@@ -73,9 +73,9 @@ export async function reactivateMailer(db: Db, tenantId: string, mailerId: strin
     [tenantId, mailerId],
   );
   if (res.rowCount > 0) return 'changed';
-  const { rows } = await db.query('SELECT 1 FROM mailers WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL', [
-    tenantId,
-    mailerId,
-  ]);
+  const { rows } = await db.query(
+    'SELECT 1 FROM mailers WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL',
+    [tenantId, mailerId],
+  );
   return rows.length > 0 ? 'unchanged' : 'not_found';
 }

@@ -1,6 +1,6 @@
 import type { ConfigType, MailerState, SmtpSecureMode } from '@mailyard/contracts';
 import type { Db, Queryable, Sealer } from '@mailyard/platform';
-import { decodeCursor, type Page, toPage } from './cursor';
+import { type Page, decodeCursor, toPage } from './cursor';
 import { InvalidCursorError } from './templates';
 
 /** Non-secret connection settings, stored as `mailers.config`. */
@@ -97,7 +97,9 @@ const toMailer = (r: Row): StoredMailer => ({
   passwordSet: r.password_set,
   webhook: r.incoming_webhook,
   domain:
-    r.domain_name === null ? null : { name: r.domain_name, selector: r.domain_selector ?? '', verified: r.domain_verified === true },
+    r.domain_name === null
+      ? null
+      : { name: r.domain_name, selector: r.domain_selector ?? '', verified: r.domain_verified === true },
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -126,7 +128,10 @@ export const mailers = {
   },
 
   async get(db: Queryable, tenantId: string, id: string): Promise<StoredMailer | null> {
-    const { rows } = await db.query<Row>(`${SELECT} WHERE m.tenant_id = $1 AND m.id = $2 AND m.deleted_at IS NULL`, [tenantId, id]);
+    const { rows } = await db.query<Row>(
+      `${SELECT} WHERE m.tenant_id = $1 AND m.id = $2 AND m.deleted_at IS NULL`,
+      [tenantId, id],
+    );
     return rows[0] ? toMailer(rows[0]) : null;
   },
 
@@ -145,7 +150,10 @@ export const mailers = {
       'SELECT count(*) AS n FROM mailers WHERE tenant_id = $1 AND deleted_at IS NULL',
       [tenantId],
     );
-    return { ...toPage(rows.map(toMailer), page.pageSize, (m) => m.id), totalCount: Number(count.rows[0]?.n ?? 0) };
+    return {
+      ...toPage(rows.map(toMailer), page.pageSize, (m) => m.id),
+      totalCount: Number(count.rows[0]?.n ?? 0),
+    };
   },
 
   /** Decrypted password of a basic mailer (for re-authentication); null when absent. */
@@ -207,11 +215,10 @@ export const mailers = {
       const before = rows[0]?.state;
       if (!before) return null;
       if (from.includes(before)) {
-        await tx.query('UPDATE mailers SET state = $3, state_reason = NULL, updated_at = now() WHERE tenant_id = $1 AND id = $2', [
-          tenantId,
-          id,
-          to,
-        ]);
+        await tx.query(
+          'UPDATE mailers SET state = $3, state_reason = NULL, updated_at = now() WHERE tenant_id = $1 AND id = $2',
+          [tenantId, id, to],
+        );
       }
       return before;
     });
@@ -246,7 +253,10 @@ export async function loadMailerWebhook(
   tenantId: string,
   mailerId: string,
 ): Promise<{ url: string; method: string; headers: Record<string, string> } | null> {
-  const { rows } = await db.query<{ incoming_webhook: MailerWebhookInfo | null; incoming_webhook_secret: Uint8Array | null }>(
+  const { rows } = await db.query<{
+    incoming_webhook: MailerWebhookInfo | null;
+    incoming_webhook_secret: Uint8Array | null;
+  }>(
     'SELECT incoming_webhook, incoming_webhook_secret FROM mailers WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL',
     [tenantId, mailerId],
   );

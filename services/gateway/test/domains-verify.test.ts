@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { createSocket, type Socket } from 'node:dgram';
+import { type Socket, createSocket } from 'node:dgram';
 import { Resolver } from 'node:dns/promises';
 import type { AddressInfo } from 'node:net';
 import {
@@ -14,7 +14,7 @@ import request from 'supertest';
 import { type DnsRecords, type Dnsmasq, startDnsmasq } from '../../../test/support/peers/dnsmasq';
 import { DomainCheckJob, runDomainChecks } from '../src/domains/domain-checks';
 import { type CapturedEvents, captureEvents, startRelay } from './support/bus-events';
-import { bearer, createStores, type SharedStores, startGateway, type TestGateway } from './support/harness';
+import { type SharedStores, type TestGateway, bearer, createStores, startGateway } from './support/harness';
 
 const DAY = 86_400_000;
 
@@ -53,10 +53,16 @@ describe('domain verification against DNS (servers)', () => {
     expect(res.status).toBe(201);
     return res.body.data;
   };
-  const verify = (domain: string, app = gw.app) => request(app).put(`/v1/domain/verify/${encodeURIComponent(domain)}`).set(bearer(key));
+  const verify = (domain: string, app = gw.app) =>
+    request(app)
+      .put(`/v1/domain/verify/${encodeURIComponent(domain)}`)
+      .set(bearer(key));
 
   /** The records of an add response as dnsmasq records, optionally changed per purpose. */
-  function zoneFor(data: DomainData, change: Partial<Record<DomainDnsRecord['purpose'], string | null>> = {}): DnsRecords {
+  function zoneFor(
+    data: DomainData,
+    change: Partial<Record<DomainDnsRecord['purpose'], string | null>> = {},
+  ): DnsRecords {
     const out: Required<DnsRecords> = { txt: [], mx: [], a: [] };
     for (const r of data.records) {
       const value = r.purpose in change ? change[r.purpose] : r.value;
@@ -88,7 +94,11 @@ describe('domain verification against DNS (servers)', () => {
     const res = await verify('good.example.com');
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ success: true, message: 'Domain verified' });
-    expect(res.body.data).toMatchObject({ domain: 'good.example.com', mailer_id: data.mailer_id, verified: true });
+    expect(res.body.data).toMatchObject({
+      domain: 'good.example.com',
+      mailer_id: data.mailer_id,
+      verified: true,
+    });
     for (const r of res.body.data.records) {
       expect(r.verified).toBe(true);
       expect(r).not.toHaveProperty('reason');
@@ -100,7 +110,13 @@ describe('domain verification against DNS (servers)', () => {
     expect(event).toMatchObject({ type: 'domain.verification', version: 1, tenant_id: tenantId });
     expect(event.payload).toEqual({
       event: 'DOMAIN_VERIFICATION',
-      details: { domain: 'good.example.com', verified: true, mailer_id: data.mailer_id, custom_args: { plan: 'pro' }, webhook_id: '' },
+      details: {
+        domain: 'good.example.com',
+        verified: true,
+        mailer_id: data.mailer_id,
+        custom_args: { plan: 'pro' },
+        webhook_id: '',
+      },
     });
     expect(DomainVerificationEventSchema.safeParse(event.payload).success).toBe(true);
 
@@ -112,19 +128,30 @@ describe('domain verification against DNS (servers)', () => {
 
   it('a wrong DKIM key: verified false, with the reason on the DKIM record', async () => {
     const data = await add({ domain: 'wrongkey.example.com' });
-    const other = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ type: 'spki', format: 'der' });
-    await publish('wrongkey.example.com', zoneFor(data, { dkim: `v=DKIM1; k=rsa; p=${other.toString('base64')}` }));
+    const other = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({
+      type: 'spki',
+      format: 'der',
+    });
+    await publish(
+      'wrongkey.example.com',
+      zoneFor(data, { dkim: `v=DKIM1; k=rsa; p=${other.toString('base64')}` }),
+    );
     const res = await verify('wrongkey.example.com');
     expect(res.status).toBe(200);
     expect(res.body.data.verified).toBe(false);
     expect(res.body.message).toBe('Domain not verified: DKIM record check failed');
     expect(record(res.body.data, 'dkim')).toMatchObject({
       verified: false,
-      reason: 'DKIM public key at mailyard._domainkey.wrongkey.example.com does not match the key issued for this domain',
+      reason:
+        'DKIM public key at mailyard._domainkey.wrongkey.example.com does not match the key issued for this domain',
     });
     expect(record(res.body.data, 'spf').verified).toBe(true);
     const event = await events.waitFor((e) => e.payload.details.domain === 'wrongkey.example.com');
-    expect(event.payload.details).toMatchObject({ verified: false, mailer_id: data.mailer_id, custom_args: {} });
+    expect(event.payload.details).toMatchObject({
+      verified: false,
+      mailer_id: data.mailer_id,
+      custom_args: {},
+    });
   });
 
   it('a missing SPF record: verified false, with the reason on the SPF record', async () => {
@@ -141,17 +168,23 @@ describe('domain verification against DNS (servers)', () => {
 
   it('an SPF record that does not authorize us, or two SPF records', async () => {
     const data = await add({ domain: 'otherspf.example.com' });
-    await publish('otherspf.example.com', zoneFor(data, { spf: 'v=spf1 include:_spf.elsewhere.example -all' }));
+    await publish(
+      'otherspf.example.com',
+      zoneFor(data, { spf: 'v=spf1 include:_spf.elsewhere.example -all' }),
+    );
     const res = await verify('otherspf.example.com');
     expect(record(res.body.data, 'spf')).toMatchObject({
       verified: false,
-      reason: 'SPF record at otherspf.example.com does not authorize this service; add include:_spf.mailyard.test',
+      reason:
+        'SPF record at otherspf.example.com does not authorize this service; add include:_spf.mailyard.test',
     });
     const zoneTwo = zoneFor(data);
     zoneTwo.txt!.push({ name: 'otherspf.example.com', value: 'v=spf1 -all' });
     await publish('otherspf.example.com', zoneTwo);
     const two = await verify('otherspf.example.com');
-    expect(record(two.body.data, 'spf').reason).toMatch(/^2 SPF records at otherspf\.example\.com; publish exactly one/);
+    expect(record(two.body.data, 'spf').reason).toMatch(
+      /^2 SPF records at otherspf\.example\.com; publish exactly one/,
+    );
   });
 
   it('DMARC and MX are suggestions: verified without them, each with its reason', async () => {
@@ -161,11 +194,13 @@ describe('domain verification against DNS (servers)', () => {
     expect(res.body.data.verified).toBe(true);
     expect(record(res.body.data, 'dmarc')).toMatchObject({
       verified: false,
-      reason: 'No TXT record at _dmarc.minimal.example.com: the name does not exist (NXDOMAIN) (recommended, not required for verification)',
+      reason:
+        'No TXT record at _dmarc.minimal.example.com: the name does not exist (NXDOMAIN) (recommended, not required for verification)',
     });
     expect(record(res.body.data, 'mx')).toMatchObject({
       verified: false,
-      reason: 'MX records of minimal.example.com point at mx.elsewhere.example, not mailyard.test (needed only to receive inbound email)',
+      reason:
+        'MX records of minimal.example.com point at mx.elsewhere.example, not mailyard.test (needed only to receive inbound email)',
     });
   });
 
@@ -195,8 +230,11 @@ describe('domain verification against DNS (servers)', () => {
       const res = await verify('slowdns.example.com', slow.app);
       expect(res.status).toBe(200);
       expect(res.body.data.verified).toBe(false);
-      for (const r of res.body.data.records) expect(r.reason).toMatch(/^DNS lookup of (TXT|MX) \S+ timed out/);
-      expect(record(res.body.data, 'dkim').reason).toBe('DNS lookup of TXT mailyard._domainkey.slowdns.example.com timed out');
+      for (const r of res.body.data.records)
+        expect(r.reason).toMatch(/^DNS lookup of (TXT|MX) \S+ timed out/);
+      expect(record(res.body.data, 'dkim').reason).toBe(
+        'DNS lookup of TXT mailyard._domainkey.slowdns.example.com timed out',
+      );
     } finally {
       await slow.close();
       silent.close();
@@ -209,7 +247,11 @@ describe('domain verification against DNS (servers)', () => {
     const data = await add({ domain: 'Bücher.example' });
     await publish('xn--bcher-kva.example', zoneFor(data));
     const res = await verify('bücher.example');
-    expect(res.body.data).toMatchObject({ domain: 'xn--bcher-kva.example', unicode_domain: 'bücher.example', verified: true });
+    expect(res.body.data).toMatchObject({
+      domain: 'xn--bcher-kva.example',
+      unicode_domain: 'bücher.example',
+      verified: true,
+    });
     const event = await events.waitFor((e) => e.payload.details.domain === 'xn--bcher-kva.example');
     expect(event.payload.details.verified).toBe(true);
   });
@@ -241,7 +283,9 @@ describe('domain verification against DNS (servers)', () => {
     const t2 = new Date(t1.getTime() + DAY + 60_000);
     const pass2 = await runDomainChecks(deps, t2);
     expect(pass2.changed).toBeGreaterThanOrEqual(1);
-    const flipped = await events.waitFor((e) => e.payload.details.domain === 'recheck.example.com' && !e.payload.details.verified);
+    const flipped = await events.waitFor(
+      (e) => e.payload.details.domain === 'recheck.example.com' && !e.payload.details.verified,
+    );
     expect(flipped.payload.details).toEqual({
       domain: 'recheck.example.com',
       verified: false,
@@ -257,8 +301,14 @@ describe('domain verification against DNS (servers)', () => {
     await publish('recheck.example.com', zoneFor(data));
     const t3 = new Date(t2.getTime() + gw.config.DOMAIN_CHECK_MAX_BACKOFF_S * 1000 + 60_000);
     await runDomainChecks(deps, t3);
-    await events.waitFor((e) => e.payload.details.domain === 'recheck.example.com' && e.occurred_at > flipped.occurred_at);
-    expect(eventsFor('recheck.example.com').map((e) => e.payload.details.verified)).toEqual([true, false, true]);
+    await events.waitFor(
+      (e) => e.payload.details.domain === 'recheck.example.com' && e.occurred_at > flipped.occurred_at,
+    );
+    expect(eventsFor('recheck.example.com').map((e) => e.payload.details.verified)).toEqual([
+      true,
+      false,
+      true,
+    ]);
   });
 
   it('re-checks unverified domains with back-off and stops after the unverified window', async () => {
@@ -275,11 +325,15 @@ describe('domain verification against DNS (servers)', () => {
     // Records published late, within the window: found by the background check, event emitted.
     await publish('late.example.com', zoneFor(data));
     await runDomainChecks(deps, new Date(second!));
-    await events.waitFor((e) => e.payload.details.domain === 'late.example.com' && e.payload.details.verified);
+    await events.waitFor(
+      (e) => e.payload.details.domain === 'late.example.com' && e.payload.details.verified,
+    );
 
     // An unverified domain past its 72 h window is no longer scheduled.
     const stale = await add({ domain: 'stale.example.com' });
-    const end = new Date(new Date(stale.created_at).getTime() + gw.config.DOMAIN_CHECK_UNVERIFIED_WINDOW_S * 1000);
+    const end = new Date(
+      new Date(stale.created_at).getTime() + gw.config.DOMAIN_CHECK_UNVERIFIED_WINDOW_S * 1000,
+    );
     await gw.ctx.db.query("UPDATE domains SET next_check_at = $1 WHERE name = 'stale.example.com'", [end]);
     await runDomainChecks(deps, end);
     expect(await nextCheckAt('stale.example.com')).toBeNull();
@@ -296,12 +350,17 @@ describe('domain verification against DNS (servers)', () => {
     resolver.setServers([`127.0.0.1:${(silent.address() as AddressInfo).port}`]);
     try {
       const when = new Date(Date.now() + 3 * DAY);
-      const pass = await runDomainChecks({ db: gw.ctx.db, config: gw.config, logger: gw.ctx.logger, resolver }, when);
+      const pass = await runDomainChecks(
+        { db: gw.ctx.db, config: gw.config, logger: gw.ctx.logger, resolver },
+        when,
+      );
       expect(pass.inconclusive).toBeGreaterThanOrEqual(1);
       expect(pass.changed).toBe(0);
       const details = await request(gw.app).get('/v1/domain/flaky.example.com').set(bearer(key));
       expect(details.body.data.verified).toBe(true);
-      expect(await nextCheckAt('flaky.example.com')).toBe(when.getTime() + gw.config.DOMAIN_CHECK_FIRST_DELAY_S * 1000);
+      expect(await nextCheckAt('flaky.example.com')).toBe(
+        when.getTime() + gw.config.DOMAIN_CHECK_FIRST_DELAY_S * 1000,
+      );
     } finally {
       silent.close();
     }
@@ -311,7 +370,12 @@ describe('domain verification against DNS (servers)', () => {
   });
 
   it('the background job runs on one replica only (kv leader lock)', async () => {
-    const job = new DomainCheckJob({ db: gw.ctx.db, config: gw.config, logger: gw.ctx.logger, kv: gw.ctx.kv });
+    const job = new DomainCheckJob({
+      db: gw.ctx.db,
+      config: gw.config,
+      logger: gw.ctx.logger,
+      kv: gw.ctx.kv,
+    });
     const held = await gw.ctx.kv.acquireLock('domain-checks:leader', 10_000);
     expect(held).not.toBeNull();
     expect(await job.tick()).toBe(false);

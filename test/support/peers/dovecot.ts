@@ -1,5 +1,14 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -57,7 +66,8 @@ export async function ensureTestCa(): Promise<string> {
  */
 export async function startDovecot(opts: DovecotOptions): Promise<Dovecot> {
   const port = opts.port ?? 993;
-  if (/[:\s/]/.test(opts.user) || /[:\n]/.test(opts.pass)) throw new Error('dovecot peer: user/pass must not contain ":", "/" or whitespace');
+  if (/[:\s/]/.test(opts.user) || /[:\n]/.test(opts.pass))
+    throw new Error('dovecot peer: user/pass must not contain ":", "/" or whitespace');
   const caPath = await ensureTestCa();
   const trusted = process.env.NODE_EXTRA_CA_CERTS;
   if (!trusted || realpathSync(resolve(trusted)) !== realpathSync(caPath)) {
@@ -76,7 +86,14 @@ export async function startDovecot(opts: DovecotOptions): Promise<Dovecot> {
   const dir = mkdtempSync(join(tmpdir(), DIR_PREFIX));
   writeFileSync(join(dir, 'owner.pid'), String(process.pid));
   seedMaildir(join(dir, 'home', opts.user, 'Maildir'), opts.user, opts.messages ?? 0);
-  const env = { ...process.env, DOVE_USER: opts.user, DOVE_PASS: opts.pass, DOVE_CERT: caPath, DOVE_KEY: TEST_CA_KEY, DOVE_PORT: String(port) };
+  const env = {
+    ...process.env,
+    DOVE_USER: opts.user,
+    DOVE_PASS: opts.pass,
+    DOVE_CERT: caPath,
+    DOVE_KEY: TEST_CA_KEY,
+    DOVE_PORT: String(port),
+  };
   const script = join(SCRIPT_DIR, 'dovecot-up.sh');
   try {
     await run('bash', [script, dir, 'start'], { env });
@@ -105,7 +122,9 @@ export async function startDovecot(opts: DovecotOptions): Promise<Dovecot> {
 
 function seedMaildir(maildir: string, user: string, messages: number | DovecotMessage[]): void {
   const list: DovecotMessage[] =
-    typeof messages === 'number' ? Array.from({ length: messages }, (_, i) => generated(i, messages, user)) : messages;
+    typeof messages === 'number'
+      ? Array.from({ length: messages }, (_, i) => generated(i, messages, user))
+      : messages;
   list.forEach((m, i) => {
     const folder = !m.folder || m.folder.toUpperCase() === 'INBOX' ? maildir : join(maildir, `.${m.folder}`);
     for (const sub of ['cur', 'new', 'tmp']) mkdirSync(join(folder, sub), { recursive: true });

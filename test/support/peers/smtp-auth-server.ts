@@ -31,8 +31,18 @@ export async function startSmtpAuthServer(opts: SmtpAuthServerOptions): Promise<
     tls === 'plain'
       ? {}
       : {
-          cert: readFileSync(opts.cert ?? (() => { throw new Error('cert is required for TLS'); })()),
-          key: readFileSync(opts.key ?? (() => { throw new Error('key is required for TLS'); })()),
+          cert: readFileSync(
+            opts.cert ??
+              (() => {
+                throw new Error('cert is required for TLS');
+              })(),
+          ),
+          key: readFileSync(
+            opts.key ??
+              (() => {
+                throw new Error('key is required for TLS');
+              })(),
+          ),
         };
   const server = new SMTPServer({
     secure: tls === 'implicit',

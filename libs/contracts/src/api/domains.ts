@@ -18,20 +18,28 @@ const flag = (name: string) => z.boolean({ invalid_type_error: `${name} must be 
 /** POST /v1/domain/add (SPEC.md "Sending domain": every optional field of the spec). */
 export const AddDomainSchema = z.object({
   domain: z
-    .string({ required_error: DomainErrorText.domainRequired, invalid_type_error: DomainErrorText.invalidDomain })
+    .string({
+      required_error: DomainErrorText.domainRequired,
+      invalid_type_error: DomainErrorText.invalidDomain,
+    })
     .trim()
     .min(1, DomainErrorText.domainRequired),
   custom_args: z
     .record(z.unknown(), { invalid_type_error: DomainErrorText.invalidCustomArgs })
     .nullable()
     .optional()
-    .refine((v) => v === undefined || v === null || JSON.stringify(v).length <= 10_000, 'custom_args must be at most 10000 bytes of JSON'),
+    .refine(
+      (v) => v === undefined || v === null || JSON.stringify(v).length <= 10_000,
+      'custom_args must be at most 10000 bytes of JSON',
+    ),
   is_tenant_domain: flag('is_tenant_domain'),
   is_tenant_subdomain: flag('is_tenant_subdomain'),
   shared_with_subaccounts: flag('shared_with_subaccounts'),
   ips: z
     .array(
-      z.string({ invalid_type_error: DomainErrorText.invalidIps }).refine((ip) => isIP(ip) !== 0, DomainErrorText.invalidIps),
+      z
+        .string({ invalid_type_error: DomainErrorText.invalidIps })
+        .refine((ip) => isIP(ip) !== 0, DomainErrorText.invalidIps),
       { invalid_type_error: DomainErrorText.invalidIps },
     )
     .max(50, 'ips must hold at most 50 addresses')

@@ -38,21 +38,42 @@ export const MailerErrorText = {
 } as const;
 
 const text = (message: string, max = 255) =>
-  z.string({ required_error: message, invalid_type_error: message }).trim().min(1, message).max(max, `${message} (at most ${max} characters)`);
-const host = text(MailerErrorText.hostRequired, 253).refine((h) => !/[\s/@]/.test(h), 'config.host must be a host name or IP address');
-const port = z.number({ invalid_type_error: MailerErrorText.invalidPort }).int(MailerErrorText.invalidPort).min(1, MailerErrorText.invalidPort).max(65535, MailerErrorText.invalidPort);
+  z
+    .string({ required_error: message, invalid_type_error: message })
+    .trim()
+    .min(1, message)
+    .max(max, `${message} (at most ${max} characters)`);
+const host = text(MailerErrorText.hostRequired, 253).refine(
+  (h) => !/[\s/@]/.test(h),
+  'config.host must be a host name or IP address',
+);
+const port = z
+  .number({ invalid_type_error: MailerErrorText.invalidPort })
+  .int(MailerErrorText.invalidPort)
+  .min(1, MailerErrorText.invalidPort)
+  .max(65535, MailerErrorText.invalidPort);
 const username = text(MailerErrorText.usernameRequired, 320);
 const password = z
-  .string({ required_error: MailerErrorText.passwordRequired, invalid_type_error: MailerErrorText.passwordRequired })
+  .string({
+    required_error: MailerErrorText.passwordRequired,
+    invalid_type_error: MailerErrorText.passwordRequired,
+  })
   .min(1, MailerErrorText.passwordRequired)
   .max(1024, 'config.password must be at most 1024 characters');
-const smtpSecure = z.enum(SMTP_SECURE_MODES, { errorMap: () => ({ message: MailerErrorText.invalidSmtpSecure }) });
+const smtpSecure = z.enum(SMTP_SECURE_MODES, {
+  errorMap: () => ({ message: MailerErrorText.invalidSmtpSecure }),
+});
 /** IMAP `secure`: basic IMAP is implicit TLS only; `SSL` (or `true`) is accepted, anything else is refused. */
-const imapSecure = z.union([z.literal('SSL'), z.literal(true)], { errorMap: () => ({ message: MailerErrorText.imapPortSslOnly }) });
+const imapSecure = z.union([z.literal('SSL'), z.literal(true)], {
+  errorMap: () => ({ message: MailerErrorText.imapPortSslOnly }),
+});
 const imapPort = z.literal(993, { errorMap: () => ({ message: MailerErrorText.imapPortSslOnly }) });
 const name = text(ErrorText.nameRequired);
 const email = z
-  .string({ required_error: MailerErrorText.emailRequired, invalid_type_error: MailerErrorText.emailRequired })
+  .string({
+    required_error: MailerErrorText.emailRequired,
+    invalid_type_error: MailerErrorText.emailRequired,
+  })
   .trim()
   .min(1, MailerErrorText.emailRequired)
   .max(320, MailerErrorText.invalidEmail)
@@ -65,18 +86,31 @@ const noCrLf = (v: string) => !/[\r\n]/.test(v);
 export const WebhookConfigSchema = z.object(
   {
     url: z
-      .string({ required_error: MailerErrorText.invalidWebhook, invalid_type_error: MailerErrorText.invalidWebhook })
+      .string({
+        required_error: MailerErrorText.invalidWebhook,
+        invalid_type_error: MailerErrorText.invalidWebhook,
+      })
       .trim()
       .url(MailerErrorText.invalidWebhook)
       .max(2048, 'webhook.url must be at most 2048 characters'),
     method: z
-      .enum(['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], { errorMap: () => ({ message: 'webhook.method must be GET, POST, PUT, DELETE or PATCH' }) })
+      .enum(['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], {
+        errorMap: () => ({ message: 'webhook.method must be GET, POST, PUT, DELETE or PATCH' }),
+      })
       .default('POST'),
     headers: z
-      .record(z.string({ invalid_type_error: 'webhook.headers values must be strings' }).refine(noCrLf, 'webhook.headers must not contain CR or LF'), {
-        invalid_type_error: 'webhook.headers must be an object of strings',
-      })
-      .refine((h) => Object.keys(h).every((k) => /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k)), 'webhook.headers names must be HTTP header names')
+      .record(
+        z
+          .string({ invalid_type_error: 'webhook.headers values must be strings' })
+          .refine(noCrLf, 'webhook.headers must not contain CR or LF'),
+        {
+          invalid_type_error: 'webhook.headers must be an object of strings',
+        },
+      )
+      .refine(
+        (h) => Object.keys(h).every((k) => /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k)),
+        'webhook.headers names must be HTTP header names',
+      )
       .optional(),
   },
   { invalid_type_error: 'webhook must be an object' },
@@ -88,7 +122,13 @@ export const SmtpConfigSchema = z.object(
   { required_error: MailerErrorText.configRequired, invalid_type_error: MailerErrorText.configRequired },
 );
 export const ImapConfigSchema = z.object(
-  { host, port: imapPort.default(993), username, password, secure: imapSecure.default('SSL').transform(() => 'SSL' as const) },
+  {
+    host,
+    port: imapPort.default(993),
+    username,
+    password,
+    secure: imapSecure.default('SSL').transform(() => 'SSL' as const),
+  },
   { required_error: MailerErrorText.configRequired, invalid_type_error: MailerErrorText.configRequired },
 );
 
@@ -96,7 +136,9 @@ export const ImapConfigSchema = z.object(
 export const CreateSmtpMailerSchema = z.object({
   name,
   email,
-  config_type: z.enum(['smtp', 'basic_smtp'], { errorMap: () => ({ message: MailerErrorText.smtpConfigType }) }).optional(),
+  config_type: z
+    .enum(['smtp', 'basic_smtp'], { errorMap: () => ({ message: MailerErrorText.smtpConfigType }) })
+    .optional(),
   connection_type: connectionType,
   config: SmtpConfigSchema,
 });
@@ -106,7 +148,9 @@ export type CreateSmtpMailerRequest = z.infer<typeof CreateSmtpMailerSchema>;
 export const CreateImapMailerSchema = z.object({
   name,
   email,
-  config_type: z.enum(['imap', 'basic_imap'], { errorMap: () => ({ message: MailerErrorText.imapConfigType }) }).optional(),
+  config_type: z
+    .enum(['imap', 'basic_imap'], { errorMap: () => ({ message: MailerErrorText.imapConfigType }) })
+    .optional(),
   connection_type: connectionType,
   config: ImapConfigSchema,
   webhook: WebhookConfigSchema.optional(),
@@ -122,7 +166,13 @@ export const UpdateSmtpMailerSchema = z.object({
   email: email.optional(),
   config: z
     .object(
-      { host: host.optional(), port: port.optional(), username: username.optional(), password: password.optional(), secure: smtpSecure.optional() },
+      {
+        host: host.optional(),
+        port: port.optional(),
+        username: username.optional(),
+        password: password.optional(),
+        secure: smtpSecure.optional(),
+      },
       { invalid_type_error: MailerErrorText.configRequired },
     )
     .optional(),

@@ -5,7 +5,11 @@ import type { SmtpSecureMode } from './types';
  * Auto = plain connect, STARTTLS when the server offers it; Tls = STARTTLS required;
  * SSL = implicit TLS (port 465 style); None = never TLS, even when offered.
  */
-export function smtpTlsOptions(mode: SmtpSecureMode): { secure: boolean; requireTLS: boolean; ignoreTLS: boolean } {
+export function smtpTlsOptions(mode: SmtpSecureMode): {
+  secure: boolean;
+  requireTLS: boolean;
+  ignoreTLS: boolean;
+} {
   switch (mode) {
     case 'SSL':
       return { secure: true, requireTLS: false, ignoreTLS: false };

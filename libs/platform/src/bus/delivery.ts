@@ -1,7 +1,13 @@
 /** Consumer-side rules shared by the AMQP and in-process buses, so both behave alike. */
 import { type BusEnvelope, BusEnvelopeSchema } from '@mailyard/contracts';
 import { childTraceparent, isValidTraceparent, runWithTrace } from '../trace/context';
-import { type ConsumeOptions, type Delivery, type Handler, PermanentError } from './types';
+import {
+  type ConsumeOptions,
+  type Delivery,
+  type Handler,
+  type ParkedMessage,
+  PermanentError,
+} from './types';
 
 export const DEFAULT_PREFETCH = 16;
 export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [1_000, 5_000, 30_000];
@@ -20,6 +26,7 @@ export function consumerSettings(options: ConsumeOptions): ConsumerSettings {
   const { queue, bindings } = options;
   if (typeof queue !== 'string' || queue.trim() === '')
     throw new Error('consume: queue must be a non-empty string');
+  // Names of the AMQP bus's parking and delay queues (amqp/topology.ts), refused by both buses alike.
   if (queue.endsWith('.parking') || /\.delay\.\d+$/.test(queue)) {
     throw new Error(`consume: queue "${queue}" uses a name reserved for parking/delay queues`);
   }
@@ -42,13 +49,65 @@ export function checkDelay(delayMs: number, what = 'publishDelayed'): number {
   return Math.round(delayMs);
 }
 
-export const parkingQueueName = (queue: string) => `${queue}.parking`;
-export const delayQueueName = (queue: string, delayMs: number) => `${queue}.delay.${delayMs}`;
+/** What becomes of a message after one delivery attempt. */
+export type Outcome =
+  | { kind: 'done' }
+  /** Not a valid envelope: parked as received, no handler sees it. */
+  | { kind: 'invalid'; reason: string }
+  /** `failures` counts this failure too (1 after the first failed attempt). */
+  | { kind: 'retry'; envelope: BusEnvelope; failures: number; retryInMs: number; error: unknown }
+  | { kind: 'park'; envelope: BusEnvelope; failures: number; reason: string };
 
-export type Decoded = { ok: true; envelope: BusEnvelope } | { ok: false; reason: string };
+/**
+ * Decodes `body` and runs the handler in the message's trace context, so logs and new
+ * envelopes carry it. When the handler throws, decides between a delayed retry and parking.
+ */
+export async function handleMessage(
+  body: string,
+  delivery: Omit<Delivery, 'envelope'>,
+  handler: Handler<unknown>,
+  retryDelaysMs: readonly number[],
+): Promise<Outcome> {
+  const decoded = decodeEnvelope(body);
+  if (!decoded.ok) return { kind: 'invalid', reason: decoded.reason };
+  const { envelope } = decoded;
+  const { traceparent, tenant_id } = envelope;
+  const ctx = {
+    traceparent: isValidTraceparent(traceparent) ? traceparent : childTraceparent(),
+    tenantId: tenant_id,
+  };
+  try {
+    await runWithTrace(ctx, async () => handler({ envelope, ...delivery }));
+    return { kind: 'done' };
+  } catch (err) {
+    const failures = delivery.failures + 1;
+    if (isPermanent(err)) {
+      return { kind: 'park', envelope, failures, reason: truncate(`permanent error: ${errorMessage(err)}`) };
+    }
+    const retryInMs = retryDelaysMs[failures - 1];
+    if (retryInMs === undefined) {
+      const reason = truncate(`retries exhausted after ${failures} failures: ${errorMessage(err)}`);
+      return { kind: 'park', envelope, failures, reason };
+    }
+    return { kind: 'retry', envelope, failures, retryInMs, error: err };
+  }
+}
+
+/**
+ * A parked body as `Bus.parked()` returns it: a body that is not a valid envelope gets a
+ * placeholder (see `ParkedMessage`) and is kept in `raw`.
+ */
+export function parkedMessage(raw: string, reason: string, id?: string): ParkedMessage {
+  const decoded = decodeEnvelope(raw);
+  return decoded.ok
+    ? { envelope: decoded.envelope, reason }
+    : { envelope: placeholderEnvelope(raw, id), reason, raw };
+}
+
+type Decoded = { ok: true; envelope: BusEnvelope } | { ok: false; reason: string };
 
 /** Parses and validates a message body; never throws. */
-export function decodeEnvelope(body: string): Decoded {
+function decodeEnvelope(body: string): Decoded {
   let value: unknown;
   try {
     value = JSON.parse(body);
@@ -64,8 +123,7 @@ export function decodeEnvelope(body: string): Decoded {
   return { ok: true, envelope: value as BusEnvelope };
 }
 
-/** What a parked non-envelope looks like to `Bus.parked()` (see `ParkedMessage`). */
-export function placeholderEnvelope(raw: string, id?: string): BusEnvelope {
+function placeholderEnvelope(raw: string, id?: string): BusEnvelope {
   let payload: unknown = raw;
   try {
     payload = JSON.parse(raw);
@@ -81,38 +139,9 @@ export function placeholderEnvelope(raw: string, id?: string): BusEnvelope {
   };
 }
 
-export type FailureAction = { retryInMs: number } | { parkReason: string };
-
-/**
- * Decides what happens to a message whose handler threw. `failures` counts this failure too
- * (1 after the first failed attempt).
- */
-export function onHandlerFailure(
-  err: unknown,
-  failures: number,
-  retryDelaysMs: readonly number[],
-): FailureAction {
-  if (isPermanent(err)) return { parkReason: truncate(`permanent error: ${errorMessage(err)}`) };
-  const delay = retryDelaysMs[failures - 1];
-  if (delay === undefined) {
-    return { parkReason: truncate(`retries exhausted after ${failures} failures: ${errorMessage(err)}`) };
-  }
-  return { retryInMs: delay };
-}
-
-export function isPermanent(err: unknown): boolean {
+function isPermanent(err: unknown): boolean {
   // The name check also catches a PermanentError from a second copy of this module.
   return err instanceof PermanentError || (err instanceof Error && err.name === 'PermanentError');
-}
-
-/** Runs the handler inside the message's trace context, so logs and new envelopes carry it. */
-export function runHandler<T>(handler: Handler<T>, delivery: Delivery<T>): Promise<void> {
-  const { traceparent, tenant_id } = delivery.envelope;
-  const ctx = {
-    traceparent: isValidTraceparent(traceparent) ? traceparent : childTraceparent(),
-    tenantId: tenant_id,
-  };
-  return runWithTrace(ctx, async () => handler(delivery));
 }
 
 export function errorMessage(err: unknown): string {

@@ -4,11 +4,9 @@ import {
   type ConsumerSettings,
   checkDelay,
   consumerSettings,
-  decodeEnvelope,
   errorMessage,
-  onHandlerFailure,
-  placeholderEnvelope,
-  runHandler,
+  handleMessage,
+  parkedMessage,
 } from './delivery';
 import { topicMatches } from './topic-match';
 import type { Bus, ConsumeOptions, Consumer, Handler, ParkedMessage } from './types';
@@ -149,38 +147,27 @@ export function createMemoryBus(logger: Logger): Bus {
   };
 
   const deliver = async (queueName: string, consumer: MemoryConsumer, message: StoredMessage) => {
-    const decoded = decodeEnvelope(message.body);
-    if (!decoded.ok) {
-      park(queueName, {
-        envelope: placeholderEnvelope(message.body),
-        reason: decoded.reason,
-        raw: message.body,
-      });
-      return;
-    }
-    try {
-      await runHandler(consumer.handler, {
-        envelope: decoded.envelope,
-        exchange: message.exchange,
-        routingKey: message.routingKey,
-        failures: message.failures,
-        redelivered: false,
-      });
-    } catch (err) {
-      const failures = message.failures + 1;
-      const action = onHandlerFailure(err, failures, consumer.settings.retryDelaysMs);
-      if ('parkReason' in action) {
-        park(queueName, { envelope: decoded.envelope, reason: action.parkReason });
+    const { body, exchange, routingKey, failures } = message;
+    const delivery = { exchange, routingKey, failures, redelivered: false };
+    const outcome = await handleMessage(body, delivery, consumer.handler, consumer.settings.retryDelaysMs);
+    switch (outcome.kind) {
+      case 'done':
         return;
-      }
-      logger.info('bus handler failed; retry scheduled', {
-        queue: queueName,
-        message_id: decoded.envelope.id,
-        failures,
-        retry_in_ms: action.retryInMs,
-        error: errorMessage(err),
-      });
-      later(action.retryInMs, () => enqueue(queueName, { ...message, failures }));
+      case 'invalid':
+        park(queueName, parkedMessage(body, outcome.reason));
+        return;
+      case 'park':
+        park(queueName, { envelope: outcome.envelope, reason: outcome.reason });
+        return;
+      case 'retry':
+        logger.info('bus handler failed; retry scheduled', {
+          queue: queueName,
+          message_id: outcome.envelope.id,
+          failures: outcome.failures,
+          retry_in_ms: outcome.retryInMs,
+          error: errorMessage(outcome.error),
+        });
+        later(outcome.retryInMs, () => enqueue(queueName, { ...message, failures: outcome.failures }));
     }
   };
 

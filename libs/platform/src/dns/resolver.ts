@@ -36,7 +36,10 @@ export async function lookupTxt(resolver: Resolver, name: string): Promise<DnsRe
 }
 
 /** MX records at `name`, lowest preference first, exchange names lowercased without the root dot. */
-export async function lookupMx(resolver: Resolver, name: string): Promise<DnsResult<{ exchange: string; priority: number }>> {
+export async function lookupMx(
+  resolver: Resolver,
+  name: string,
+): Promise<DnsResult<{ exchange: string; priority: number }>> {
   try {
     const records = await resolver.resolveMx(name);
     return {

@@ -1,4 +1,6 @@
 import { type BusEnvelope, Exchange, type ExchangeName } from '@mailyard/contracts';
+import { backoffMs, jittered } from '../bus/backoff';
+import { errorMessage } from '../bus/delivery';
 import type { Bus } from '../bus/types';
 import type { Db } from '../db/types';
 import type { Logger } from '../logger/logger';
@@ -114,9 +116,8 @@ export class OutboxRelay {
       return { taken: rows.length, failed, error };
     });
     if (outcome.failed > 0) {
-      const reason = outcome.error instanceof Error ? outcome.error.message : String(outcome.error);
       throw new Error(
-        `outbox relay: ${outcome.failed} of ${outcome.taken} messages not published: ${reason}`,
+        `outbox relay: ${outcome.failed} of ${outcome.taken} messages not published: ${errorMessage(outcome.error)}`,
       );
     }
     return outcome.taken;
@@ -168,7 +169,7 @@ export class OutboxRelay {
         this.logger.warn('outbox relay batch failed; backing off', {
           failures: this.failures,
           retry_in_ms: wait,
-          error: err instanceof Error ? err.message : String(err),
+          error: errorMessage(err),
         });
       }
       await this.maybeCleanup();
@@ -184,13 +185,13 @@ export class OutboxRelay {
       const deleted = await this.cleanup();
       if (deleted > 0) this.logger.debug('outbox cleanup', { deleted });
     } catch (err) {
-      this.logger.warn('outbox cleanup failed', { error: err instanceof Error ? err.message : String(err) });
+      this.logger.warn('outbox cleanup failed', { error: errorMessage(err) });
     }
   }
 
   private backoff(): number {
-    const base = Math.min(this.o.maxBackoffMs, this.o.pollMs * 2 ** Math.min(this.failures, 16));
-    return Math.round(base / 2 + (Math.random() * base) / 2);
+    const { pollMs: minMs, maxBackoffMs: maxMs } = this.o;
+    return jittered(backoffMs(this.failures, { minMs, maxMs, maxDoublings: 16 }));
   }
 
   private sleep(ms: number, interruptible: boolean): Promise<void> {

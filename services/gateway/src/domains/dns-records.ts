@@ -67,8 +67,30 @@ export function expectedRecords(
       required: true,
       ...pending,
     },
-    { purpose: 'spf', type: 'TXT', name: domain.name, value: spfRecordValue(domain.ips, settings), required: true, ...pending },
-    { purpose: 'dmarc', type: 'TXT', name: dmarcRecordName(domain.name), value: 'v=DMARC1; p=none;', required: false, ...pending },
-    { purpose: 'mx', type: 'MX', name: domain.name, value: settings.mxHost, priority: 10, required: false, ...pending },
+    {
+      purpose: 'spf',
+      type: 'TXT',
+      name: domain.name,
+      value: spfRecordValue(domain.ips, settings),
+      required: true,
+      ...pending,
+    },
+    {
+      purpose: 'dmarc',
+      type: 'TXT',
+      name: dmarcRecordName(domain.name),
+      value: 'v=DMARC1; p=none;',
+      required: false,
+      ...pending,
+    },
+    {
+      purpose: 'mx',
+      type: 'MX',
+      name: domain.name,
+      value: settings.mxHost,
+      priority: 10,
+      required: false,
+      ...pending,
+    },
   ];
 }

@@ -1,5 +1,5 @@
 import type { Resolver } from 'node:dns/promises';
-import { type Config, createDnsResolver, type Db, type Kv, type Logger } from '@mailyard/platform';
+import { type Config, type Db, type Kv, type Logger, createDnsResolver } from '@mailyard/platform';
 import { domains } from '@mailyard/store';
 import { dnsSettings } from './dns-records';
 import { checkTiming, nextCheck, retryInconclusive } from './schedule';
@@ -32,7 +32,10 @@ const CONCURRENCY = 5;
  * DOMAIN_VERIFICATION (a verified domain whose records vanished becomes unverified); an
  * unchanged result emits nothing. Exported so tests drive a pass directly.
  */
-export async function runDomainChecks(deps: DomainCheckDeps, now: Date = new Date()): Promise<DomainCheckPass> {
+export async function runDomainChecks(
+  deps: DomainCheckDeps,
+  now: Date = new Date(),
+): Promise<DomainCheckPass> {
   const { db, config, logger } = deps;
   const resolver = deps.resolver ?? createDnsResolver(config);
   const settings = dnsSettings(config);
@@ -63,11 +66,18 @@ export async function runDomainChecks(deps: DomainCheckDeps, now: Date = new Dat
         );
         if (saved?.changed) {
           pass.changed++;
-          logger.info('domain verification changed', { domain: domain.name, mailer_id: domain.id, verified: result.verified });
+          logger.info('domain verification changed', {
+            domain: domain.name,
+            mailer_id: domain.id,
+            verified: result.verified,
+          });
         }
       } catch (err) {
         pass.failed++;
-        logger.warn('domain check failed', { domain: item.name, error: err instanceof Error ? err.message : String(err) });
+        logger.warn('domain check failed', {
+          domain: item.name,
+          error: err instanceof Error ? err.message : String(err),
+        });
       }
     }
   };
@@ -94,7 +104,10 @@ export class DomainCheckJob {
   start(): void {
     if (this.timer) return;
     this.timer = setInterval(() => {
-      if (!this.running) this.running = this.tick().finally(() => (this.running = null));
+      if (this.running) return;
+      this.running = this.tick().finally(() => {
+        this.running = null;
+      });
     }, this.tickMs);
     this.timer.unref();
   }
@@ -112,7 +125,9 @@ export class DomainCheckJob {
     try {
       token = await kv.acquireLock(LOCK_KEY, Math.max(this.tickMs * 5, 300_000));
     } catch (err) {
-      logger.warn('domain checks: kv unavailable; pass skipped', { error: err instanceof Error ? err.message : String(err) });
+      logger.warn('domain checks: kv unavailable; pass skipped', {
+        error: err instanceof Error ? err.message : String(err),
+      });
       return false;
     }
     if (!token) return false;

@@ -11,16 +11,32 @@ export interface RecordOutcome {
 
 const ok: RecordOutcome = { verified: true };
 
-function lookupFailed(name: string, type: string, r: Extract<DnsResult<unknown>, { ok: false }>, note = ''): RecordOutcome {
+function lookupFailed(
+  name: string,
+  type: string,
+  r: Extract<DnsResult<unknown>, { ok: false }>,
+  note = '',
+): RecordOutcome {
   switch (r.failure) {
     case 'nxdomain':
-      return { verified: false, reason: `No ${type} record at ${name}: the name does not exist (NXDOMAIN)${note}` };
+      return {
+        verified: false,
+        reason: `No ${type} record at ${name}: the name does not exist (NXDOMAIN)${note}`,
+      };
     case 'nodata':
       return { verified: false, reason: `No ${type} record at ${name}${note}` };
     case 'timeout':
-      return { verified: false, inconclusive: true, reason: `DNS lookup of ${type} ${name} timed out${note}` };
+      return {
+        verified: false,
+        inconclusive: true,
+        reason: `DNS lookup of ${type} ${name} timed out${note}`,
+      };
     default:
-      return { verified: false, inconclusive: true, reason: `DNS lookup of ${type} ${name} failed (${r.code})${note}` };
+      return {
+        verified: false,
+        inconclusive: true,
+        reason: `DNS lookup of ${type} ${name} failed (${r.code})${note}`,
+      };
   }
 }
 
@@ -38,12 +54,21 @@ export function dkimTags(record: string): Map<string, string> {
 export function checkDkim(name: string, expectedKey: string, lookup: DnsResult<string>): RecordOutcome {
   if (!lookup.ok) return lookupFailed(name, 'TXT', lookup);
   const keys = lookup.records.map(dkimTags).filter((t) => t.has('p'));
-  if (keys.length === 0) return { verified: false, reason: `TXT record at ${name} is not a DKIM key record (no p= tag)` };
+  if (keys.length === 0)
+    return { verified: false, reason: `TXT record at ${name} is not a DKIM key record (no p= tag)` };
   const matches = keys.filter((t) => t.get('p') === expectedKey);
-  if (matches.some((t) => (t.get('v') ?? 'DKIM1') === 'DKIM1' && (t.get('k') ?? 'rsa').toLowerCase() === 'rsa')) return ok;
-  if (matches.length > 0) return { verified: false, reason: `DKIM record at ${name} has the right key but a wrong v= or k= tag` };
-  if (keys.every((t) => t.get('p') === '')) return { verified: false, reason: `DKIM key at ${name} is revoked (empty p=)` };
-  return { verified: false, reason: `DKIM public key at ${name} does not match the key issued for this domain` };
+  if (
+    matches.some((t) => (t.get('v') ?? 'DKIM1') === 'DKIM1' && (t.get('k') ?? 'rsa').toLowerCase() === 'rsa')
+  )
+    return ok;
+  if (matches.length > 0)
+    return { verified: false, reason: `DKIM record at ${name} has the right key but a wrong v= or k= tag` };
+  if (keys.every((t) => t.get('p') === ''))
+    return { verified: false, reason: `DKIM key at ${name} is revoked (empty p=)` };
+  return {
+    verified: false,
+    reason: `DKIM public key at ${name} does not match the key issued for this domain`,
+  };
 }
 
 interface IpRange {
@@ -75,13 +100,24 @@ function covers(outer: IpRange, inner: IpRange): boolean {
  * `ips` and SENDING_IPS), or `+all`. With neither an include nor IPs configured, any single
  * valid SPF record passes. Nested includes are not followed.
  */
-export function checkSpf(domain: string, requiredIps: string[], settings: DnsSettings, lookup: DnsResult<string>): RecordOutcome {
-  const none: RecordOutcome = { verified: false, reason: `No SPF record (TXT starting with v=spf1) at ${domain}` };
+export function checkSpf(
+  domain: string,
+  requiredIps: string[],
+  settings: DnsSettings,
+  lookup: DnsResult<string>,
+): RecordOutcome {
+  const none: RecordOutcome = {
+    verified: false,
+    reason: `No SPF record (TXT starting with v=spf1) at ${domain}`,
+  };
   if (!lookup.ok) return lookup.failure === 'nodata' ? none : lookupFailed(domain, 'TXT', lookup, ' (SPF)');
   const spf = lookup.records.map((r) => r.trim()).filter((r) => /^v=spf1(\s|$)/i.test(r));
   if (spf.length === 0) return none;
   if (spf.length > 1) {
-    return { verified: false, reason: `${spf.length} SPF records at ${domain}; publish exactly one (RFC 7208), merging their mechanisms` };
+    return {
+      verified: false,
+      reason: `${spf.length} SPF records at ${domain}; publish exactly one (RFC 7208), merging their mechanisms`,
+    };
   }
   const passing = spf[0]!
     .split(/\s+/)
@@ -91,7 +127,8 @@ export function checkSpf(domain: string, requiredIps: string[], settings: DnsSet
     .map((t) => t.body.toLowerCase());
   if (passing.includes('all')) return ok;
   const include = settings.spfInclude?.toLowerCase();
-  if (include && (passing.includes(`include:${include}`) || passing.includes(`redirect=${include}`))) return ok;
+  if (include && (passing.includes(`include:${include}`) || passing.includes(`redirect=${include}`)))
+    return ok;
   const published = passing
     .filter((b) => b.startsWith('ip4:') || b.startsWith('ip6:'))
     .map((b) => parseRange(b.slice(4)))
@@ -102,7 +139,9 @@ export function checkSpf(domain: string, requiredIps: string[], settings: DnsSet
   });
   if (requiredIps.length > 0 && missing.length === 0) return ok;
   if (!include && requiredIps.length === 0) return ok;
-  const add = include ? `include:${include}` : missing.map((ip) => (ip.includes(':') ? `ip6:${ip}` : `ip4:${ip}`)).join(' ');
+  const add = include
+    ? `include:${include}`
+    : missing.map((ip) => (ip.includes(':') ? `ip6:${ip}` : `ip4:${ip}`)).join(' ');
   return { verified: false, reason: `SPF record at ${domain} does not authorize this service; add ${add}` };
 }
 
@@ -116,7 +155,11 @@ export function checkDmarc(name: string, lookup: DnsResult<string>): RecordOutco
 
 const MX_NOTE = ' (needed only to receive inbound email)';
 
-export function checkMx(domain: string, mxHost: string, lookup: DnsResult<{ exchange: string; priority: number }>): RecordOutcome {
+export function checkMx(
+  domain: string,
+  mxHost: string,
+  lookup: DnsResult<{ exchange: string; priority: number }>,
+): RecordOutcome {
   if (!lookup.ok) return lookupFailed(domain, 'MX', lookup, MX_NOTE);
   if (lookup.records.some((r) => r.exchange === mxHost.toLowerCase())) return ok;
   const seen = lookup.records.map((r) => r.exchange || '.').join(', ');

@@ -1,15 +1,22 @@
-import { type Request, Router } from 'express';
 import {
   AddDomainSchema,
   DomainErrorText,
   type DomainResponse,
   ErrorText,
   type ListDomainsResponse,
-  normalizeDomainName,
   PageQuerySchema,
+  normalizeDomainName,
 } from '@mailyard/contracts';
-import { badRequest, conflict, createDnsResolver, notFound, parseOrThrow, type ServiceContext } from '@mailyard/platform';
-import { DuplicateDomainError, domains, InvalidCursorError } from '@mailyard/store';
+import {
+  type ServiceContext,
+  badRequest,
+  conflict,
+  createDnsResolver,
+  notFound,
+  parseOrThrow,
+} from '@mailyard/platform';
+import { DuplicateDomainError, InvalidCursorError, domains } from '@mailyard/store';
+import { type Request, Router } from 'express';
 import { tenantOf } from '../auth/api-key-auth';
 import { dnsSettings, expectedRecords, generateDkimKeyPair } from './dns-records';
 import { toDomainData } from './domain-view';
@@ -28,7 +35,10 @@ function domainParam(req: Request): string {
  * Sending domains (SPEC.md "Domains"; paths and layouts of DESIGN.md): add (DKIM key + DNS
  * records to publish), verify against DNS, details, list, delete.
  */
-export function domainRoutes(ctx: Pick<ServiceContext, 'db' | 'config' | 'sealer'>, hooks: { onOutboxWrite?: () => void } = {}): Router {
+export function domainRoutes(
+  ctx: Pick<ServiceContext, 'db' | 'config' | 'sealer'>,
+  hooks: { onOutboxWrite?: () => void } = {},
+): Router {
   const { db, config, sealer } = ctx;
   const settings = dnsSettings(config);
   const timing = checkTiming(config);
@@ -87,10 +97,14 @@ export function domainRoutes(ctx: Pick<ServiceContext, 'db' | 'config' | 'sealer
     );
     if (!saved) throw notFound(DomainErrorText.domainNotFound);
     hooks.onOutboxWrite?.();
-    const failed = result.records.filter((r) => r.required && !r.verified).map((r) => r.purpose.toUpperCase());
+    const failed = result.records
+      .filter((r) => r.required && !r.verified)
+      .map((r) => r.purpose.toUpperCase());
     res.json({
       success: true,
-      message: result.verified ? 'Domain verified' : `Domain not verified: ${failed.join(' and ')} record check failed`,
+      message: result.verified
+        ? 'Domain verified'
+        : `Domain not verified: ${failed.join(' and ')} record check failed`,
       data: toDomainData(saved.domain),
     } satisfies DomainResponse);
   });
@@ -102,7 +116,8 @@ export function domainRoutes(ctx: Pick<ServiceContext, 'db' | 'config' | 'sealer
   });
 
   router.delete('/v1/domain/:domain', async (req, res) => {
-    if (!(await domains.delete(db, tenantOf(res).tenantId, domainParam(req)))) throw notFound(DomainErrorText.domainNotFound);
+    if (!(await domains.delete(db, tenantOf(res).tenantId, domainParam(req))))
+      throw notFound(DomainErrorText.domainNotFound);
     res.json({ success: true, message: 'Domain deleted' });
   });
 
@@ -124,7 +139,8 @@ export function domainRoutes(ctx: Pick<ServiceContext, 'db' | 'config' | 'sealer
 
   // Path parameter missing: a 400 naming it rather than the bare 404 of an unknown route.
   router.all(['/v1/domain', '/v1/domain/verify'], (req, _res, next) => {
-    if (req.method === 'GET' || req.method === 'DELETE' || req.method === 'PUT') throw badRequest(DomainErrorText.domainRequired);
+    if (req.method === 'GET' || req.method === 'DELETE' || req.method === 'PUT')
+      throw badRequest(DomainErrorText.domainRequired);
     next();
   });
 

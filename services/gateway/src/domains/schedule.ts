@@ -37,7 +37,8 @@ export function nextCheck(
   t: CheckTiming,
   manual: boolean,
 ): CheckSchedule {
-  if (verifiedNow) return { nextCheckAt: new Date(now.getTime() + t.verifiedIntervalMs), unverifiedSince: null };
+  if (verifiedNow)
+    return { nextCheckAt: new Date(now.getTime() + t.verifiedIntervalMs), unverifiedSince: null };
   let since = before.verified ? now : (before.unverifiedSince ?? before.createdAt);
   if (manual && now.getTime() - since.getTime() >= t.unverifiedWindowMs) since = now;
   const age = now.getTime() - since.getTime();

@@ -3,7 +3,7 @@ import type { DomainDnsRecord } from '@mailyard/contracts';
 import { lookupMx, lookupTxt } from '@mailyard/platform';
 import type { StoredDomain } from '@mailyard/store';
 import { type DnsSettings, dkimRecordName, dmarcRecordName, expectedRecords, spfIps } from './dns-records';
-import { checkDkim, checkDmarc, checkMx, checkSpf, type RecordOutcome } from './record-checks';
+import { type RecordOutcome, checkDkim, checkDmarc, checkMx, checkSpf } from './record-checks';
 
 export interface DomainCheck {
   /** DKIM and SPF both verified. */
@@ -14,7 +14,11 @@ export interface DomainCheck {
 }
 
 /** Looks the domain's records up (in parallel) and checks each against what we expect. */
-export async function checkDomainDns(resolver: Resolver, domain: StoredDomain, settings: DnsSettings): Promise<DomainCheck> {
+export async function checkDomainDns(
+  resolver: Resolver,
+  domain: StoredDomain,
+  settings: DnsSettings,
+): Promise<DomainCheck> {
   const [dkim, spf, dmarc, mx] = await Promise.all([
     lookupTxt(resolver, dkimRecordName(domain.name, domain.selector)),
     lookupTxt(resolver, domain.name),

@@ -14,7 +14,10 @@ export interface ServerCredentials {
 }
 
 /** Removes the password (and its base64 forms, as in AUTH PLAIN/LOGIN) from a server or library message. */
-export function scrubSecret(text: string, credentials: Pick<ServerCredentials, 'username' | 'password'>): string {
+export function scrubSecret(
+  text: string,
+  credentials: Pick<ServerCredentials, 'username' | 'password'>,
+): string {
   const { username, password } = credentials;
   if (!password) return text;
   const forms = [
@@ -34,6 +37,9 @@ export function oneLine(text: string, max = 500): string {
 }
 
 /** A failed check as the 422 envelope: a short error per kind, the server's reason in `details`. */
-export function checkFailure(result: Exclude<CheckResult, { ok: true }>, texts: Record<CheckFailureKind, string>): HttpError {
+export function checkFailure(
+  result: Exclude<CheckResult, { ok: true }>,
+  texts: Record<CheckFailureKind, string>,
+): HttpError {
   return new HttpError(422, texts[result.kind], result.reason);
 }

@@ -1,8 +1,22 @@
 import { ImapFlow } from 'imapflow';
-import { type CheckFailureKind, type CheckResult, oneLine, type ServerCredentials, scrubSecret } from './credential-check';
+import {
+  type CheckFailureKind,
+  type CheckResult,
+  type ServerCredentials,
+  oneLine,
+  scrubSecret,
+} from './credential-check';
 
 const TLS_CODES = /SSL|TLS|CERT|certificate|self.signed/i;
-const CONNECT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
+const CONNECT_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
 const TIMEOUT_CODES = new Set(['CONNECT_TIMEOUT', 'GREETING_TIMEOUT', 'ETIMEOUT', 'ETIMEDOUT']);
 
 /**
@@ -36,17 +50,28 @@ export async function verifyImap(credentials: ServerCredentials, timeoutMs: numb
   }
 }
 
-type ImapError = Error & { code?: string; responseText?: string; authenticationFailed?: boolean; serverResponseCode?: string };
+type ImapError = Error & {
+  code?: string;
+  responseText?: string;
+  authenticationFailed?: boolean;
+  serverResponseCode?: string;
+};
 
-function classify(err: ImapError, c: ServerCredentials, timeoutMs: number): { kind: CheckFailureKind; reason: string } {
+function classify(
+  err: ImapError,
+  c: ServerCredentials,
+  timeoutMs: number,
+): { kind: CheckFailureKind; reason: string } {
   const where = `${c.host}:${c.port}`;
   if (err.authenticationFailed) {
     const code = err.serverResponseCode ? `[${err.serverResponseCode}] ` : '';
     return { kind: 'auth', reason: `${code}${err.responseText ?? err.message}` };
   }
   const code = err.code ?? '';
-  if (TIMEOUT_CODES.has(code)) return { kind: 'timeout', reason: `${where} did not answer within ${timeoutMs} ms (${code})` };
+  if (TIMEOUT_CODES.has(code))
+    return { kind: 'timeout', reason: `${where} did not answer within ${timeoutMs} ms (${code})` };
   if (CONNECT_CODES.has(code)) return { kind: 'connect', reason: `${where}: ${err.message}` };
-  if (TLS_CODES.test(code) || TLS_CODES.test(err.message)) return { kind: 'tls', reason: `${where}: ${err.message} (${code})` };
+  if (TLS_CODES.test(code) || TLS_CODES.test(err.message))
+    return { kind: 'tls', reason: `${where}: ${err.message} (${code})` };
   return { kind: 'other', reason: `${where}: ${err.responseText ?? err.message}` };
 }

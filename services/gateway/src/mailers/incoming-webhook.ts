@@ -1,5 +1,5 @@
 import { MailerErrorText, type WebhookConfig } from '@mailyard/contracts';
-import { badRequest, type Sealer } from '@mailyard/platform';
+import { type Sealer, badRequest } from '@mailyard/platform';
 import type { MailerWebhookInfo } from '@mailyard/store';
 
 /**
@@ -12,7 +12,8 @@ export function sealWebhook(
   allowInsecure: boolean,
 ): { info: MailerWebhookInfo; sealedHeaders: Buffer | null } {
   const protocol = new URL(input.url).protocol;
-  if (protocol !== 'https:' && !(allowInsecure && protocol === 'http:')) throw badRequest(MailerErrorText.invalidWebhook);
+  if (protocol !== 'https:' && !(allowInsecure && protocol === 'http:'))
+    throw badRequest(MailerErrorText.invalidWebhook);
   const headers = input.headers ?? {};
   const names = Object.keys(headers);
   return {

@@ -1,22 +1,36 @@
-import { type Request, type Response, Router } from 'express';
 import {
   type ConfigType,
   CreateImapMailerSchema,
   CreateSmtpMailerSchema,
-  defaultSmtpPort,
   ErrorText,
   type GetMailerResponse,
   IdPrefix,
   type ListMailersResponse,
   type MailerCreatedResponse,
   MailerErrorText,
-  newId,
   PageQuerySchema,
   UpdateImapMailerSchema,
   UpdateSmtpMailerSchema,
+  defaultSmtpPort,
+  newId,
 } from '@mailyard/contracts';
-import { badRequest, conflict, HttpError, notFound, parseOrThrow, type ServiceContext } from '@mailyard/platform';
-import { InvalidCursorError, type MailerConnection, type MailerPatch, mailers, reactivateMailer, type StoredMailer } from '@mailyard/store';
+import {
+  HttpError,
+  type ServiceContext,
+  badRequest,
+  conflict,
+  notFound,
+  parseOrThrow,
+} from '@mailyard/platform';
+import {
+  InvalidCursorError,
+  type MailerConnection,
+  type MailerPatch,
+  type StoredMailer,
+  mailers,
+  reactivateMailer,
+} from '@mailyard/store';
+import { type Request, type Response, Router } from 'express';
 import { tenantOf } from '../auth/api-key-auth';
 import { type CheckFailureKind, type CheckResult, checkFailure } from './credential-check';
 import { verifyImap } from './imap-verify';
@@ -76,7 +90,11 @@ export function mailerRoutes(ctx: Pick<ServiceContext, 'db' | 'config' | 'sealer
       ? verifySmtp({ ...conn, password }, config.SMTP_VERIFY_TIMEOUT_MS)
       : verifyImap({ ...conn, password }, config.IMAP_VERIFY_TIMEOUT_MS);
 
-  const checkOrThrow = async (protocol: Protocol, conn: MailerConnection, password: string): Promise<void> => {
+  const checkOrThrow = async (
+    protocol: Protocol,
+    conn: MailerConnection,
+    password: string,
+  ): Promise<void> => {
     const result = await check(protocol, conn, password);
     if (!result.ok) throw checkFailure(result, FAILURE_TEXT[protocol]);
   };
@@ -113,7 +131,12 @@ export function mailerRoutes(ctx: Pick<ServiceContext, 'db' | 'config' | 'sealer
   const createImap = (verify: boolean) => async (req: Request, res: Response) => {
     const input = parseOrThrow(CreateImapMailerSchema, req.body);
     const webhook = input.webhook ? sealWebhook(input.webhook, sealer, config.WEBHOOK_ALLOW_INSECURE) : null;
-    const conn: MailerConnection = { host: input.config.host, port: input.config.port, username: input.config.username, secure: 'SSL' };
+    const conn: MailerConnection = {
+      host: input.config.host,
+      port: input.config.port,
+      username: input.config.username,
+      secure: 'SSL',
+    };
     if (verify) await checkOrThrow('imap', conn, input.config.password);
     const id = await mailers.create(db, tenantOf(res).tenantId, {
       id: newId(IdPrefix.basicImap),
@@ -133,13 +156,21 @@ export function mailerRoutes(ctx: Pick<ServiceContext, 'db' | 'config' | 'sealer
   const update = async (
     res: Response,
     protocol: Protocol,
-    input: { mailer_id: string; name?: string; email?: string; config?: Partial<MailerConnection> & { password?: string } },
+    input: {
+      mailer_id: string;
+      name?: string;
+      email?: string;
+      config?: Partial<MailerConnection> & { password?: string };
+    },
     webhook?: MailerPatch['webhook'],
   ) => {
     const mailer = await loadMailer(res, input.mailer_id);
     if (mailer.connectionType === 'domain') throw new HttpError(422, MailerErrorText.domainMailer);
     if (!UPDATABLE[protocol].includes(mailer.configType)) {
-      throw new HttpError(422, protocol === 'smtp' ? MailerErrorText.notSmtpMailer : MailerErrorText.notImapMailer);
+      throw new HttpError(
+        422,
+        protocol === 'smtp' ? MailerErrorText.notSmtpMailer : MailerErrorText.notImapMailer,
+      );
     }
     const patch: MailerPatch = { name: input.name, email: input.email, webhook };
     const given = Object.fromEntries(Object.entries(input.config ?? {}).filter(([, v]) => v !== undefined));
@@ -147,7 +178,8 @@ export function mailerRoutes(ctx: Pick<ServiceContext, 'db' | 'config' | 'sealer
       if (mailer.connectionType === 'oauth') throw new HttpError(422, MailerErrorText.oauthConfig);
       const { password, ...settings } = given as Partial<MailerConnection> & { password?: string };
       const conn = { ...mailer.config, ...settings } as MailerConnection;
-      if (settings.secure && settings.port === undefined && protocol === 'smtp') conn.port = mailer.config.port ?? defaultSmtpPort(conn.secure);
+      if (settings.secure && settings.port === undefined && protocol === 'smtp')
+        conn.port = mailer.config.port ?? defaultSmtpPort(conn.secure);
       if (VERIFIED_TYPES.includes(mailer.configType) || mailer.state === 'deactivated') {
         const current = password ?? (await mailers.password(db, sealer, mailer.tenantId, mailer.id)) ?? '';
         await checkOrThrow(protocol, conn, current);
@@ -156,7 +188,8 @@ export function mailerRoutes(ctx: Pick<ServiceContext, 'db' | 'config' | 'sealer
       patch.config = conn;
       if (password !== undefined) patch.sealedSecret = sealer.seal(password);
     }
-    if (!(await mailers.update(db, mailer.tenantId, mailer.id, patch))) throw notFound(MailerErrorText.mailerNotFound);
+    if (!(await mailers.update(db, mailer.tenantId, mailer.id, patch)))
+      throw notFound(MailerErrorText.mailerNotFound);
     res.json({ success: true, mailer_id: mailer.id, message: 'Mailer updated' });
   };
 
@@ -172,7 +205,11 @@ export function mailerRoutes(ctx: Pick<ServiceContext, 'db' | 'config' | 'sealer
   router.put('/v1/mailer/imap', async (req, res) => {
     const input = parseOrThrow(UpdateImapMailerSchema, req.body);
     const webhook =
-      input.webhook === undefined ? undefined : input.webhook === null ? null : sealWebhook(input.webhook, sealer, config.WEBHOOK_ALLOW_INSECURE);
+      input.webhook === undefined
+        ? undefined
+        : input.webhook === null
+          ? null
+          : sealWebhook(input.webhook, sealer, config.WEBHOOK_ALLOW_INSECURE);
     await update(res, 'imap', input, webhook);
   });
 
@@ -198,7 +235,8 @@ export function mailerRoutes(ctx: Pick<ServiceContext, 'db' | 'config' | 'sealer
   });
 
   router.delete('/v1/mailer/:mailer_id', async (req, res) => {
-    if (!(await mailers.delete(db, tenantOf(res).tenantId, idParam(req)))) throw notFound(MailerErrorText.mailerNotFound);
+    if (!(await mailers.delete(db, tenantOf(res).tenantId, idParam(req))))
+      throw notFound(MailerErrorText.mailerNotFound);
     res.json({ success: true, message: 'Mailer deleted' });
   });
 
@@ -234,7 +272,8 @@ export function mailerRoutes(ctx: Pick<ServiceContext, 'db' | 'config' | 'sealer
         const password = (await mailers.password(db, sealer, tenantId, id)) ?? '';
         await checkOrThrow(protocol, mailer.config as MailerConnection, password);
       }
-      if ((await reactivateMailer(db, tenantId, id)) === 'not_found') throw notFound(MailerErrorText.mailerNotFound);
+      if ((await reactivateMailer(db, tenantId, id)) === 'not_found')
+        throw notFound(MailerErrorText.mailerNotFound);
     }
     res.json({ success: true, mailer_id: id, state: 'active', message: 'Mailer enabled' });
   });

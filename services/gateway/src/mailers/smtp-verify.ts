@@ -1,6 +1,12 @@
 import { type SmtpSecureMode, smtpTlsOptions } from '@mailyard/contracts';
 import nodemailer from 'nodemailer';
-import { type CheckFailureKind, type CheckResult, oneLine, type ServerCredentials, scrubSecret } from './credential-check';
+import {
+  type CheckFailureKind,
+  type CheckResult,
+  type ServerCredentials,
+  oneLine,
+  scrubSecret,
+} from './credential-check';
 
 export interface SmtpSettings extends ServerCredentials {
   secure: SmtpSecureMode;
@@ -38,7 +44,11 @@ export async function verifySmtp(settings: SmtpSettings, timeoutMs: number): Pro
 
 type SmtpError = Error & { code?: string; response?: string; command?: string };
 
-function classify(err: SmtpError, s: SmtpSettings, timeoutMs: number): { kind: CheckFailureKind; reason: string } {
+function classify(
+  err: SmtpError,
+  s: SmtpSettings,
+  timeoutMs: number,
+): { kind: CheckFailureKind; reason: string } {
   const where = `${s.host}:${s.port}`;
   switch (err.code) {
     case 'EAUTH':
@@ -47,7 +57,10 @@ function classify(err: SmtpError, s: SmtpSettings, timeoutMs: number): { kind: C
       return { kind: 'tls', reason: `${where}: ${err.message}` };
     case 'ETIMEDOUT': {
       const hint = s.secure !== 'SSL' && s.port === 465 ? '; port 465 usually needs secure "SSL"' : '';
-      return { kind: 'timeout', reason: `${where} did not answer within ${timeoutMs} ms (${err.command ?? 'CONN'})${hint}` };
+      return {
+        kind: 'timeout',
+        reason: `${where} did not answer within ${timeoutMs} ms (${err.command ?? 'CONN'})${hint}`,
+      };
     }
     case 'EDNS':
     case 'ECONNECTION':

@@ -10,7 +10,10 @@ export interface CapturedEvents<T = unknown> {
 }
 
 /** Consumes `routingKey` on Exchange.events into a fresh test queue of the context's bus. */
-export async function captureEvents<T = unknown>(ctx: ServiceContext, routingKey: string): Promise<CapturedEvents<T>> {
+export async function captureEvents<T = unknown>(
+  ctx: ServiceContext,
+  routingKey: string,
+): Promise<CapturedEvents<T>> {
   const received: BusEnvelope<T>[] = [];
   const consumer = await ctx.bus.consume<T>(
     { queue: uniqueName('test.capture'), bindings: [{ exchange: Exchange.events, routingKey }] },
@@ -25,7 +28,10 @@ export async function captureEvents<T = unknown>(ctx: ServiceContext, routingKey
       for (;;) {
         const hit = received.find(pred);
         if (hit) return hit;
-        if (Date.now() > deadline) throw new Error(`no ${routingKey} event matched within ${timeoutMs} ms; got ${JSON.stringify(received)}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `no ${routingKey} event matched within ${timeoutMs} ms; got ${JSON.stringify(received)}`,
+          );
         await new Promise((r) => setTimeout(r, 25));
       }
     },
@@ -41,7 +47,10 @@ export function startRelay(ctx: ServiceContext): OutboxRelay {
 }
 
 /** Outbox rows (sent or not) with this routing key, oldest first. */
-export async function outboxRows(ctx: ServiceContext, routingKey: string): Promise<Array<{ message: BusEnvelope; sent: boolean }>> {
+export async function outboxRows(
+  ctx: ServiceContext,
+  routingKey: string,
+): Promise<Array<{ message: BusEnvelope; sent: boolean }>> {
   const { rows } = await ctx.db.query<{ message: BusEnvelope; sent_at: Date | null }>(
     'SELECT message, sent_at FROM outbox WHERE routing_key = $1 ORDER BY id',
     [routingKey],

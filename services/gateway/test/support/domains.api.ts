@@ -1,7 +1,14 @@
 import { createPublicKey } from 'node:crypto';
 import { loadSendingMailer } from '@mailyard/store';
 import request from 'supertest';
-import { bearer, createStores, type Mode, type SharedStores, startGateway, type TestGateway } from './harness';
+import {
+  type Mode,
+  type SharedStores,
+  type TestGateway,
+  bearer,
+  createStores,
+  startGateway,
+} from './harness';
 
 const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
 
@@ -26,7 +33,10 @@ export function describeDomainsApi(mode: Mode): void {
     });
 
     const add = (body: object, k = key) => request(gw.app).post('/v1/domain/add').set(bearer(k)).send(body);
-    const get = (domain: string, k = key) => request(gw.app).get(`/v1/domain/${encodeURIComponent(domain)}`).set(bearer(k));
+    const get = (domain: string, k = key) =>
+      request(gw.app)
+        .get(`/v1/domain/${encodeURIComponent(domain)}`)
+        .set(bearer(k));
 
     it('adds a domain: an RSA-2048 DKIM key, its mailer and the records to publish', async () => {
       const res = await add({ domain: 'Example.COM' });
@@ -49,14 +59,35 @@ export function describeDomainsApi(mode: Mode): void {
       });
       const [dkim, spf, dmarc, mx] = data.records;
       expect(data.records.map((r: { purpose: string }) => r.purpose)).toEqual(['dkim', 'spf', 'dmarc', 'mx']);
-      expect(dkim).toMatchObject({ type: 'TXT', name: 'mailyard._domainkey.example.com', required: true, verified: false });
+      expect(dkim).toMatchObject({
+        type: 'TXT',
+        name: 'mailyard._domainkey.example.com',
+        required: true,
+        verified: false,
+      });
       expect(dkim.value).toMatch(/^v=DKIM1; k=rsa; p=[A-Za-z0-9+/]+=*$/);
       const p = dkim.value.split('p=')[1];
       const publicKey = createPublicKey({ key: Buffer.from(p, 'base64'), format: 'der', type: 'spki' });
       expect(publicKey.asymmetricKeyDetails?.modulusLength).toBe(2048);
-      expect(spf).toMatchObject({ type: 'TXT', name: 'example.com', value: 'v=spf1 include:_spf.mailyard.test ~all', required: true });
-      expect(dmarc).toMatchObject({ type: 'TXT', name: '_dmarc.example.com', value: 'v=DMARC1; p=none;', required: false });
-      expect(mx).toMatchObject({ type: 'MX', name: 'example.com', value: 'mailyard.test', priority: 10, required: false });
+      expect(spf).toMatchObject({
+        type: 'TXT',
+        name: 'example.com',
+        value: 'v=spf1 include:_spf.mailyard.test ~all',
+        required: true,
+      });
+      expect(dmarc).toMatchObject({
+        type: 'TXT',
+        name: '_dmarc.example.com',
+        value: 'v=DMARC1; p=none;',
+        required: false,
+      });
+      expect(mx).toMatchObject({
+        type: 'MX',
+        name: 'example.com',
+        value: 'mailyard.test',
+        priority: 10,
+        required: false,
+      });
       for (const r of data.records) expect(r.reason).toMatch(/Not checked yet/);
       expect(JSON.stringify(res.body)).not.toMatch(/PRIVATE KEY/);
 
@@ -85,13 +116,18 @@ export function describeDomainsApi(mode: Mode): void {
         selector: 's2024',
       });
       expect(res.body.data.records[0].name).toBe('s2024._domainkey.opts.example.org');
-      expect(res.body.data.records[1].value).toBe('v=spf1 ip4:203.0.113.7 ip6:2001:db8::25 include:_spf.mailyard.test ~all');
+      expect(res.body.data.records[1].value).toBe(
+        'v=spf1 ip4:203.0.113.7 ip6:2001:db8::25 include:_spf.mailyard.test ~all',
+      );
     });
 
     it('accepts internationalised names (IDNA) and finds them by either form', async () => {
       const res = await add({ domain: 'Bücher.example' });
       expect(res.status).toBe(201);
-      expect(res.body.data).toMatchObject({ domain: 'xn--bcher-kva.example', unicode_domain: 'bücher.example' });
+      expect(res.body.data).toMatchObject({
+        domain: 'xn--bcher-kva.example',
+        unicode_domain: 'bücher.example',
+      });
       expect(res.body.data.records[0].name).toBe('mailyard._domainkey.xn--bcher-kva.example');
       expect((await get('bücher.example')).body.data.mailer_id).toBe(res.body.data.mailer_id);
       expect((await get('xn--bcher-kva.example')).body.data.mailer_id).toBe(res.body.data.mailer_id);
@@ -120,7 +156,10 @@ export function describeDomainsApi(mode: Mode): void {
       [{ domain: 'user@example.com' }, 'domain must be a valid domain name'],
       [{ domain: 'ok.example', ips: ['999.1.1.1'] }, 'ips must be an array of IP addresses'],
       [{ domain: 'ok.example', ips: '1.2.3.4' }, 'ips must be an array of IP addresses'],
-      [{ domain: 'ok.example', selector: 'bad selector' }, 'selector must be a DNS label (letters, digits, hyphens; dots between labels)'],
+      [
+        { domain: 'ok.example', selector: 'bad selector' },
+        'selector must be a DNS label (letters, digits, hyphens; dots between labels)',
+      ],
       [{ domain: 'ok.example', custom_args: ['a'] }, 'custom_args must be an object'],
       [{ domain: 'ok.example', is_tenant_domain: 'yes' }, 'is_tenant_domain must be a boolean'],
     ])('rejects %j with 400 "%s"', async (body, message) => {
@@ -133,7 +172,9 @@ export function describeDomainsApi(mode: Mode): void {
       expect((await get('unknown.example')).status).toBe(404);
       expect((await get('unknown.example')).body).toEqual({ success: false, error: 'Domain not found' });
       expect((await get('not a domain')).status).toBe(400);
-      expect((await request(gw.app).put('/v1/domain/verify/unknown.example').set(bearer(key))).status).toBe(404);
+      expect((await request(gw.app).put('/v1/domain/verify/unknown.example').set(bearer(key))).status).toBe(
+        404,
+      );
       expect((await request(gw.app).delete('/v1/domain/unknown.example').set(bearer(key))).status).toBe(404);
     });
 
@@ -141,7 +182,9 @@ export function describeDomainsApi(mode: Mode): void {
       const mine = (await add({ domain: 'private.example.com' })).body.data;
       const other = bearer(otherKey);
       expect((await get('private.example.com', otherKey)).status).toBe(404);
-      expect((await request(gw.app).put('/v1/domain/verify/private.example.com').set(other)).status).toBe(404);
+      expect((await request(gw.app).put('/v1/domain/verify/private.example.com').set(other)).status).toBe(
+        404,
+      );
       expect((await request(gw.app).delete('/v1/domain/private.example.com').set(other)).status).toBe(404);
       expect((await request(gw.app).get(`/v1/mailer/${mine.mailer_id}`).set(other)).status).toBe(404);
       expect((await request(gw.app).delete(`/v1/mailer/${mine.mailer_id}`).set(other)).status).toBe(404);
@@ -188,7 +231,12 @@ export function describeDomainsApi(mode: Mode): void {
     it('deletes: the details 404, the mailer reads as deleted to the send service, its key is wiped', async () => {
       const data = (await add({ domain: 'gone.example.com' })).body.data;
       const before = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, tenantId, data.mailer_id);
-      expect(before).toMatchObject({ kind: 'domain', state: 'active', domain: 'gone.example.com', verified: false });
+      expect(before).toMatchObject({
+        kind: 'domain',
+        state: 'active',
+        domain: 'gone.example.com',
+        verified: false,
+      });
       expect(before?.kind === 'domain' && before.dkimPrivateKeyPem).toMatch(/^-----BEGIN PRIVATE KEY-----/);
 
       const del = await request(gw.app).delete('/v1/domain/gone.example.com').set(bearer(key));
@@ -209,7 +257,9 @@ export function describeDomainsApi(mode: Mode): void {
 
     it('deleting the domain mailer through /v1/mailer deletes the domain', async () => {
       const data = (await add({ domain: 'viamailer.example.com' })).body.data;
-      expect((await request(gw.app).delete(`/v1/mailer/${data.mailer_id}`).set(bearer(key))).status).toBe(200);
+      expect((await request(gw.app).delete(`/v1/mailer/${data.mailer_id}`).set(bearer(key))).status).toBe(
+        200,
+      );
       expect((await get('viamailer.example.com')).status).toBe(404);
     });
   });

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:net';
+import { type Server, createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { type MailerDeactivatedEvent, MailerDeactivatedEventSchema, RoutingKey } from '@mailyard/contracts';
 import type { OutboxRelay } from '@mailyard/platform';
@@ -6,7 +6,14 @@ import { deactivateMailer, loadMailerWebhook, loadSendingMailer, reactivateMaile
 import request from 'supertest';
 import { type SmtpAuthServer, startSmtpAuthServer } from '../../../../test/support/peers/smtp-auth-server';
 import { type CapturedEvents, captureEvents, outboxRows, startRelay } from './bus-events';
-import { bearer, createStores, type Mode, type SharedStores, startGateway, type TestGateway } from './harness';
+import {
+  type Mode,
+  type SharedStores,
+  type TestGateway,
+  bearer,
+  createStores,
+  startGateway,
+} from './harness';
 
 const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
 const PASSWORD = 'Sm7p-pa55word-XYZ';
@@ -31,7 +38,7 @@ export function describeMailersApi(mode: Mode): void {
       relay = startRelay(gw.ctx);
       events = await captureEvents<MailerDeactivatedEvent>(gw.ctx, RoutingKey.mailerDeactivated);
       smtp = await startSmtpAuthServer({ user: 'sender@smtp.test', pass: PASSWORD });
-      silent = createServer((s) => s.on('error', () => {}));
+      silent = createServer((s) => s.on('error', () => {}).resume());
       await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
       silentPort = (silent.address() as AddressInfo).port;
       ({ apiKey: key, tenantId } = await gw.newTenant());
@@ -42,7 +49,7 @@ export function describeMailersApi(mode: Mode): void {
       await relay?.stop();
       await gw?.close();
       await smtp?.stop();
-      await new Promise((r) => silent?.close(r));
+      if (silent) await new Promise((r) => silent.close(r));
       await stores?.drop();
     });
 
@@ -51,7 +58,14 @@ export function describeMailersApi(mode: Mode): void {
       email: 'sender@smtp.test',
       config_type: 'smtp',
       connection_type: 'basic',
-      config: { host: '127.0.0.1', port: smtp.port, username: 'sender@smtp.test', password: PASSWORD, secure: 'None', ...config },
+      config: {
+        host: '127.0.0.1',
+        port: smtp.port,
+        username: 'sender@smtp.test',
+        password: PASSWORD,
+        secure: 'None',
+        ...config,
+      },
       ...extra,
     });
     const imapBody = (config: object = {}, extra: object = {}) => ({
@@ -59,18 +73,31 @@ export function describeMailersApi(mode: Mode): void {
       email: 'support@imap.test',
       config_type: 'imap',
       connection_type: 'basic',
-      config: { host: 'imap.example.test', port: 993, username: 'support@imap.test', password: PASSWORD, secure: 'SSL', ...config },
+      config: {
+        host: 'imap.example.test',
+        port: 993,
+        username: 'support@imap.test',
+        password: PASSWORD,
+        secure: 'SSL',
+        ...config,
+      },
       ...extra,
     });
-    const post = (path: string, body: object, k = key) => request(gw.app).post(path).set(bearer(k)).send(body);
+    const post = (path: string, body: object, k = key) =>
+      request(gw.app).post(path).set(bearer(k)).send(body);
     const put = (path: string, body: object, k = key) => request(gw.app).put(path).set(bearer(k)).send(body);
     const get = (id: string, k = key) => request(gw.app).get(`/v1/mailer/${id}`).set(bearer(k));
-    const createSmtp = async (config: object = {}) => (await post('/v1/mailer/smtp', smtpBody(config))).body.mailer_id as string;
+    const createSmtp = async (config: object = {}) =>
+      (await post('/v1/mailer/smtp', smtpBody(config))).body.mailer_id as string;
 
     it('creates an SMTP mailer and reads it back without the password', async () => {
       const res = await post('/v1/mailer/smtp', smtpBody());
       expect(res.status).toBe(201);
-      expect(res.body).toEqual({ success: true, mailer_id: expect.stringMatching(new RegExp(`^smtp_${ULID}$`)), message: 'SMTP mailer created' });
+      expect(res.body).toEqual({
+        success: true,
+        mailer_id: expect.stringMatching(new RegExp(`^smtp_${ULID}$`)),
+        message: 'SMTP mailer created',
+      });
       const got = await get(res.body.mailer_id);
       expect(got.status).toBe(200);
       expect(got.body).toEqual({
@@ -83,7 +110,13 @@ export function describeMailersApi(mode: Mode): void {
           connection_type: 'basic',
           state: 'active',
           state_reason: null,
-          config: { host: '127.0.0.1', port: smtp.port, username: 'sender@smtp.test', secure: 'None', password_set: true },
+          config: {
+            host: '127.0.0.1',
+            port: smtp.port,
+            username: 'sender@smtp.test',
+            secure: 'None',
+            password_set: true,
+          },
           created_at: expect.any(String),
           updated_at: expect.any(String),
         },
@@ -91,7 +124,11 @@ export function describeMailersApi(mode: Mode): void {
       expect(JSON.stringify(got.body)).not.toContain(PASSWORD);
       // The send service gets the password unsealed.
       const sending = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, tenantId, res.body.mailer_id);
-      expect(sending).toMatchObject({ kind: 'smtp', state: 'active', smtp: { host: '127.0.0.1', port: smtp.port, password: PASSWORD } });
+      expect(sending).toMatchObject({
+        kind: 'smtp',
+        state: 'active',
+        smtp: { host: '127.0.0.1', port: smtp.port, password: PASSWORD },
+      });
     });
 
     it('defaults secure to Auto and the port by secure mode', async () => {
@@ -107,12 +144,21 @@ export function describeMailersApi(mode: Mode): void {
       [{ email: undefined }, 'email is required'],
       [{ config: undefined }, 'config is required'],
       [{ config: { port: 25, username: 'u', password: 'p' } }, 'config.host is required'],
-      [{ config: { host: 'h', port: 70000, username: 'u', password: 'p' } }, 'config.port must be an integer from 1 to 65535'],
+      [
+        { config: { host: 'h', port: 70000, username: 'u', password: 'p' } },
+        'config.port must be an integer from 1 to 65535',
+      ],
       [{ config: { host: 'h', username: 'u' } }, 'config.password is required'],
       [{ config: { host: 'h', password: 'p' } }, 'config.username is required'],
-      [{ config: { host: 'h', username: 'u', password: 'p', secure: 'STARTTLS' } }, 'config.secure must be one of Auto, Tls, SSL, None'],
+      [
+        { config: { host: 'h', username: 'u', password: 'p', secure: 'STARTTLS' } },
+        'config.secure must be one of Auto, Tls, SSL, None',
+      ],
       [{ config_type: 'imap' }, 'config_type must be smtp for an SMTP configuration'],
-      [{ connection_type: 'oauth' }, 'connection_type must be basic; OAuth mailers are connected through POST /v1/oauth/login'],
+      [
+        { connection_type: 'oauth' },
+        'connection_type must be basic; OAuth mailers are connected through POST /v1/oauth/login',
+      ],
     ])('SMTP create rejects %j with 400 "%s"', async (patch, message) => {
       const res = await post('/v1/mailer/smtp', { ...smtpBody(), ...patch });
       expect(res.status).toBe(400);
@@ -120,15 +166,29 @@ export function describeMailersApi(mode: Mode): void {
     });
 
     it('creates an IMAP mailer (port 993 SSL only) with its incoming webhook; header values are sealed', async () => {
-      const webhook = { url: 'https://hooks.example.com/imap', method: 'POST', headers: { 'X-Hook-Token': 'hook-secret-123' } };
+      const webhook = {
+        url: 'https://hooks.example.com/imap',
+        method: 'POST',
+        headers: { 'X-Hook-Token': 'hook-secret-123' },
+      };
       const res = await post('/v1/mailer/imap', imapBody({}, { webhook }));
       expect(res.status).toBe(201);
-      expect(res.body).toEqual({ success: true, mailer_id: expect.stringMatching(new RegExp(`^basic_imap_${ULID}$`)), message: 'IMAP mailer created' });
+      expect(res.body).toEqual({
+        success: true,
+        mailer_id: expect.stringMatching(new RegExp(`^basic_imap_${ULID}$`)),
+        message: 'IMAP mailer created',
+      });
       const got = await get(res.body.mailer_id);
       expect(got.body.data).toMatchObject({
         config_type: 'imap',
         connection_type: 'basic',
-        config: { host: 'imap.example.test', port: 993, username: 'support@imap.test', secure: 'SSL', password_set: true },
+        config: {
+          host: 'imap.example.test',
+          port: 993,
+          username: 'support@imap.test',
+          secure: 'SSL',
+          password_set: true,
+        },
         webhook: { url: 'https://hooks.example.com/imap', method: 'POST', headers_present: ['X-Hook-Token'] },
       });
       expect(JSON.stringify(got.body)).not.toContain('hook-secret-123');
@@ -138,17 +198,32 @@ export function describeMailersApi(mode: Mode): void {
         headers: { 'X-Hook-Token': 'hook-secret-123' },
       });
       const defaults = await post('/v1/mailer/imap', imapBody({ port: undefined, secure: undefined }));
-      expect((await get(defaults.body.mailer_id)).body.data.config).toMatchObject({ port: 993, secure: 'SSL' });
+      expect((await get(defaults.body.mailer_id)).body.data.config).toMatchObject({
+        port: 993,
+        secure: 'SSL',
+      });
     });
 
     it.each([
-      [{ config: { host: 'h', port: 143, username: 'u', password: 'p' } }, 'Basic IMAP supports port 993 with SSL only'],
-      [{ config: { host: 'h', port: 993, username: 'u', password: 'p', secure: 'Tls' } }, 'Basic IMAP supports port 993 with SSL only'],
-      [{ config: { host: 'h', username: 'u', password: 'p', secure: 'None' } }, 'Basic IMAP supports port 993 with SSL only'],
+      [
+        { config: { host: 'h', port: 143, username: 'u', password: 'p' } },
+        'Basic IMAP supports port 993 with SSL only',
+      ],
+      [
+        { config: { host: 'h', port: 993, username: 'u', password: 'p', secure: 'Tls' } },
+        'Basic IMAP supports port 993 with SSL only',
+      ],
+      [
+        { config: { host: 'h', username: 'u', password: 'p', secure: 'None' } },
+        'Basic IMAP supports port 993 with SSL only',
+      ],
       [{ config_type: 'smtp' }, 'config_type must be imap for an IMAP configuration'],
       [{ webhook: { url: 'http://hooks.example.com/x' } }, 'webhook.url must be an https URL'],
       [{ webhook: { url: 'not a url' } }, 'webhook.url must be an https URL'],
-      [{ webhook: { url: 'https://h.example/x', headers: { 'X-A': 'a\r\nInjected: 1' } } }, 'webhook.headers must not contain CR or LF'],
+      [
+        { webhook: { url: 'https://h.example/x', headers: { 'X-A': 'a\r\nInjected: 1' } } },
+        'webhook.headers must not contain CR or LF',
+      ],
     ])('IMAP create rejects %j with 400 "%s"', async (patch, message) => {
       const res = await post('/v1/mailer/imap', { ...imapBody(), ...patch });
       expect(res.status).toBe(400);
@@ -161,10 +236,20 @@ export function describeMailersApi(mode: Mode): void {
       expect(renamed.body).toEqual({ success: true, mailer_id: id, message: 'Mailer updated' });
       expect((await get(id)).body.data).toMatchObject({ name: 'Renamed', email: 'sender@smtp.test' });
 
-      await put('/v1/mailer/smtp', { mailer_id: id, email: 'other@smtp.test', config: { host: 'smtp.example.test', port: 2525 } });
+      await put('/v1/mailer/smtp', {
+        mailer_id: id,
+        email: 'other@smtp.test',
+        config: { host: 'smtp.example.test', port: 2525 },
+      });
       const data = (await get(id)).body.data;
       expect(data).toMatchObject({ name: 'Renamed', email: 'other@smtp.test' });
-      expect(data.config).toEqual({ host: 'smtp.example.test', port: 2525, username: 'sender@smtp.test', secure: 'None', password_set: true });
+      expect(data.config).toEqual({
+        host: 'smtp.example.test',
+        port: 2525,
+        username: 'sender@smtp.test',
+        secure: 'None',
+        password_set: true,
+      });
       let sending = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, tenantId, id);
       expect(sending?.kind === 'smtp' && sending.smtp.password).toBe(PASSWORD);
 
@@ -176,8 +261,15 @@ export function describeMailersApi(mode: Mode): void {
     it('updates an IMAP mailer and replaces or removes its webhook', async () => {
       const id = (await post('/v1/mailer/imap', imapBody())).body.mailer_id;
       expect((await get(id)).body.data.webhook).toBeNull();
-      await put('/v1/mailer/imap', { mailer_id: id, webhook: { url: 'https://h.example.com/new', headers: { Authorization: 'Bearer t' } } });
-      expect((await get(id)).body.data.webhook).toEqual({ url: 'https://h.example.com/new', method: 'POST', headers_present: ['Authorization'] });
+      await put('/v1/mailer/imap', {
+        mailer_id: id,
+        webhook: { url: 'https://h.example.com/new', headers: { Authorization: 'Bearer t' } },
+      });
+      expect((await get(id)).body.data.webhook).toEqual({
+        url: 'https://h.example.com/new',
+        method: 'POST',
+        headers_present: ['Authorization'],
+      });
       await put('/v1/mailer/imap', { mailer_id: id, webhook: null });
       expect((await get(id)).body.data.webhook).toBeNull();
       expect(await loadMailerWebhook(gw.ctx.db, gw.ctx.sealer, tenantId, id)).toBeNull();
@@ -186,8 +278,14 @@ export function describeMailersApi(mode: Mode): void {
     });
 
     it('update errors: 400 without mailer_id, 404 unknown, 422 for the wrong kind', async () => {
-      expect((await put('/v1/mailer/smtp', { name: 'x' })).body).toMatchObject({ success: false, error: 'mailer_id is required' });
-      const unknown = await put('/v1/mailer/smtp', { mailer_id: 'smtp_01HZZZZZZZZZZZZZZZZZZZZZZZ', name: 'x' });
+      expect((await put('/v1/mailer/smtp', { name: 'x' })).body).toMatchObject({
+        success: false,
+        error: 'mailer_id is required',
+      });
+      const unknown = await put('/v1/mailer/smtp', {
+        mailer_id: 'smtp_01HZZZZZZZZZZZZZZZZZZZZZZZ',
+        name: 'x',
+      });
       expect(unknown.status).toBe(404);
       expect(unknown.body).toEqual({ success: false, error: 'Mailer not found' });
       const imapId = (await post('/v1/mailer/imap', imapBody())).body.mailer_id;
@@ -205,17 +303,22 @@ export function describeMailersApi(mode: Mode): void {
     it('lists mailers with a cursor, nextPageToken and totalCount', async () => {
       const t = await gw.newTenant();
       const ids: string[] = [];
-      for (let i = 0; i < 3; i++) ids.push((await post('/v1/mailer/smtp', smtpBody(), t.apiKey)).body.mailer_id);
+      for (let i = 0; i < 3; i++)
+        ids.push((await post('/v1/mailer/smtp', smtpBody(), t.apiKey)).body.mailer_id);
       ids.push((await post('/v1/mailer/imap', imapBody(), t.apiKey)).body.mailer_id);
       const first = await request(gw.app).get('/v1/mailers?pageSize=3').set(bearer(t.apiKey));
       expect(first.status).toBe(200);
       expect(first.body).toMatchObject({ success: true, totalCount: 4, nextPageToken: expect.any(String) });
-      const rest = await request(gw.app).get(`/v1/mailers?pageSize=3&pageToken=${first.body.nextPageToken}`).set(bearer(t.apiKey));
+      const rest = await request(gw.app)
+        .get(`/v1/mailers?pageSize=3&pageToken=${first.body.nextPageToken}`)
+        .set(bearer(t.apiKey));
       expect(rest.body).toMatchObject({ totalCount: 4, nextPageToken: null });
       const all = [...first.body.data, ...rest.body.data];
       expect(all.map((m: { mailer_id: string }) => m.mailer_id).sort()).toEqual([...ids].sort());
       expect(JSON.stringify(all)).not.toContain(PASSWORD);
-      expect((await request(gw.app).get('/v1/mailers?pageToken=nope').set(bearer(t.apiKey))).status).toBe(400);
+      expect((await request(gw.app).get('/v1/mailers?pageToken=nope').set(bearer(t.apiKey))).status).toBe(
+        400,
+      );
     });
 
     it('deletes: 404 afterwards, the send service reads it as deleted, the secret is wiped', async () => {
@@ -231,12 +334,22 @@ export function describeMailersApi(mode: Mode): void {
     it('disables and enables by hand, without any event', async () => {
       const id = await createSmtp();
       const disabled = await post(`/v1/mailer/${id}/disable`, {});
-      expect(disabled.body).toEqual({ success: true, mailer_id: id, state: 'disabled', message: 'Mailer disabled' });
+      expect(disabled.body).toEqual({
+        success: true,
+        mailer_id: id,
+        state: 'disabled',
+        message: 'Mailer disabled',
+      });
       expect((await get(id)).body.data.state).toBe('disabled');
       expect((await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, tenantId, id))?.state).toBe('disabled');
       expect((await post(`/v1/mailer/${id}/disable`, {})).body.message).toBe('Mailer was already disabled');
       const enabled = await post(`/v1/mailer/${id}/enable`, {});
-      expect(enabled.body).toEqual({ success: true, mailer_id: id, state: 'active', message: 'Mailer enabled' });
+      expect(enabled.body).toEqual({
+        success: true,
+        mailer_id: id,
+        state: 'active',
+        message: 'Mailer enabled',
+      });
       expect((await post(`/v1/mailer/${id}/enable`, {})).body.message).toBe('Mailer was already active');
       const rows = await outboxRows(gw.ctx, RoutingKey.mailerDeactivated);
       expect(rows.filter((r) => JSON.stringify(r.message).includes(id))).toHaveLength(0);
@@ -244,9 +357,15 @@ export function describeMailersApi(mode: Mode): void {
 
     it('automatic deactivation flips the state and emits MAILER_DEACTIVATED; manual disable does not', async () => {
       const id = await createSmtp();
-      expect(await deactivateMailer(gw.ctx.db, tenantId, id, 'provider_auth_error', '535 5.7.8 Authentication credentials invalid')).toBe(
-        'changed',
-      );
+      expect(
+        await deactivateMailer(
+          gw.ctx.db,
+          tenantId,
+          id,
+          'provider_auth_error',
+          '535 5.7.8 Authentication credentials invalid',
+        ),
+      ).toBe('changed');
       const event = await events.waitFor((e) => e.payload.details.mailer_id === id);
       expect(event).toMatchObject({ type: 'mailer.deactivated', version: 1, tenant_id: tenantId });
       expect(event.payload).toEqual({
@@ -260,13 +379,18 @@ export function describeMailersApi(mode: Mode): void {
         },
       });
       expect(MailerDeactivatedEventSchema.safeParse(event.payload).success).toBe(true);
-      expect((await get(id)).body.data).toMatchObject({ state: 'deactivated', state_reason: 'provider_auth_error' });
+      expect((await get(id)).body.data).toMatchObject({
+        state: 'deactivated',
+        state_reason: 'provider_auth_error',
+      });
       expect((await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, tenantId, id))?.state).toBe('deactivated');
 
       // Already deactivated: no second event. Manual disable of a deactivated mailer is refused.
       expect(await deactivateMailer(gw.ctx.db, tenantId, id, 'provider_auth_error')).toBe('unchanged');
       expect((await post(`/v1/mailer/${id}/disable`, {})).status).toBe(409);
-      const rows = (await outboxRows(gw.ctx, RoutingKey.mailerDeactivated)).filter((r) => JSON.stringify(r.message).includes(id));
+      const rows = (await outboxRows(gw.ctx, RoutingKey.mailerDeactivated)).filter((r) =>
+        JSON.stringify(r.message).includes(id),
+      );
       expect(rows).toHaveLength(1);
 
       // Re-activation after successful re-authentication emits nothing.
@@ -278,10 +402,16 @@ export function describeMailersApi(mode: Mode): void {
       const imapId = (await post('/v1/mailer/imap', imapBody())).body.mailer_id;
       expect(await deactivateMailer(gw.ctx.db, tenantId, imapId, 'oauth_revoked')).toBe('changed');
       const imapEvent = await events.waitFor((e) => e.payload.details.mailer_id === imapId);
-      expect(imapEvent.payload.details).toEqual({ mailer_id: imapId, config_type: 'imap', failed_reason: 'oauth_revoked' });
+      expect(imapEvent.payload.details).toEqual({
+        mailer_id: imapId,
+        config_type: 'imap',
+        failed_reason: 'oauth_revoked',
+      });
       const disabledId = await createSmtp();
       await post(`/v1/mailer/${disabledId}/disable`, {});
-      expect(await deactivateMailer(gw.ctx.db, tenantId, disabledId, 'provider_auth_error')).toBe('unchanged');
+      expect(await deactivateMailer(gw.ctx.db, tenantId, disabledId, 'provider_auth_error')).toBe(
+        'unchanged',
+      );
       expect(await deactivateMailer(gw.ctx.db, 'tenant_other', id, 'provider_auth_error')).toBe('not_found');
       await relay.drainOnce();
       await new Promise((r) => setTimeout(r, 300));
@@ -299,10 +429,17 @@ export function describeMailersApi(mode: Mode): void {
       await deactivateMailer(gw.ctx.db, tenantId, bad, 'provider_auth_error', '535');
       const refused = await post(`/v1/mailer/${bad}/enable`, {});
       expect(refused.status).toBe(422);
-      expect(refused.body).toEqual({ success: false, error: 'SMTP authentication failed', details: '535 Invalid username or password' });
+      expect(refused.body).toEqual({
+        success: false,
+        error: 'SMTP authentication failed',
+        details: '535 Invalid username or password',
+      });
       expect((await get(bad)).body.data.state).toBe('deactivated');
       // New, right credentials re-activate it (verified before saving).
-      const wrongAgain = await put('/v1/mailer/smtp', { mailer_id: bad, config: { password: 'still-wrong-2' } });
+      const wrongAgain = await put('/v1/mailer/smtp', {
+        mailer_id: bad,
+        config: { password: 'still-wrong-2' },
+      });
       expect(wrongAgain.status).toBe(422);
       const fixed = await put('/v1/mailer/smtp', { mailer_id: bad, config: { password: PASSWORD } });
       expect(fixed.status).toBe(200);
@@ -318,16 +455,27 @@ export function describeMailersApi(mode: Mode): void {
         mailer_id: expect.stringMatching(new RegExp(`^basic_smtp_${ULID}$`)),
         message: 'SMTP credentials verified; mailer created',
       });
-      expect(smtp.attempts.slice(before)).toEqual([{ username: 'sender@smtp.test', ok: true, method: 'PLAIN' }]);
-      expect((await get(res.body.mailer_id)).body.data).toMatchObject({ config_type: 'basic_smtp', connection_type: 'basic', state: 'active' });
+      expect(smtp.attempts.slice(before)).toEqual([
+        { username: 'sender@smtp.test', ok: true, method: 'PLAIN' },
+      ]);
+      expect((await get(res.body.mailer_id)).body.data).toMatchObject({
+        config_type: 'basic_smtp',
+        connection_type: 'basic',
+        state: 'active',
+      });
     });
 
     it('smtpbasic/verify: a wrong password is 422 with the server reason and saves nothing', async () => {
-      const count = async () => (await request(gw.app).get('/v1/mailers?pageSize=1').set(bearer(key))).body.totalCount as number;
+      const count = async () =>
+        (await request(gw.app).get('/v1/mailers?pageSize=1').set(bearer(key))).body.totalCount as number;
       const before = await count();
       const res = await post('/v1/smtpbasic/verify', smtpBody({ password: 'wrong-Pa55' }));
       expect(res.status).toBe(422);
-      expect(res.body).toEqual({ success: false, error: 'SMTP authentication failed', details: '535 Invalid username or password' });
+      expect(res.body).toEqual({
+        success: false,
+        error: 'SMTP authentication failed',
+        details: '535 Invalid username or password',
+      });
       expect(JSON.stringify(res.body)).not.toContain('wrong-Pa55');
       expect(await count()).toBe(before);
     });

@@ -1,0 +1,243 @@
+/** Consumers: one channel each (for prefetch), re-attached after every reconnect. */
+import type { Channel, ConsumeMessage, Options } from 'amqplib';
+import type { Logger } from '../../logger/logger';
+import { backoffMs } from '../backoff';
+import { type ConsumerSettings, errorMessage, handleMessage } from '../delivery';
+import type { Consumer, Handler } from '../types';
+import type { Link } from './connection';
+import { deliveryOf, parkingProperties, retryProperties } from './message';
+import type { Publisher } from './publisher';
+import { declareWorkQueue } from './topology';
+
+/** Gap before re-attaching a consumer whose channel failed: 200 ms doubling up to 30 s. */
+const REATTACH = { minMs: 200, maxMs: 30_000, maxDoublings: 8 };
+
+export interface ConsumerDeps {
+  logger: Logger;
+  /** Moves failed messages to delay and parking queues. */
+  publisher: Pick<Publisher, 'sendDelayed' | 'sendToParking'>;
+  /** Called once on cancel, so the bus stops re-attaching this consumer. */
+  forget(consumer: AmqpConsumer): void;
+}
+
+/** Attaches consumers to a new connection; any that fail keep retrying on their own. */
+export async function attachAll(consumers: AmqpConsumer[], link: Link, logger: Logger): Promise<void> {
+  const resumed = await Promise.allSettled(consumers.map((c) => c.attach(link)));
+  resumed.forEach((r, i) => {
+    if (r.status === 'rejected') consumers[i]!.attachLater(link, errorMessage(r.reason));
+  });
+  if (consumers.length > 0) {
+    const failed = resumed.filter((r) => r.status === 'rejected').length;
+    logger.info('AMQP consumers attached', { consumers: consumers.length - failed, failed });
+  }
+}
+
+export class AmqpConsumer implements Consumer {
+  private channel: Channel | null = null;
+  private tag: string | null = null;
+  private attachedTo: Link | null = null;
+  private attaching: Promise<void> | null = null;
+  private cancelled = false;
+  private retries = 0;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly closedChannels = new WeakSet<Channel>();
+
+  constructor(
+    private readonly settings: ConsumerSettings,
+    private readonly handler: Handler<unknown>,
+    private readonly deps: ConsumerDeps,
+  ) {}
+
+  private get log() {
+    return this.deps.logger;
+  }
+
+  /** Opens a channel on `link`, declares queues and bindings, starts consuming. Idempotent per link. */
+  attach(link: Link): Promise<void> {
+    if (this.cancelled) return Promise.resolve();
+    if (this.attachedTo === link && (this.channel || this.attaching))
+      return this.attaching ?? Promise.resolve();
+    this.attachedTo = link;
+    const attaching = this.open(link).finally(() => {
+      if (this.attaching === attaching) this.attaching = null;
+    });
+    this.attaching = attaching;
+    return attaching;
+  }
+
+  /** The connection is gone; its channel and unacked deliveries with it. */
+  detach(link: Link): void {
+    if (this.attachedTo !== link) return;
+    this.channel = null;
+    this.tag = null;
+    this.attachedTo = null;
+  }
+
+  /** Retries attaching on a live connection with capped backoff (a reconnect also re-attaches). */
+  attachLater(link: Link, reason: string): void {
+    if (this.cancelled || link.lost || this.retryTimer) return;
+    const wait = backoffMs(this.retries++, REATTACH);
+    this.log.warn('AMQP consumer not attached; retrying', {
+      queue: this.settings.queue,
+      reason,
+      retry_in_ms: wait,
+    });
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      if (this.cancelled || link.lost) return;
+      this.attach(link).catch((err) => this.attachLater(link, errorMessage(err)));
+    }, wait);
+  }
+
+  async cancel(): Promise<void> {
+    this.cancelled = true;
+    this.deps.forget(this);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    if (this.attaching) await this.attaching.catch(() => {});
+    const ch = this.channel;
+    const tag = this.tag;
+    if (ch && tag) await ch.cancel(tag).catch(() => {});
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    this.channel = null;
+    this.tag = null;
+    if (ch) await ch.close().catch(() => {});
+  }
+
+  private async open(link: Link): Promise<void> {
+    const { queue, bindings, prefetch } = this.settings;
+    const ch = await link.model.createChannel();
+    ch.on('error', (err: Error) =>
+      this.log.warn('AMQP consumer channel error', { queue, error: errorMessage(err) }),
+    );
+    ch.on('close', () => {
+      this.closedChannels.add(ch);
+      this.onChannelClosed(ch, link);
+    });
+    try {
+      await ch.prefetch(prefetch);
+      await declareWorkQueue(ch, queue, bindings);
+      this.channel = ch;
+      const { consumerTag } = await ch.consume(queue, (msg) => this.onMessage(ch, msg), { noAck: false });
+      if (this.cancelled) {
+        await ch.close().catch(() => {});
+        return;
+      }
+      this.tag = consumerTag;
+      this.retries = 0;
+    } catch (err) {
+      if (this.channel === ch) this.channel = null;
+      await ch.close().catch(() => {});
+      throw err;
+    }
+  }
+
+  private onChannelClosed(ch: Channel, link: Link): void {
+    if (this.channel !== ch) return;
+    this.channel = null;
+    this.tag = null;
+    // Channels close just before their connection does; a lost connection is re-attached by
+    // the reconnect, a channel-level failure (e.g. queue deleted) by the consumer itself.
+    setImmediate(() => this.attachLater(link, 'consumer channel closed'));
+  }
+
+  private onMessage(ch: Channel, msg: ConsumeMessage | null): void {
+    if (msg === null) {
+      // The broker cancelled us (queue deleted); the channel close handler re-attaches.
+      this.log.warn('AMQP consumer cancelled by broker', { queue: this.settings.queue });
+      ch.close().catch(() => {});
+      return;
+    }
+    if (this.cancelled) {
+      safely(() => ch.nack(msg, false, true));
+      return;
+    }
+    const run = this.process(ch, msg).catch((err) => {
+      this.log.error('AMQP delivery failed', { queue: this.settings.queue, error: errorMessage(err) });
+    });
+    this.inFlight.add(run);
+    run.finally(() => this.inFlight.delete(run));
+  }
+
+  private async process(ch: Channel, msg: ConsumeMessage): Promise<void> {
+    const { queue, retryDelaysMs } = this.settings;
+    const delivery = deliveryOf(msg);
+    const outcome = await handleMessage(msg.content.toString('utf8'), delivery, this.handler, retryDelaysMs);
+    if (outcome.kind === 'done') {
+      safely(() => ch.ack(msg));
+      return;
+    }
+    if (outcome.kind === 'invalid') {
+      const { reason } = outcome;
+      if (await this.park(ch, msg, parkingProperties(msg, reason))) {
+        this.log.warn('bus message parked', { queue, message_id: msg.properties.messageId, reason });
+      }
+      return;
+    }
+    const { envelope, failures } = outcome;
+    const failure = { exchange: delivery.exchange, routingKey: delivery.routingKey, failures };
+    if (outcome.kind === 'park') {
+      const { reason } = outcome;
+      if (await this.park(ch, msg, parkingProperties(msg, reason, failure))) {
+        this.log.warn('bus message parked', { queue, message_id: envelope.id, failures, reason });
+      }
+      return;
+    }
+    const { retryInMs } = outcome;
+    const properties = retryProperties(msg, failure);
+    const moved = await this.settle(ch, msg, () =>
+      this.deps.publisher.sendDelayed(queue, msg.content, properties, retryInMs, `retry ${queue}`),
+    );
+    if (moved) {
+      this.log.info('bus handler failed; retry scheduled', {
+        queue,
+        message_id: envelope.id,
+        failures,
+        retry_in_ms: retryInMs,
+        error: errorMessage(outcome.error),
+      });
+    }
+  }
+
+  private park(ch: Channel, msg: ConsumeMessage, properties: Options.Publish): Promise<boolean> {
+    const { queue } = this.settings;
+    return this.settle(ch, msg, () =>
+      this.deps.publisher.sendToParking(queue, msg.content, properties, `park ${queue}`),
+    );
+  }
+
+  /**
+   * Moves the message (retry or parking) and acks the original only once the move is
+   * confirmed; returns whether it moved. If the move fails the original is requeued after a
+   * pause (or, with its channel gone, redelivered by the broker): never lost, maybe redone.
+   */
+  private async settle(ch: Channel, msg: ConsumeMessage, move: () => Promise<void>): Promise<boolean> {
+    // The channel died while the handler ran: the broker redelivers the original, moving it
+    // as well would only make a duplicate.
+    if (this.closedChannels.has(ch)) return false;
+    try {
+      await move();
+    } catch (err) {
+      this.log.error('bus could not move a failed message; it will be redelivered', {
+        queue: this.settings.queue,
+        message_id: msg.properties.messageId,
+        error: errorMessage(err),
+      });
+      if (!this.closedChannels.has(ch)) await new Promise((r) => setTimeout(r, 1_000));
+      safely(() => ch.nack(msg, false, true));
+      return false;
+    }
+    safely(() => ch.ack(msg));
+    return true;
+  }
+}
+
+/** ack/nack on a channel that died throws; the broker redelivers those messages anyway. */
+function safely(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // channel closed: nothing to settle
+  }
+}

@@ -1,0 +1,108 @@
+/** The RabbitMQ bus (amqplib): one connection per bus, re-established whenever it drops. */
+import type { BusEnvelope, ExchangeName } from '@mailyard/contracts';
+import type { Logger } from '../../logger/logger';
+import { checkDelay, consumerSettings, errorMessage } from '../delivery';
+import type { Bus, ConsumeOptions, Consumer, Handler, ParkedMessage } from '../types';
+import { Connection } from './connection';
+import { AmqpConsumer, attachAll } from './consumer';
+import { encode } from './message';
+import { type AmqpBusOptions, withDefaults } from './options';
+import { readParked } from './parked';
+import { Publisher } from './publisher';
+import { EXCHANGES } from './topology';
+
+export { safeUrl } from './connection';
+export type { AmqpBusOptions } from './options';
+
+/**
+ * Connects to RabbitMQ (retrying until `connectTimeoutMs`) and returns the bus. After that
+ * the bus reconnects by itself whenever the connection drops.
+ */
+export async function openAmqpBus(url: string, logger: Logger, opts: AmqpBusOptions = {}): Promise<Bus> {
+  const bus = new AmqpBus(url, logger, opts);
+  await bus.connection.start();
+  return bus;
+}
+
+class AmqpBus implements Bus {
+  readonly kind = 'amqp' as const;
+  readonly connection: Connection;
+  private readonly publisher: Publisher;
+  private readonly consumers = new Set<AmqpConsumer>();
+
+  constructor(
+    url: string,
+    private readonly logger: Logger,
+    opts: AmqpBusOptions,
+  ) {
+    const settings = withDefaults(opts);
+    this.connection = new Connection(url, logger, settings, {
+      up: (link) => attachAll([...this.consumers], link, logger),
+      down: (link) => {
+        for (const c of this.consumers) c.detach(link);
+      },
+    });
+    this.publisher = new Publisher(this.connection, settings);
+  }
+
+  async publish(exchange: ExchangeName, routingKey: string, envelope: BusEnvelope): Promise<void> {
+    if (this.connection.closed) throw new Error('publish: AMQP bus is closed');
+    if (!EXCHANGES.includes(exchange)) throw new Error(`publish: unknown exchange "${exchange}"`);
+    const { content, properties } = encode(envelope);
+    await this.publisher.send(exchange, routingKey, content, properties, `publish ${exchange}/${routingKey}`);
+  }
+
+  async publishDelayed(queue: string, envelope: BusEnvelope, delayMs: number): Promise<void> {
+    if (this.connection.closed) throw new Error('publishDelayed: AMQP bus is closed');
+    const ms = checkDelay(delayMs);
+    const { content, properties } = encode(envelope);
+    await this.publisher.sendDelayed(queue, content, properties, ms, `publishDelayed ${queue}`);
+  }
+
+  /**
+   * Rejects when the queue cannot be declared or bound. While RabbitMQ is unreachable it waits
+   * up to publishTimeoutMs, then returns a consumer that attaches on the next reconnect.
+   */
+  async consume<T = unknown>(options: ConsumeOptions, handler: Handler<T>): Promise<Consumer> {
+    if (this.connection.closing) throw new Error('consume: AMQP bus is closed');
+    const consumer = new AmqpConsumer(consumerSettings(options), handler as Handler<unknown>, {
+      logger: this.logger,
+      publisher: this.publisher,
+      forget: (c) => this.consumers.delete(c),
+    });
+    this.consumers.add(consumer);
+    try {
+      const link = await this.connection.live(`consume ${options.queue}`);
+      await consumer.attach(link);
+    } catch (err) {
+      // A lost connection is retried by the reconnect; anything else is the caller's to fix.
+      if (this.connection.current) {
+        this.consumers.delete(consumer);
+        throw new Error(`consume ${options.queue}: ${errorMessage(err)}`);
+      }
+      if (this.connection.closing) {
+        this.consumers.delete(consumer);
+        throw err;
+      }
+    }
+    return consumer;
+  }
+
+  async parked(queue: string, drain = false): Promise<ParkedMessage[]> {
+    const link = await this.connection.live(`parked ${queue}`);
+    return readParked(link, queue, drain);
+  }
+
+  async check(): Promise<void> {
+    this.connection.check();
+  }
+
+  async close(): Promise<void> {
+    if (!this.connection.beginClose()) return;
+    // In-flight handlers may still publish (retries, follow-up events) until they settle.
+    await Promise.allSettled([...this.consumers].map((c) => c.cancel()));
+    this.connection.refusePublishes();
+    await this.publisher.settled();
+    await this.connection.end();
+  }
+}
