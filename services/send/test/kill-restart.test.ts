@@ -85,8 +85,13 @@ it('every copy ends in exactly one terminal event after a SIGKILL mid-batch and 
         return rows[0]!.n >= TOTAL;
       },
       'every copy has an event',
-      180_000,
-    );
+      60_000,
+    ).catch(async (err) => {
+      const { rows } = await ctx.db.query('SELECT event, attempt, count(*)::int AS n FROM email_events WHERE tenant_id = $1 GROUP BY 1, 2', [tenantId]);
+      const { rows: ob } = await ctx.db.query('SELECT routing_key, sent_at IS NULL AS pending, count(*)::int AS n FROM outbox GROUP BY 1, 2');
+      console.log('DEBUG', JSON.stringify(rows), JSON.stringify(ob), receiver.messages.length, service.output().slice(-5000));
+      throw err;
+    });
 
     const { rows: perCopy } = await ctx.db.query<{ copy_id: string; terminal: number; events: string[] }>(
       `SELECT copy_id,

@@ -1,6 +1,8 @@
 import { createPublicKey } from 'node:crypto';
 import { loadSendingMailer } from '@mailyard/store';
 import request from 'supertest';
+import { startDnsmasq } from '../../../../test/support/peers/dnsmasq';
+import { buildGatewayApp } from '../../src/app';
 import {
   type Mode,
   type SharedStores,
@@ -176,6 +178,15 @@ export function describeDomainsApi(mode: Mode): void {
         404,
       );
       expect((await request(gw.app).delete('/v1/domain/unknown.example').set(bearer(key))).status).toBe(404);
+      for (const [method, path] of [
+        ['get', '/v1/domain'],
+        ['delete', '/v1/domain/'],
+        ['put', '/v1/domain/verify'],
+      ] as const) {
+        const res = await request(gw.app)[method](path).set(bearer(key));
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({ success: false, error: 'domain is required' });
+      }
     });
 
     it("reads another tenant's domain as 404 everywhere", async () => {
@@ -253,6 +264,40 @@ export function describeDomainsApi(mode: Mode): void {
       expect(again.status).toBe(201);
       expect(again.body.data.mailer_id).not.toBe(data.mailer_id);
       expect(again.body.data.records[0].value).not.toBe(data.records[0].value);
+    });
+
+    it('verifies against DNS and writes the DOMAIN_VERIFICATION event to the outbox with the result', async () => {
+      const dns = await startDnsmasq({});
+      // Same stores, a resolver pointed at dnsmasq.
+      const verifier = buildGatewayApp({ ...gw.ctx, config: { ...gw.config, DNS_SERVERS: [dns.server] } });
+      try {
+        const data = (await add({ domain: 'dns.example.com' })).body.data;
+        const txt = data.records
+          .filter((r: { type: string }) => r.type === 'TXT')
+          .map((r: { name: string; value: string }) => ({ name: r.name, value: r.value }));
+        await dns.setRecords({ txt, mx: [{ name: 'dns.example.com', host: 'mailyard.test' }] });
+        const res = await request(verifier).put('/v1/domain/verify/dns.example.com').set(bearer(key));
+        expect(res.status).toBe(200);
+        expect(res.body.data).toMatchObject({ verified: true, mailer_id: data.mailer_id });
+        const { rows } = await gw.ctx.db.query<{ message: { tenant_id: string; payload: unknown } }>(
+          "SELECT message FROM outbox WHERE routing_key = 'domain.verification' ORDER BY id",
+        );
+        expect(rows.map((r) => r.message.payload)).toContainEqual({
+          event: 'DOMAIN_VERIFICATION',
+          details: {
+            domain: 'dns.example.com',
+            verified: true,
+            mailer_id: data.mailer_id,
+            custom_args: {},
+            webhook_id: '',
+          },
+        });
+        expect(
+          (await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, tenantId, data.mailer_id))?.kind === 'domain',
+        ).toBe(true);
+      } finally {
+        await dns.stop();
+      }
     });
 
     it('deleting the domain mailer through /v1/mailer deletes the domain', async () => {

@@ -278,6 +278,10 @@ export function describeMailersApi(mode: Mode): void {
     });
 
     it('update errors: 400 without mailer_id, 404 unknown, 422 for the wrong kind', async () => {
+      expect((await request(gw.app).get('/v1/mailer').set(bearer(key))).body).toEqual({
+        success: false,
+        error: 'mailer_id is required',
+      });
       expect((await put('/v1/mailer/smtp', { name: 'x' })).body).toMatchObject({
         success: false,
         error: 'mailer_id is required',
