@@ -18,27 +18,23 @@ export function adminRoutes(db: Db, adminKey: string | undefined, keyCache: KeyC
   router.post('/admin/v1/tenants', async (req, res) => {
     const input = parseOrThrow(CreateTenantSchema, req.body);
     const t = await createTenant(db, input);
-    res
-      .status(201)
-      .json({
-        success: true,
-        tenant_id: t.id,
-        key_id: t.keyId,
-        api_key: t.apiKey,
-      } satisfies CreateTenantResponse);
+    res.status(201).json({
+      success: true,
+      tenant_id: t.id,
+      key_id: t.keyId,
+      api_key: t.apiKey,
+    } satisfies CreateTenantResponse);
   });
 
   router.post('/admin/v1/tenants/:id/keys', async (req, res) => {
     const key = await issueKey(db, req.params.id!);
     if (!key) throw notFound(ErrorText.tenantNotFound);
-    res
-      .status(201)
-      .json({
-        success: true,
-        tenant_id: key.tenantId,
-        key_id: key.keyId,
-        api_key: key.apiKey,
-      } satisfies CreateKeyResponse);
+    res.status(201).json({
+      success: true,
+      tenant_id: key.tenantId,
+      key_id: key.keyId,
+      api_key: key.apiKey,
+    } satisfies CreateKeyResponse);
   });
 
   router.delete('/admin/v1/keys/:keyId', async (req, res) => {
