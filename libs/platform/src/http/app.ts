@@ -21,18 +21,28 @@ const requestDuration = histogram(
   [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
 );
 
+// Labelled children cached by key: prom-client hashes label objects on every observe otherwise.
+const durationByLabels = new Map<string, { observe(value: number): void }>();
+
+function observeDuration(method: string, route: string, status: number, seconds: number): void {
+  const key = `${method} ${route} ${status}`;
+  let child = durationByLabels.get(key);
+  if (!child) {
+    child = requestDuration.labels(method, route, String(status));
+    durationByLabels.set(key, child);
+  }
+  child.observe(seconds);
+}
+
 function observe(req: Request, res: Response, next: NextFunction): void {
   const start = process.hrtime.bigint();
-  res.on('finish', () => {
+  res.once('finish', () => {
     const route = req.route?.path
       ? `${req.baseUrl}${req.route.path}`
       : res.statusCode === 404
         ? 'unmatched'
         : req.baseUrl || 'other';
-    requestDuration.observe(
-      { method: req.method, route, status: String(res.statusCode) },
-      Number(process.hrtime.bigint() - start) / 1e9,
-    );
+    observeDuration(req.method, route, res.statusCode, Number(process.hrtime.bigint() - start) / 1e9);
   });
   next();
 }

@@ -35,6 +35,8 @@ export function openRedisKv(url: string, opts: RedisKvOptions = {}): Kv {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     lazyConnect: false,
+    // Commands issued in the same tick (concurrent requests' rate-limit hits) share one write.
+    enableAutoPipelining: true,
     retryStrategy: (times) => Math.min(times * 200, 2000),
   }) as ScriptedRedis;
   // Connection errors surface on commands; the 'error' event alone must not crash the process.
