@@ -28,6 +28,10 @@ apt_install postgresql redis-server rabbitmq-server postgresql-client redis-tool
 # Test peers the tests start themselves on 127.0.0.1 (never as system services): dnsmasq (the
 # binary-only package) for DNS records, Dovecot for IMAPS, openssl for the test certificate.
 apt_install dnsmasq-base dovecot-core dovecot-imapd openssl
+# Send service peers: Postfix for its smtp-sink/smtp-source (receiver and load generator; "No
+# configuration" above keeps Postfix itself idle), swaks, and python3-dkim as an independent
+# DKIM verifier.
+apt_install postfix swaks python3-dkim python3-dnspython
 
 # PostgreSQL: trust auth on loopback for the tests' throwaway databases.
 if ! pg_isready -h 127.0.0.1 -p 5432 -q; then

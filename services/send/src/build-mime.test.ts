@@ -12,8 +12,19 @@ async function build(headers?: Record<string, string>) {
       replyTo: 'support@example.org',
       headers,
       attachments: [
-        { filename: 'a.txt', content: Buffer.from('hello attachment').toString('base64'), type: 'text/plain', disposition: 'attachment' },
-        { filename: 'logo.png', content: Buffer.from('PNGDATA').toString('base64'), type: 'image/png', disposition: 'inline', content_id: 'logo1' },
+        {
+          filename: 'a.txt',
+          content: Buffer.from('hello attachment').toString('base64'),
+          type: 'text/plain',
+          disposition: 'attachment',
+        },
+        {
+          filename: 'logo.png',
+          content: Buffer.from('PNGDATA').toString('base64'),
+          type: 'image/png',
+          disposition: 'inline',
+          content_id: 'logo1',
+        },
       ],
     },
     recipients: [
@@ -29,7 +40,12 @@ async function build(headers?: Record<string, string>) {
 
 describe('buildMessage', () => {
   it('writes the service headers and never a Bcc header', async () => {
-    const { raw, messageId } = await build({ 'X-Campaign': 'spring', 'In-Reply-To': '<a@b>', References: '<a@b> <c@d>', 'Thread-Id': 't1' });
+    const { raw, messageId } = await build({
+      'X-Campaign': 'spring',
+      'In-Reply-To': '<a@b>',
+      References: '<a@b> <c@d>',
+      'Thread-Id': 't1',
+    });
     const text = raw.toString('utf8');
     const head = text.slice(0, text.indexOf('\r\n\r\n'));
     expect(messageId).toBe('<svc_mailer_01JABCDEFGHJKMNPQRSTVWXYZ0.1@mailyard.test>');
@@ -49,7 +65,9 @@ describe('buildMessage', () => {
   });
 
   it('uses a custom Message-ID value as the unique id', async () => {
-    expect((await build({ 'Message-ID': '<order-123@shop>' })).messageId).toBe('<svc_mailer_order-123_shop@mailyard.test>');
+    expect((await build({ 'Message-ID': '<order-123@shop>' })).messageId).toBe(
+      '<svc_mailer_order-123_shop@mailyard.test>',
+    );
     expect(serviceMessageId('abc', 'd.test')).toBe('<svc_mailer_abc@d.test>');
   });
 
@@ -58,7 +76,11 @@ describe('buildMessage', () => {
     const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     const p = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
     const { raw } = await build();
-    const signed = await dkimSign(raw, { domainName: 'example.org', keySelector: 'sel1', privateKeyPem: pem });
+    const signed = await dkimSign(raw, {
+      domainName: 'example.org',
+      keySelector: 'sel1',
+      privateKeyPem: pem,
+    });
     const result = await dkimVerify(signed, {
       resolver: async (name: string, type: string) => {
         if (type === 'TXT' && name === 'sel1._domainkey.example.org') return [[`v=DKIM1; k=rsa; p=${p}`]];

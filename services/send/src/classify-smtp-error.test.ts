@@ -2,7 +2,12 @@ import { classifyReply, classifySmtpError, describeReply, enhancedCodeOf } from 
 
 describe('classifySmtpError', () => {
   it('maps 550 5.1.1 to a permanent "address does not exist"', () => {
-    const f = classifySmtpError({ code: 'EENVELOPE', responseCode: 550, response: '550 5.1.1 <x@example.com>: User unknown', command: 'RCPT TO' });
+    const f = classifySmtpError({
+      code: 'EENVELOPE',
+      responseCode: 550,
+      response: '550 5.1.1 <x@example.com>: User unknown',
+      command: 'RCPT TO',
+    });
     expect(f).toEqual({
       kind: 'permanent',
       responseCode: 550,
@@ -13,7 +18,9 @@ describe('classifySmtpError', () => {
   });
 
   it('maps a bare 552 by its basic code', () => {
-    expect(classifyReply(552, '552 Requested mail action aborted').failedReason).toBe('Mailbox full or message too large');
+    expect(classifyReply(552, '552 Requested mail action aborted').failedReason).toBe(
+      'Mailbox full or message too large',
+    );
   });
 
   it.each([421, 450, 451, 452])('treats %i as temporary', (code) => {
@@ -41,9 +48,14 @@ describe('classifySmtpError', () => {
   });
 
   it('does not deactivate for a temporary auth failure (454)', () => {
-    expect(classifySmtpError({ code: 'EAUTH', responseCode: 454, response: '454 4.7.0 Temporary authentication failure', command: 'AUTH PLAIN' }).kind).toBe(
-      'temporary',
-    );
+    expect(
+      classifySmtpError({
+        code: 'EAUTH',
+        responseCode: 454,
+        response: '454 4.7.0 Temporary authentication failure',
+        command: 'AUTH PLAIN',
+      }).kind,
+    ).toBe('temporary');
   });
 
   it('keeps the raw text when the code is not mapped', () => {
@@ -58,7 +70,9 @@ describe('classifySmtpError', () => {
       failedReason: 'Could not connect to the mail server',
       providerError: 'connect ECONNREFUSED 127.0.0.1:25',
     });
-    expect(classifySmtpError({ code: 'ETIMEDOUT', message: 'Greeting never received' }).kind).toBe('temporary');
+    expect(classifySmtpError({ code: 'ETIMEDOUT', message: 'Greeting never received' }).kind).toBe(
+      'temporary',
+    );
     expect(classifySmtpError(new Error('socket hang up')).kind).toBe('temporary');
   });
 

@@ -37,11 +37,11 @@ import {
   envelope,
   histogram,
 } from '@mailyard/platform';
-import { deactivateMailer, isSuppressed, loadSendingMailer } from '@mailyard/store';
+import { deactivateMailer, loadSendingMailer } from '@mailyard/store';
 import { buildMessage } from './build-mime';
 import { AUTH_REASON_PREFIX, type DeliveryFailure } from './classify-smtp-error';
 import { dkimSign } from './dkim';
-import { type EventContext, type EventRecipient, type PlannedEvent, recordEvents } from './emit-event';
+import type { EventContext, EventRecipient, EventWriter, PlannedEvent } from './emit-event';
 import {
   type CopyRecipientRow,
   type LoadedCopy,
@@ -49,6 +49,7 @@ import {
   type RequestCache,
   loadCopy,
 } from './load-copy';
+import type { MailerCache } from './mailer-cache';
 import { checkPhishing } from './phishing';
 import { renderCopy } from './render';
 import { type SendSettings, retryDelayMs } from './settings';
@@ -62,6 +63,8 @@ export interface ConsumerDeps {
   settings: SendSettings;
   transports: Transports;
   requests: RequestCache;
+  mailers: MailerCache;
+  events: EventWriter;
   /** Called after events were committed (wakes the outbox relay). */
   afterCommit?: () => void;
 }
@@ -141,7 +144,7 @@ export async function processCommand(deps: ConsumerDeps, cmd: SendEmailCommand):
   const attempt = new Attempt(deps.settings, cmd);
   let mailer: SendingMailer | null;
   try {
-    mailer = await loadSendingMailer(db, deps.sealer, cmd.tenant_id, copy.send.mailerId);
+    mailer = await deps.mailers.get(db, deps.sealer, cmd.tenant_id, copy.send.mailerId, copy.mailerVersion);
   } catch (err) {
     // A mailer row that cannot be read (sealed with another SECRET_KEY, corrupt) will not heal
     // by retrying; database errors are the bus's to retry.
@@ -157,11 +160,7 @@ export async function processCommand(deps: ConsumerDeps, cmd: SendEmailCommand):
     return;
   }
 
-  const suppressed = await isSuppressed(
-    db,
-    cmd.tenant_id,
-    pending.map((r) => r.email),
-  );
+  const suppressed = copy.suppressed;
   const toSend = pending.filter((r) => !suppressed.has(addressKey(r.email)));
   const unsubscribed = pending.filter((r) => suppressed.has(addressKey(r.email)));
   if (unsubscribed.length > 0) attempt.other('MAIL_GENERATION_REJECTION', unsubscribed, SUPPRESSED_REASON);
@@ -186,7 +185,7 @@ export async function processCommand(deps: ConsumerDeps, cmd: SendEmailCommand):
 /** Records the attempt's events, then schedules the retry it needs (if any). */
 async function commit(deps: ConsumerDeps, ctx: EventContext, attempt: Attempt): Promise<void> {
   const events = attempt.events();
-  const recorded = await deps.db.transaction((tx) => recordEvents(tx, ctx, events));
+  const recorded = await deps.events.write(ctx, events);
   for (const e of recorded) eventsTotal.inc({ event: e.event });
   if (recorded.length > 0) deps.afterCommit?.();
   for (const e of recorded) {

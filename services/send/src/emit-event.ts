@@ -1,5 +1,5 @@
 /**
- * Records the events of one attempt in the caller's transaction, each as:
+ * Records the events of attempts, each event as:
  * 1. an `email_events` row, unique on (copy_id, event, attempt): ON CONFLICT DO NOTHING makes a
  *    redelivered command harmless; an event that already existed is neither applied nor
  *    published again;
@@ -8,6 +8,11 @@
  *    would move backwards, message_id and delivered_at on delivery, attempts = highest attempt;
  * 3. an outbox row: the spec event object on Exchange.events, routing key
  *    RoutingKey.emailEvent(event), published by the service's OutboxRelay.
+ *
+ * All three for any number of events are ONE SQL statement (data-modifying CTEs), so they
+ * commit together without a BEGIN/COMMIT round trip, and the EventWriter groups the events of
+ * concurrent handlers into one such statement (group commit): the database work per message
+ * stays small at high rates.
  */
 import {
   EMAIL_EVENT_MESSAGE,
@@ -21,7 +26,7 @@ import {
   statusForEvent,
   statusRankSql,
 } from '@mailyard/contracts';
-import { type Queryable, enqueueOutbox, envelope } from '@mailyard/platform';
+import { type Queryable, envelope } from '@mailyard/platform';
 
 export interface EventRecipient {
   logId: string;
@@ -79,69 +84,163 @@ export function buildEmailEvent(ctx: EventContext, p: PlannedEvent, eventAt: str
   return { event: p.event, success: SUCCESS_EMAIL_EVENTS.includes(p.event), details };
 }
 
-const NEW_STATUS = '$2::text';
-const UPDATE_LOGS = `
-UPDATE email_logs l SET
-  status = CASE WHEN ${NEW_STATUS} IS NOT NULL AND ${statusRankSql(NEW_STATUS)} > ${statusRankSql('l.status')}
-                THEN ${NEW_STATUS} ELSE l.status END,
-  last_event = CASE WHEN ${statusRankSql(`COALESCE(${NEW_STATUS}, l.status)`)} >= ${statusRankSql('l.status')}
-                    THEN $3 ELSE l.last_event END,
-  failure_reason = CASE WHEN ${statusRankSql(`COALESCE(${NEW_STATUS}, l.status)`)} >= ${statusRankSql('l.status')}
-                        THEN u.reason ELSE l.failure_reason END,
-  message_id = CASE WHEN $3 = 'MAIL_DELIVERED' AND $4 <> '' THEN $4 ELSE l.message_id END,
-  delivered_at = CASE WHEN $3 = 'MAIL_DELIVERED' THEN COALESCE(l.delivered_at, $5::timestamptz) ELSE l.delivered_at END,
-  attempts = GREATEST(l.attempts, $6::integer),
-  subject = COALESCE($7::text, l.subject),
-  updated_at = now()
-FROM unnest($1::text[], $8::text[]) AS u(id, reason)
-WHERE l.id = u.id`;
+const rank = statusRankSql;
+const SQL = `
+WITH input AS (
+  SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::timestamptz[],
+                       $8::jsonb[], $9::text[], $10::jsonb[], $11::text[], $12::text[], $13::int[], $14::text[], $15::text[])
+    AS t(k, tenant_id, ref_id, copy_id, event, attempt, event_at, payload, routing_key, message,
+         new_status, message_id, counted_attempt, subject, move_to)
+),
+ev AS (
+  INSERT INTO email_events (tenant_id, ref_id, copy_id, event, attempt, event_at, payload)
+  SELECT tenant_id, ref_id, copy_id, event, attempt, event_at, payload FROM input ORDER BY k
+  ON CONFLICT (copy_id, event, attempt) DO NOTHING
+  RETURNING copy_id, event, attempt
+),
+fresh AS (
+  SELECT DISTINCT ON (i.copy_id, i.event, i.attempt) i.* FROM input i JOIN ev USING (copy_id, event, attempt)
+),
+logs AS (
+  UPDATE email_logs l SET
+    status = CASE WHEN f.new_status IS NOT NULL AND ${rank('f.new_status')} > ${rank('l.status')}
+                  THEN f.new_status ELSE l.status END,
+    last_event = CASE WHEN ${rank('COALESCE(f.new_status, l.status)')} >= ${rank('l.status')}
+                      THEN f.event ELSE l.last_event END,
+    failure_reason = CASE WHEN ${rank('COALESCE(f.new_status, l.status)')} >= ${rank('l.status')}
+                          THEN r.reason ELSE l.failure_reason END,
+    message_id = CASE WHEN f.event = 'MAIL_DELIVERED' AND f.message_id <> '' THEN f.message_id ELSE l.message_id END,
+    delivered_at = CASE WHEN f.event = 'MAIL_DELIVERED' THEN COALESCE(l.delivered_at, f.event_at) ELSE l.delivered_at END,
+    attempts = GREATEST(l.attempts, f.counted_attempt),
+    subject = COALESCE(f.subject, l.subject),
+    copy_id = COALESCE(f.move_to, l.copy_id),
+    updated_at = now()
+  FROM unnest($16::int[], $17::text[], $18::text[]) AS r(k, log_id, reason)
+  JOIN fresh f ON f.k = r.k
+  WHERE l.id = r.log_id
+  RETURNING l.id
+),
+ob AS (
+  -- The transactional outbox row (see libs/platform enqueueOutbox), written in this statement.
+  INSERT INTO outbox (exchange, routing_key, message)
+  SELECT '${Exchange.events}', routing_key, message FROM fresh ORDER BY k
+  RETURNING id
+)
+SELECT k FROM fresh`;
 
-/**
- * Writes the planned events; returns the events actually recorded (not already present), which
- * the relay will publish.
- */
+interface Item {
+  ctx: EventContext;
+  planned: PlannedEvent;
+  event: EmailEvent;
+}
+
+/** Writes the planned events of any number of attempts in one statement; returns those recorded. */
+export async function recordEventsBatch(
+  db: Queryable,
+  batch: Array<{ ctx: EventContext; planned: PlannedEvent[] }>,
+): Promise<EmailEvent[][]> {
+  const items: Array<Item & { owner: number }> = [];
+  batch.forEach((b, owner) => {
+    for (const p of b.planned) {
+      if (p.recipients.length === 0) continue;
+      items.push({
+        owner,
+        ctx: b.ctx,
+        planned: p,
+        event: buildEmailEvent(b.ctx, p, new Date().toISOString()),
+      });
+    }
+  });
+  const out: EmailEvent[][] = batch.map(() => []);
+  if (items.length === 0) return out;
+  const col = <T>(f: (item: Item) => T) => items.map(f);
+  const recipients = items.flatMap((item, k) => item.planned.recipients.map((r) => ({ k, r })));
+  const { rows } = await db.query<{ k: number }>(SQL, [
+    items.map((_, k) => k),
+    col((i) => i.ctx.tenantId),
+    col((i) => i.ctx.refId),
+    col((i) => i.planned.copyId),
+    col((i) => i.planned.event),
+    col((i) => i.ctx.attempt),
+    col((i) => i.event.details.event_at),
+    col((i) => JSON.stringify(i.event)),
+    col((i) => RoutingKey.emailEvent(i.planned.event)),
+    col((i) =>
+      JSON.stringify(
+        envelope(EMAIL_EVENT_MESSAGE, i.event, {
+          version: EMAIL_EVENT_MESSAGE_VERSION,
+          tenantId: i.ctx.tenantId,
+        }),
+      ),
+    ),
+    col((i) => statusForEvent(i.planned.event, i.planned.send?.retryScheduled)),
+    col((i) => i.planned.messageId),
+    col((i) =>
+      i.planned.event === 'MAIL_DELIVERED' || i.planned.event === 'SMTP_ERROR' ? i.ctx.attempt : 0,
+    ),
+    col((i) => i.planned.subject ?? null),
+    col((i) => (i.planned.moveRows ? i.planned.copyId : null)),
+    recipients.map((x) => x.k),
+    recipients.map((x) => x.r.logId),
+    recipients.map((x) => x.r.failureReason),
+  ]);
+  for (const { k } of rows) {
+    const item = items[k]!;
+    out[item.owner]!.push(item.event);
+  }
+  return out;
+}
+
+/** Records the planned events of one attempt; returns the events actually recorded (not already present). */
 export async function recordEvents(
-  tx: Queryable,
+  db: Queryable,
   ctx: EventContext,
   planned: PlannedEvent[],
 ): Promise<EmailEvent[]> {
-  const recorded: EmailEvent[] = [];
-  for (const p of planned) {
-    if (p.recipients.length === 0) continue;
-    const logIds = p.recipients.map((r) => r.logId);
-    if (p.moveRows) {
-      await tx.query('UPDATE email_logs SET copy_id = $2, updated_at = now() WHERE id = ANY($1::text[])', [
-        logIds,
-        p.copyId,
-      ]);
-    }
-    const eventAt = new Date().toISOString();
-    const event = buildEmailEvent(ctx, p, eventAt);
-    const inserted = await tx.query(
-      `INSERT INTO email_events (tenant_id, ref_id, copy_id, event, attempt, event_at, payload)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)
-       ON CONFLICT (copy_id, event, attempt) DO NOTHING RETURNING id`,
-      [ctx.tenantId, ctx.refId, p.copyId, p.event, ctx.attempt, eventAt, JSON.stringify(event)],
-    );
-    if (inserted.rowCount === 0) continue;
-    const countsAsAttempt = p.event === 'MAIL_DELIVERED' || p.event === 'SMTP_ERROR';
-    await tx.query(UPDATE_LOGS, [
-      logIds,
-      statusForEvent(p.event, p.send?.retryScheduled),
-      p.event,
-      p.messageId,
-      eventAt,
-      countsAsAttempt ? ctx.attempt : 0,
-      p.subject ?? null,
-      p.recipients.map((r) => r.failureReason),
-    ]);
-    await enqueueOutbox(
-      tx,
-      Exchange.events,
-      RoutingKey.emailEvent(p.event),
-      envelope(EMAIL_EVENT_MESSAGE, event, { version: EMAIL_EVENT_MESSAGE_VERSION, tenantId: ctx.tenantId }),
-    );
-    recorded.push(event);
+  return (await recordEventsBatch(db, [{ ctx, planned }]))[0]!;
+}
+
+interface Pending {
+  ctx: EventContext;
+  planned: PlannedEvent[];
+  resolve: (events: EmailEvent[]) => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Group commit: attempts that finish while a write is in flight are written together by the
+ * next one. Under light load every write goes out at once; under heavy load one statement
+ * carries up to `maxBatch` attempts. A failed statement fails every attempt in it (their
+ * commands are redelivered; nothing was recorded).
+ */
+export class EventWriter {
+  private queue: Pending[] = [];
+  private writing = false;
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly maxBatch = 200,
+  ) {}
+
+  write(ctx: EventContext, planned: PlannedEvent[]): Promise<EmailEvent[]> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ ctx, planned, resolve, reject });
+      if (!this.writing) this.flush();
+    });
   }
-  return recorded;
+
+  private flush(): void {
+    const batch = this.queue.splice(0, this.maxBatch);
+    if (batch.length === 0) {
+      this.writing = false;
+      return;
+    }
+    this.writing = true;
+    recordEventsBatch(this.db, batch)
+      .then(
+        (results) => batch.forEach((p, i) => p.resolve(results[i]!)),
+        (err) => batch.forEach((p) => p.reject(err)),
+      )
+      .finally(() => this.flush());
+  }
 }

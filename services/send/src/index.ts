@@ -1,7 +1,9 @@
 import { Exchange, Queue, RoutingKey } from '@mailyard/contracts';
 import { OutboxRelay, type RunningService, type ServiceContext } from '@mailyard/platform';
 import { createSendHandler } from './consumer';
+import { EventWriter } from './emit-event';
 import { RequestCache } from './load-copy';
+import { MailerCache } from './mailer-cache';
 import { sendSettings } from './settings';
 import { Transports } from './transports';
 
@@ -25,7 +27,6 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
     pollMs: config.OUTBOX_POLL_MS,
     batchSize: config.OUTBOX_BATCH,
   });
-  relay.start();
   const transports = new Transports(settings);
   const handler = createSendHandler({
     db,
@@ -35,6 +36,8 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
     settings,
     transports,
     requests: new RequestCache(),
+    mailers: new MailerCache(),
+    events: new EventWriter(db),
     afterCommit: () => relay.notify(),
   });
   const consumer = await bus.consume(
@@ -46,6 +49,9 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
     },
     handler,
   );
+  // Only now: the queue and its binding exist before this relay publishes anything (a command
+  // published to the exchange while no queue is bound would be dropped by the broker).
+  relay.start();
   const route = settings.relayUrl ? 'relay' : `direct MX (port ${settings.mxPort})`;
   logger.info('send service started', { concurrency: settings.concurrency, domain_mailers: route });
   return {

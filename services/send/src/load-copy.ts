@@ -36,6 +36,14 @@ export interface LoadedCopy {
   send: SendRow;
   recipients: CopyRecipientRow[];
   events: RecordedEvent[];
+  /**
+   * Fingerprint of every mailer/domain column the send service depends on (state, deletion,
+   * verification, config, secrets, key, selector); null when the mailer does not exist. Lets a
+   * cached SendingMailer be reused exactly as long as nothing changed.
+   */
+  mailerVersion: string | null;
+  /** The copy's recipients the tenant suppressed, lowercased (= addressKey: addresses are ASCII). */
+  suppressed: Set<string>;
 }
 
 type Row = {
@@ -46,6 +54,8 @@ type Row = {
   custom_args: Record<string, unknown> | null;
   request: string | null;
   recipients: Array<{ id: string; recipient: string; type: RecipientType; status: string }>;
+  mailer_version: string | null;
+  suppressed: string[];
   events: Array<{
     event: string;
     attempt: number;
@@ -67,7 +77,15 @@ SELECT s.ref_id, s.tenant_id, s.mailer_id, s.campaign_id, s.custom_args,
                                                    'retry_scheduled', e.payload->'details'->'retry_scheduled',
                                                    'failed_reason', e.payload->'details'->>'failed_reason',
                                                    'provider_error', e.payload->'details'->>'provider_error') ORDER BY e.id)
-                   FROM email_events e WHERE e.copy_id = $3), '[]'::json) AS events
+                   FROM email_events e WHERE e.copy_id = $3), '[]'::json) AS events,
+       (SELECT md5(concat_ws('|', m.state, m.deleted_at, m.updated_at, m.config::text, md5(m.secret),
+                             d.name, d.verified, d.deleted_at, d.updated_at, d.selector, md5(d.dkim_private_key)))
+          FROM mailers m LEFT JOIN domains d ON d.id = m.id
+         WHERE m.id = s.mailer_id AND m.tenant_id = s.tenant_id) AS mailer_version,
+       -- Same rule as libs/store isSuppressed (addressKey = lowercase), folded into this round trip.
+       ARRAY(SELECT x.email FROM suppressions x
+              WHERE x.tenant_id = s.tenant_id
+                AND x.email IN (SELECT lower(l.recipient) FROM email_logs l WHERE l.copy_id = $3 AND l.tenant_id = $2)) AS suppressed
   FROM sends s WHERE s.ref_id = $1 AND s.tenant_id = $2`;
 
 /**
@@ -145,5 +163,7 @@ export async function loadCopy(
       failedReason: e.failed_reason ?? '',
       providerError: e.provider_error ?? '',
     })),
+    mailerVersion: r.mailer_version,
+    suppressed: new Set(r.suppressed),
   };
 }

@@ -16,14 +16,21 @@ describe('checkPhishing', () => {
   });
 
   it('flags link text showing one domain while the href goes to another', () => {
-    const v = checkPhishing(html('<a href="https://evil.example.net/login">https://www.paypal.com/signin</a>'), []);
+    const v = checkPhishing(
+      html('<a href="https://evil.example.net/login">https://www.paypal.com/signin</a>'),
+      [],
+    );
     expect(v?.rule).toBe('deceptive_link');
     expect(v?.reason).toBe('Link text shows www.paypal.com but the link goes to evil.example.net');
-    expect(checkPhishing(html('<a href="http://attacker.io"><b>bank.com</b></a>'), [])?.rule).toBe('deceptive_link');
+    expect(checkPhishing(html('<a href="http://attacker.io"><b>bank.com</b></a>'), [])?.rule).toBe(
+      'deceptive_link',
+    );
   });
 
   it('accepts subdomains and the same registrable domain as the same site', () => {
-    expect(checkPhishing(html('<a href="https://click.mail.example.com/x">www.example.com</a>'), [])).toBeNull();
+    expect(
+      checkPhishing(html('<a href="https://click.mail.example.com/x">www.example.com</a>'), []),
+    ).toBeNull();
     expect(baseDomain('a.b.example.co.uk')).toBe('example.co.uk');
     expect(baseDomain('a.b.example.com')).toBe('example.com');
   });
@@ -37,18 +44,30 @@ describe('checkPhishing', () => {
 
   it('flags punycode look-alike hosts but not ordinary IDNs', () => {
     // "pаypal.com" with a Cyrillic а (mixed script)
-    expect(checkPhishing(html('<a href="https://xn--pypal-4ve.com/">Pay</a>'), [])?.rule).toBe('punycode_lookalike');
+    expect(checkPhishing(html('<a href="https://xn--pypal-4ve.com/">Pay</a>'), [])?.rule).toBe(
+      'punycode_lookalike',
+    );
     // "аррӏе.com": only Cyrillic letters that look like Latin ones
-    expect(checkPhishing(html('<a href="https://xn--80ak6aa92e.com/">Apple</a>'), [])?.rule).toBe('punycode_lookalike');
+    expect(checkPhishing(html('<a href="https://xn--80ak6aa92e.com/">Apple</a>'), [])?.rule).toBe(
+      'punycode_lookalike',
+    );
     // Unicode href: the URL parser converts it to punycode first
     expect(checkPhishing(html('<a href="https://раураl.com/">x</a>'), [])?.rule).toBe('punycode_lookalike');
     expect(checkPhishing(html('<a href="https://xn--mnchen-3ya.de/">München</a>'), [])).toBeNull();
   });
 
   it('flags forms that ask for a password', () => {
-    const v = checkPhishing(html('<form action="https://example.com/s"><input name="u"><input type="Password" name="p"></form>'), []);
-    expect(v).toEqual({ rule: 'credential_form', reason: 'Form asks for a password (credential harvesting)' });
-    expect(checkPhishing(html('<form action="https://example.com/s"><input type="email"></form>'), [])).toBeNull();
+    const v = checkPhishing(
+      html('<form action="https://example.com/s"><input name="u"><input type="Password" name="p"></form>'),
+      [],
+    );
+    expect(v).toEqual({
+      rule: 'credential_form',
+      reason: 'Form asks for a password (credential harvesting)',
+    });
+    expect(
+      checkPhishing(html('<form action="https://example.com/s"><input type="email"></form>'), []),
+    ).toBeNull();
   });
 
   it('flags blocklisted domains and their subdomains, in html and text', () => {
@@ -58,7 +77,9 @@ describe('checkPhishing', () => {
       reason: 'Link to a blocklisted domain (login.bad.example)',
     });
     expect(checkPhishing({ text: 'go to https://bad.example/x' }, list)?.rule).toBe('blocklisted_domain');
-    expect(checkPhishing(html('<form action="https://bad.example/collect"></form>'), list)?.rule).toBe('blocklisted_domain');
+    expect(checkPhishing(html('<form action="https://bad.example/collect"></form>'), list)?.rule).toBe(
+      'blocklisted_domain',
+    );
     expect(checkPhishing(html('<a href="https://notbad.example/">x</a>'), list)).toBeNull();
   });
 });

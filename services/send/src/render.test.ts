@@ -20,7 +20,9 @@ describe('renderCopy', () => {
 
   it('HTML-escapes values in html bodies only, and keeps the subject on one line', () => {
     const r = renderCopy(request, { name: '<b>"Tom" & Jerry\'s</b>\r\nBcc: x@y', code: '1' });
-    expect(r.html).toBe('<p>Hi &lt;b&gt;&quot;Tom&quot; &amp; Jerry&#39;s&lt;/b&gt;\r\nBcc: x@y, your code is 1</p>');
+    expect(r.html).toBe(
+      '<p>Hi &lt;b&gt;&quot;Tom&quot; &amp; Jerry&#39;s&lt;/b&gt;\r\nBcc: x@y, your code is 1</p>',
+    );
     expect(r.text).toBe('Hi <b>"Tom" & Jerry\'s</b>\r\nBcc: x@y, code 1');
     expect(r.subject).toBe('Hello <b>"Tom" & Jerry\'s</b> Bcc: x@y!');
   });

@@ -12,7 +12,10 @@ let mailerId: string;
 
 beforeAll(async () => {
   stores = await createStores();
-  ctx = await openContext(configFrom({ LOG_LEVEL: 'error', ...stores.env }), createLogger('send-test', 'error'));
+  ctx = await openContext(
+    configFrom({ LOG_LEVEL: 'error', ...stores.env }),
+    createLogger('send-test', 'error'),
+  );
   tenantId = await newTenant(ctx.db);
   mailerId = await insertSmtpMailer(ctx.db, ctx.sealer, tenantId, { port: 2 });
 });
@@ -30,11 +33,18 @@ async function oneRecipientSend() {
     subject: 's',
     content: [{ type: 'text/plain', value: 'x' }],
   });
-  const { rows } = await ctx.db.query<{ id: string }>('SELECT id FROM email_logs WHERE ref_id = $1', [accepted.refId]);
+  const { rows } = await ctx.db.query<{ id: string }>('SELECT id FROM email_logs WHERE ref_id = $1', [
+    accepted.refId,
+  ]);
   return { ...accepted, logId: rows[0]!.id };
 }
 
-function planned(event: PlannedEvent['event'], copyId: string, logId: string, extra: Partial<PlannedEvent> = {}): PlannedEvent {
+function planned(
+  event: PlannedEvent['event'],
+  copyId: string,
+  logId: string,
+  extra: Partial<PlannedEvent> = {},
+): PlannedEvent {
   return {
     event,
     copyId,
@@ -45,7 +55,13 @@ function planned(event: PlannedEvent['event'], copyId: string, logId: string, ex
   };
 }
 
-const eventCtx = (refId: string, attempt: number) => ({ tenantId, refId, mailerId, customArgs: null, attempt });
+const eventCtx = (refId: string, attempt: number) => ({
+  tenantId,
+  refId,
+  mailerId,
+  customArgs: null,
+  attempt,
+});
 
 it('ranks statuses so that opens and clicks are never overwritten by a late delivery', () => {
   expect(EMAIL_STATUS_RANK.QUEUED).toBeLessThan(EMAIL_STATUS_RANK.FAILED);
@@ -56,19 +72,31 @@ it('ranks statuses so that opens and clicks are never overwritten by a late deli
 
 it('a late MAIL_DELIVERED does not move an opened row back, but fills message_id and delivered_at', async () => {
   const s = await oneRecipientSend();
-  await ctx.db.query(`UPDATE email_logs SET status = 'MAIL_OPENED', last_event = 'MAIL_OPENED' WHERE id = $1`, [s.logId]);
+  await ctx.db.query(
+    `UPDATE email_logs SET status = 'MAIL_OPENED', last_event = 'MAIL_OPENED' WHERE id = $1`,
+    [s.logId],
+  );
   const recorded = await ctx.db.transaction((tx) =>
-    recordEvents(tx, eventCtx(s.refId, 1), [planned('MAIL_DELIVERED', s.copyIds[0]!, s.logId, { messageId: '<m@x>' })]),
+    recordEvents(tx, eventCtx(s.refId, 1), [
+      planned('MAIL_DELIVERED', s.copyIds[0]!, s.logId, { messageId: '<m@x>' }),
+    ]),
   );
   expect(recorded).toHaveLength(1);
   const [log] = await logsOf(ctx.db, s.refId);
-  expect(log).toMatchObject({ status: 'MAIL_OPENED', last_event: 'MAIL_OPENED', message_id: '<m@x>', attempts: 1 });
+  expect(log).toMatchObject({
+    status: 'MAIL_OPENED',
+    last_event: 'MAIL_OPENED',
+    message_id: '<m@x>',
+    attempts: 1,
+  });
   expect(log!.delivered_at).toBeInstanceOf(Date);
 });
 
 it('a final failure recorded after a delivery does not turn it into FAILED', async () => {
   const s = await oneRecipientSend();
-  await ctx.db.transaction((tx) => recordEvents(tx, eventCtx(s.refId, 1), [planned('MAIL_DELIVERED', s.copyIds[0]!, s.logId)]));
+  await ctx.db.transaction((tx) =>
+    recordEvents(tx, eventCtx(s.refId, 1), [planned('MAIL_DELIVERED', s.copyIds[0]!, s.logId)]),
+  );
   await ctx.db.transaction((tx) =>
     recordEvents(tx, eventCtx(s.refId, 2), [
       planned('SMTP_ERROR', s.copyIds[0]!, s.logId, {
@@ -78,7 +106,12 @@ it('a final failure recorded after a delivery does not turn it into FAILED', asy
     ]),
   );
   const [log] = await logsOf(ctx.db, s.refId);
-  expect(log).toMatchObject({ status: 'MAIL_DELIVERED', last_event: 'MAIL_DELIVERED', failure_reason: '', attempts: 2 });
+  expect(log).toMatchObject({
+    status: 'MAIL_DELIVERED',
+    last_event: 'MAIL_DELIVERED',
+    failure_reason: '',
+    attempts: 2,
+  });
 });
 
 it('a retry-scheduled SMTP_ERROR keeps the row QUEUED with the reason; the event is written and enqueued once', async () => {
@@ -94,10 +127,21 @@ it('a retry-scheduled SMTP_ERROR keeps the row QUEUED with the reason; the event
   expect(again).toHaveLength(0);
   expect(EmailEventSchema.parse(first[0])).toMatchObject({
     success: false,
-    details: { attempt: 1, max_attempts: 5, retry_scheduled: true, provider_error: '451 later', failed_reason: 'Temporary failure' },
+    details: {
+      attempt: 1,
+      max_attempts: 5,
+      retry_scheduled: true,
+      provider_error: '451 later',
+      failed_reason: 'Temporary failure',
+    },
   });
   const [log] = await logsOf(ctx.db, s.refId);
-  expect(log).toMatchObject({ status: 'QUEUED', last_event: 'SMTP_ERROR', failure_reason: 'Temporary failure', attempts: 1 });
+  expect(log).toMatchObject({
+    status: 'QUEUED',
+    last_event: 'SMTP_ERROR',
+    failure_reason: 'Temporary failure',
+    attempts: 1,
+  });
   const { rows } = await ctx.db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM outbox WHERE exchange = $1 AND message->'payload'->'details'->>'ref_id' = $2`,
     [Exchange.events, s.refId],

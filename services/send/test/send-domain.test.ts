@@ -37,7 +37,9 @@ const TERMINAL = (e: EventRow) => e.event !== 'SMTP_ERROR' || e.payload.details.
 async function settled(h: SendHarness, refId: string, recipients: number): Promise<EventRow[]> {
   return eventually(async () => {
     const events = await eventsOf(h.ctx.db, refId);
-    return events.filter(TERMINAL).flatMap((e) => e.payload.details.email).length >= recipients ? events : null;
+    return events.filter(TERMINAL).flatMap((e) => e.payload.details.email).length >= recipients
+      ? events
+      : null;
   }, `terminal events of ${refId}`);
 }
 
@@ -68,7 +70,9 @@ ok = dkim.verify(sys.stdin.buffer.read(), dnsfunc=txt)
 print('pass' if ok else 'fail')
 `;
   try {
-    return execFileSync('/usr/bin/python3', ['-c', script, String(dns.port)], { input: raw }).toString().trim();
+    return execFileSync('/usr/bin/python3', ['-c', script, String(dns.port)], { input: raw })
+      .toString()
+      .trim();
   } catch (err) {
     return `fail: ${(err as { stdout?: Buffer }).stdout?.toString() ?? ''}${(err as Error).message}`;
   }
@@ -80,7 +84,10 @@ const message = (mailerId: string, to: string[]) => ({
   mailer_id: mailerId,
   subject: 'Spring sale',
   content: [
-    { type: 'text/html' as const, value: '<p>Everything <b>20%</b> off at <a href="https://brand.test/sale">brand.test</a></p>' },
+    {
+      type: 'text/html' as const,
+      value: '<p>Everything <b>20%</b> off at <a href="https://brand.test/sale">brand.test</a></p>',
+    },
     { type: 'text/plain' as const, value: 'Everything 20% off at https://brand.test/sale' },
   ],
   attachments: [{ filename: 'terms.txt', content: Buffer.from('terms and conditions').toString('base64') }],
@@ -121,7 +128,11 @@ describe('direct to MX', () => {
     mx = await startSmtpReceiver({ starttls: true });
     h = await startSendService(stores, { DNS_SERVERS: dns.server, MX_PORT: String(mx.port) });
     tenantId = await newTenant(h.ctx.db);
-    mailerId = await insertDomainMailer(h.ctx.db, h.ctx.sealer, tenantId, { domain: DOMAIN, selector: SELECTOR, key });
+    mailerId = await insertDomainMailer(h.ctx.db, h.ctx.sealer, tenantId, {
+      domain: DOMAIN,
+      selector: SELECTOR,
+      key,
+    });
   });
 
   afterAll(async () => {
@@ -133,10 +144,17 @@ describe('direct to MX', () => {
     const { refId, copyIds } = await acceptSend(
       h.ctx.db,
       tenantId,
-      message(mailerId, ['ann@recipient.test', 'bob@implicit.test', 'cid@failover.test', 'dan@no-such-domain.test']),
+      message(mailerId, [
+        'ann@recipient.test',
+        'bob@implicit.test',
+        'cid@failover.test',
+        'dan@no-such-domain.test',
+      ]),
     );
     const events = await settled(h, refId, 4);
-    expect(events.map((e) => [e.event, e.payload.details.email.sort(), e.payload.details.failed_reason])).toEqual(
+    expect(
+      events.map((e) => [e.event, e.payload.details.email.sort(), e.payload.details.failed_reason]),
+    ).toEqual(
       expect.arrayContaining([
         ['MAIL_DELIVERED', ['ann@recipient.test', 'bob@implicit.test', 'cid@failover.test'], ''],
         ['SMTP_ERROR', ['dan@no-such-domain.test'], 'Recipient domain does not exist'],
@@ -144,7 +162,11 @@ describe('direct to MX', () => {
     );
     expect(events).toHaveLength(2);
     const messages = await mx.waitForMessages(3);
-    expect(messages.map((m) => m.to).sort()).toEqual([['ann@recipient.test'], ['bob@implicit.test'], ['cid@failover.test']]);
+    expect(messages.map((m) => m.to).sort()).toEqual([
+      ['ann@recipient.test'],
+      ['bob@implicit.test'],
+      ['cid@failover.test'],
+    ]);
     for (const m of messages) {
       expect(m.secure).toBe(true);
       expect(m.from).toBe(`news@${DOMAIN}`);
@@ -190,7 +212,11 @@ describe('through SMTP_RELAY_URL', () => {
     sink = await startSmtpSink({ dump: true });
     h = await startSendService(stores, { SMTP_RELAY_URL: `smtp://127.0.0.1:${sink.port}` });
     tenantId = await newTenant(h.ctx.db);
-    mailerId = await insertDomainMailer(h.ctx.db, h.ctx.sealer, tenantId, { domain: DOMAIN, selector: SELECTOR, key });
+    mailerId = await insertDomainMailer(h.ctx.db, h.ctx.sealer, tenantId, {
+      domain: DOMAIN,
+      selector: SELECTOR,
+      key,
+    });
   });
 
   afterAll(async () => {
@@ -199,7 +225,11 @@ describe('through SMTP_RELAY_URL', () => {
   });
 
   it('hands every recipient of a copy to the relay in one transaction (Postfix smtp-sink)', async () => {
-    const { refId } = await acceptSend(h.ctx.db, tenantId, message(mailerId, ['x@anywhere.test', 'y@elsewhere.test']));
+    const { refId } = await acceptSend(
+      h.ctx.db,
+      tenantId,
+      message(mailerId, ['x@anywhere.test', 'y@elsewhere.test']),
+    );
     const events = await settled(h, refId, 2);
     expect(events.map((e) => e.event)).toEqual(['MAIL_DELIVERED']);
     const [dumped] = await sink.waitForMessages(1);

@@ -30,7 +30,10 @@ async function receiver(opts: Parameters<typeof startSmtpReceiver>[0] = {}): Pro
   return r;
 }
 
-async function mailerFor(r: SmtpReceiver, extra: { username?: string; password?: string } = {}): Promise<string> {
+async function mailerFor(
+  r: SmtpReceiver,
+  extra: { username?: string; password?: string } = {},
+): Promise<string> {
   return insertSmtpMailer(h.ctx.db, h.ctx.sealer, tenantId, { port: r.port, secure: 'None', ...extra });
 }
 
@@ -84,14 +87,28 @@ describe('delivery', () => {
       cc: [{ email: 'carol@example.net' }],
       bcc: [{ email: 'dave@example.org' }],
       replyTo: 'replies@example.com',
-      headers: { 'X-Campaign': 'spring', 'In-Reply-To': '<prev@example.com>', References: '<root@example.com> <prev@example.com>' },
+      headers: {
+        'X-Campaign': 'spring',
+        'In-Reply-To': '<prev@example.com>',
+        References: '<root@example.com> <prev@example.com>',
+      },
       substitutions: {
         'ann@example.com': { name: 'Ann <admin>', code: 11 },
         'bob@example.com': { name: 'Bob', code: '22' },
       },
       attachments: [
-        { filename: 'notes.txt', content: Buffer.from('attached text').toString('base64'), type: 'text/plain' },
-        { filename: 'logo.png', content: Buffer.from('PNG').toString('base64'), type: 'image/png', disposition: 'inline', content_id: 'logo' },
+        {
+          filename: 'notes.txt',
+          content: Buffer.from('attached text').toString('base64'),
+          type: 'text/plain',
+        },
+        {
+          filename: 'logo.png',
+          content: Buffer.from('PNG').toString('base64'),
+          type: 'image/png',
+          disposition: 'inline',
+          content_id: 'logo',
+        },
       ],
       custom_args: { order: 7 },
       campaign_id: 'spring-2026',
@@ -164,13 +181,21 @@ describe('delivery', () => {
     const logs = await logsOf(h.ctx.db, refId);
     expect(logs).toHaveLength(6);
     for (const l of logs) {
-      expect(l).toMatchObject({ status: 'MAIL_DELIVERED', last_event: 'MAIL_DELIVERED', attempts: 1, failure_reason: '' });
+      expect(l).toMatchObject({
+        status: 'MAIL_DELIVERED',
+        last_event: 'MAIL_DELIVERED',
+        attempts: 1,
+        failure_reason: '',
+      });
       expect(l.delivered_at).toBeInstanceOf(Date);
       expect(l.message_id).toMatch(/^<svc_mailer_.+@mailyard\.test>$/);
     }
     expect(logs.find((l) => l.recipient === 'ann@example.com')?.subject).toBe('Hello Ann <admin>');
     // published on the bus as well (validated against the contract schema by the collector)
-    await eventually(async () => h.published.filter((e) => e.details.ref_id === refId).length === 2, 'published events');
+    await eventually(
+      async () => h.published.filter((e) => e.details.ref_id === refId).length === 2,
+      'published events',
+    );
   });
 
   it('uses a custom Message-ID header as the unique id; one copy to all recipients without substitutions', async () => {
@@ -196,7 +221,10 @@ describe('delivery', () => {
   it('logs in with the mailer credentials', async () => {
     const r = await receiver({ auth: { user: 'alice', pass: 's3cret' } });
     const mailerId = await mailerFor(r, { username: 'alice', password: 's3cret' });
-    const { refId } = await acceptSend(h.ctx.db, tenantId, { ...base(mailerId), to: [{ email: 'auth@example.com' }] });
+    const { refId } = await acceptSend(h.ctx.db, tenantId, {
+      ...base(mailerId),
+      to: [{ email: 'auth@example.com' }],
+    });
     await settled(refId, 1);
     const [m] = await r.waitForMessages(1);
     expect(m!.user).toBe('alice');
@@ -205,9 +233,14 @@ describe('delivery', () => {
 
 describe('retries', () => {
   it('retries a 4xx with back-off, then delivers', async () => {
-    const r = await receiver({ onData: (_m, n): Reply | undefined => (n === 1 ? [451, '4.3.0 Try again later'] : undefined) });
+    const r = await receiver({
+      onData: (_m, n): Reply | undefined => (n === 1 ? [451, '4.3.0 Try again later'] : undefined),
+    });
     const mailerId = await mailerFor(r);
-    const { refId } = await acceptSend(h.ctx.db, tenantId, { ...base(mailerId), to: [{ email: 'retry@example.com' }] });
+    const { refId } = await acceptSend(h.ctx.db, tenantId, {
+      ...base(mailerId),
+      to: [{ email: 'retry@example.com' }],
+    });
     const events = await settled(refId, 1);
     expect(events.map((e) => [e.event, e.attempt])).toEqual([
       ['SMTP_ERROR', 1],
@@ -234,14 +267,20 @@ describe('retries', () => {
   it('ends with a final SMTP_ERROR when the attempts are used up', async () => {
     const r = await receiver({ onData: () => [450, '4.2.1 Mailbox busy'] });
     const mailerId = await mailerFor(r);
-    const { refId } = await acceptSend(h.ctx.db, tenantId, { ...base(mailerId), to: [{ email: 'busy@example.com' }] });
+    const { refId } = await acceptSend(h.ctx.db, tenantId, {
+      ...base(mailerId),
+      to: [{ email: 'busy@example.com' }],
+    });
     const events = await settled(refId, 1);
     expect(events.map((e) => [e.event, e.attempt, e.payload.details.retry_scheduled])).toEqual([
       ['SMTP_ERROR', 1, true],
       ['SMTP_ERROR', 2, true],
       ['SMTP_ERROR', 3, false],
     ]);
-    expect(events[2]!.payload.details).toMatchObject({ max_attempts: 3, failed_reason: 'Temporary failure: recipient mailbox is disabled' });
+    expect(events[2]!.payload.details).toMatchObject({
+      max_attempts: 3,
+      failed_reason: 'Temporary failure: recipient mailbox is disabled',
+    });
     const [log] = await logsOf(h.ctx.db, refId);
     expect(log).toMatchObject({ status: 'FAILED', last_event: 'SMTP_ERROR', attempts: 3 });
     expect(r.dataCount()).toBe(3);
@@ -252,17 +291,28 @@ describe('retries', () => {
     const port = closed.port;
     await closed.close();
     const mailerId = await insertSmtpMailer(h.ctx.db, h.ctx.sealer, tenantId, { port, secure: 'None' });
-    const { refId } = await acceptSend(h.ctx.db, tenantId, { ...base(mailerId), to: [{ email: 'nobody@example.com' }] });
+    const { refId } = await acceptSend(h.ctx.db, tenantId, {
+      ...base(mailerId),
+      to: [{ email: 'nobody@example.com' }],
+    });
     const events = await settled(refId, 1);
     expect(events).toHaveLength(3);
-    expect(events[0]!.payload.details).toMatchObject({ retry_scheduled: true, failed_reason: 'Could not connect to the mail server' });
+    expect(events[0]!.payload.details).toMatchObject({
+      retry_scheduled: true,
+      failed_reason: 'Could not connect to the mail server',
+    });
     expect(String(events[0]!.payload.details.provider_error)).toContain('ECONNREFUSED');
   });
 
   it('fails a 5xx at once, with no retry', async () => {
-    const r = await receiver({ onRcpt: () => [550, '5.1.1 <gone@example.com>: Recipient address rejected: User unknown'] });
+    const r = await receiver({
+      onRcpt: () => [550, '5.1.1 <gone@example.com>: Recipient address rejected: User unknown'],
+    });
     const mailerId = await mailerFor(r);
-    const { refId } = await acceptSend(h.ctx.db, tenantId, { ...base(mailerId), to: [{ email: 'gone@example.com' }] });
+    const { refId } = await acceptSend(h.ctx.db, tenantId, {
+      ...base(mailerId),
+      to: [{ email: 'gone@example.com' }],
+    });
     const events = await settled(refId, 1);
     expect(events).toHaveLength(1);
     expect(events[0]!.payload.details).toMatchObject({
@@ -273,7 +323,11 @@ describe('retries', () => {
       provider_error: '550 5.1.1 <gone@example.com>: Recipient address rejected: User unknown',
     });
     const [log] = await logsOf(h.ctx.db, refId);
-    expect(log).toMatchObject({ status: 'FAILED', failure_reason: 'Recipient address does not exist', attempts: 1 });
+    expect(log).toMatchObject({
+      status: 'FAILED',
+      failure_reason: 'Recipient address does not exist',
+      attempts: 1,
+    });
     expect(r.dataCount()).toBe(0);
   });
 
@@ -292,7 +346,12 @@ describe('retries', () => {
       to: [{ email: 'ok@example.com' }, { email: 'bad@example.com' }, { email: 'later@example.com' }],
     });
     const events = await settled(refId, 3);
-    const summary = events.map((e) => [e.event, e.attempt, e.payload.details.email, e.payload.details.retry_scheduled ?? null]);
+    const summary = events.map((e) => [
+      e.event,
+      e.attempt,
+      e.payload.details.email,
+      e.payload.details.retry_scheduled ?? null,
+    ]);
     expect(summary).toEqual(
       expect.arrayContaining([
         ['MAIL_DELIVERED', 1, ['ok@example.com'], null],
@@ -307,7 +366,10 @@ describe('retries', () => {
     const byRecipient = Object.fromEntries(logs.map((l) => [l.recipient, l]));
     expect(byRecipient['ok@example.com']).toMatchObject({ status: 'MAIL_DELIVERED', copy_id: copyIds[0] });
     expect(byRecipient['later@example.com']).toMatchObject({ status: 'MAIL_DELIVERED', attempts: 2 });
-    expect(byRecipient['bad@example.com']).toMatchObject({ status: 'FAILED', failure_reason: 'Recipient address does not exist' });
+    expect(byRecipient['bad@example.com']).toMatchObject({
+      status: 'FAILED',
+      failure_reason: 'Recipient address does not exist',
+    });
   });
 });
 
@@ -315,7 +377,10 @@ describe('refusals before sending', () => {
   it('deactivates the mailer when the server rejects its credentials', async () => {
     const r = await receiver({ auth: 'reject' });
     const mailerId = await mailerFor(r, { username: 'alice', password: 'wrong' });
-    const { refId } = await acceptSend(h.ctx.db, tenantId, { ...base(mailerId), to: [{ email: 'a1@example.com' }] });
+    const { refId } = await acceptSend(h.ctx.db, tenantId, {
+      ...base(mailerId),
+      to: [{ email: 'a1@example.com' }],
+    });
     const events = await settled(refId, 1);
     expect(events).toHaveLength(1);
     expect(events[0]!.payload.details).toMatchObject({
@@ -336,13 +401,21 @@ describe('refusals before sending', () => {
       `SELECT message FROM outbox WHERE routing_key = $1 AND message->'payload'->'details'->>'mailer_id' = $2`,
       [RoutingKey.mailerDeactivated, mailerId],
     );
-    expect(rows[0]?.message.payload.details).toMatchObject({ failed_reason: 'provider_auth_error', config_type: 'basic_smtp' });
+    expect(rows[0]?.message.payload.details).toMatchObject({
+      failed_reason: 'provider_auth_error',
+      config_type: 'basic_smtp',
+    });
 
     // the next send through it is refused by policy, nothing is attempted
     const logins = r.authAttempts();
-    const second = await acceptSend(h.ctx.db, tenantId, { ...base(mailerId), to: [{ email: 'a2@example.com' }] });
+    const second = await acceptSend(h.ctx.db, tenantId, {
+      ...base(mailerId),
+      to: [{ email: 'a2@example.com' }],
+    });
     const next = await settled(second.refId, 1);
-    expect(next.map((e) => [e.event, e.payload.details.failed_reason])).toEqual([['MAIL_POLICY_REJECTION', 'Mailer is deactivated']]);
+    expect(next.map((e) => [e.event, e.payload.details.failed_reason])).toEqual([
+      ['MAIL_POLICY_REJECTION', 'Mailer is deactivated'],
+    ]);
     expect(r.authAttempts()).toBe(logins);
   });
 
@@ -353,13 +426,23 @@ describe('refusals before sending', () => {
     const r = await receiver();
     const mailerId = await mailerFor(r);
     await setMailerState(h.ctx.db, mailerId, state);
-    const { refId } = await acceptSend(h.ctx.db, tenantId, { ...base(mailerId), to: [{ email: 'p@example.com' }] });
+    const { refId } = await acceptSend(h.ctx.db, tenantId, {
+      ...base(mailerId),
+      to: [{ email: 'p@example.com' }],
+    });
     const events = await settled(refId, 1);
     expect(events.map((e) => e.event)).toEqual(['MAIL_POLICY_REJECTION']);
-    expect(events[0]!.payload).toMatchObject({ success: false, details: { failed_reason: reason, message_id: '' } });
+    expect(events[0]!.payload).toMatchObject({
+      success: false,
+      details: { failed_reason: reason, message_id: '' },
+    });
     expect(events[0]!.payload.details.attempt).toBeUndefined();
     const [log] = await logsOf(h.ctx.db, refId);
-    expect(log).toMatchObject({ status: 'FAILED', last_event: 'MAIL_POLICY_REJECTION', failure_reason: reason });
+    expect(log).toMatchObject({
+      status: 'FAILED',
+      last_event: 'MAIL_POLICY_REJECTION',
+      failure_reason: reason,
+    });
     expect(r.dataCount()).toBe(0);
   });
 
@@ -386,7 +469,10 @@ describe('refusals before sending', () => {
     });
 
     // every recipient suppressed: nothing is sent at all
-    const only = await acceptSend(h.ctx.db, tenantId, { ...base(mailerId), to: [{ email: 'gone@example.com' }] });
+    const only = await acceptSend(h.ctx.db, tenantId, {
+      ...base(mailerId),
+      to: [{ email: 'gone@example.com' }],
+    });
     expect((await settled(only.refId, 1)).map((e) => e.event)).toEqual(['MAIL_GENERATION_REJECTION']);
     expect(r.dataCount()).toBe(1);
   });
@@ -397,7 +483,9 @@ describe('refusals before sending', () => {
     const { refId } = await acceptSend(h.ctx.db, tenantId, {
       ...base(mailerId),
       to: [{ email: 'victim@example.com' }],
-      content: [{ type: 'text/html', value: '<a href="https://evil.example.net/login">https://www.mybank.com</a>' }],
+      content: [
+        { type: 'text/html', value: '<a href="https://evil.example.net/login">https://www.mybank.com</a>' },
+      ],
     });
     const events = await settled(refId, 1);
     expect(events.map((e) => e.event)).toEqual(['PHISHING']);
@@ -416,7 +504,10 @@ describe('refusals before sending', () => {
       h.ctx.db,
       tenantId,
       { ...base(mailerId), to: [{ email: 'render@example.com' }] },
-      { beforeCommands: (tx, id) => tx.query(`UPDATE sends SET request = request - 'content' WHERE ref_id = $1`, [id]).then(() => {}) },
+      {
+        beforeCommands: (tx, id) =>
+          tx.query(`UPDATE sends SET request = request - 'content' WHERE ref_id = $1`, [id]).then(() => {}),
+      },
     );
     const events = await settled(refId, 1);
     expect(events).toHaveLength(1);
@@ -437,7 +528,10 @@ describe('idempotency', () => {
   it('does not send again when a command is delivered twice', async () => {
     const r = await receiver();
     const mailerId = await mailerFor(r);
-    const { refId, commands } = await acceptSend(h.ctx.db, tenantId, { ...base(mailerId), to: [{ email: 'once@example.com' }] });
+    const { refId, commands } = await acceptSend(h.ctx.db, tenantId, {
+      ...base(mailerId),
+      to: [{ email: 'once@example.com' }],
+    });
     await settled(refId, 1);
     await r.waitForMessages(1);
     const before = await skipped();

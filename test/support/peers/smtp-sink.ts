@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,12 +39,22 @@ export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSin
   const port = opts.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'mailyard-smtp-sink-'));
   chmodSync(dir, 0o777);
-  const args = ['-u', 'nobody', ...(opts.dump ? ['-d', `${dir}/%M.`] : []), `127.0.0.1:${port}`, String(opts.backlog ?? 256)];
+  const args = [
+    '-u',
+    'nobody',
+    ...(opts.dump ? ['-d', `${dir}/%M.`] : []),
+    `127.0.0.1:${port}`,
+    String(opts.backlog ?? 256),
+  ];
   const child: ChildProcess = spawn('smtp-sink', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
   const failed = new Promise<never>((_, reject) => {
-    child.once('error', (err) => reject(new Error(`smtp-sink could not start (is postfix installed?): ${err.message}`)));
+    child.once('error', (err) =>
+      reject(new Error(`smtp-sink could not start (is postfix installed?): ${err.message}`)),
+    );
     child.once('exit', (code) => reject(new Error(`smtp-sink exited with ${code}: ${stderr}`)));
   });
   failed.catch(() => {});
@@ -68,7 +78,8 @@ export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSin
       for (;;) {
         const messages = read();
         if (messages.length >= n) return messages;
-        if (Date.now() > deadline) throw new Error(`smtp-sink dumped ${messages.length} of ${n} messages within ${timeoutMs} ms`);
+        if (Date.now() > deadline)
+          throw new Error(`smtp-sink dumped ${messages.length} of ${n} messages within ${timeoutMs} ms`);
         await new Promise((r) => setTimeout(r, 100));
       }
     },

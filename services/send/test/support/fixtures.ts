@@ -7,9 +7,9 @@ import {
   SEND_EMAIL_COMMAND_VERSION,
   type SendEmailCommand,
   type SendRequestInput,
+  SendRequestSchema,
   type SmtpSecureMode,
   type StoredSendRequest,
-  SendRequestSchema,
   domainOf,
   newId,
   planCopies,
@@ -21,7 +21,10 @@ import { createTenant, emailLogs, sends } from '@mailyard/store';
 /** Rows for the send service's tests, written the way the gateway and domains API write them. */
 
 export async function newTenant(db: Db): Promise<string> {
-  const t = await createTenant(db, { name: `send-test-${Math.random().toString(36).slice(2, 8)}`, tier: 'enterprise' });
+  const t = await createTenant(db, {
+    name: `send-test-${Math.random().toString(36).slice(2, 8)}`,
+    tier: 'enterprise',
+  });
   return t.id;
 }
 
@@ -54,7 +57,15 @@ export async function insertDomainMailer(
     await tx.query(
       `INSERT INTO domains (id, tenant_id, name, unicode_name, selector, dkim_public_key, dkim_private_key, verified, verified_at)
        VALUES ($1, $2, $3, $3, $4, $5, $6, $7, CASE WHEN $7 THEN now() END)`,
-      [id, tenantId, o.domain, o.selector ?? 'mailyard', o.key.txt, sealer.seal(o.key.privateKeyPem), o.verified ?? true],
+      [
+        id,
+        tenantId,
+        o.domain,
+        o.selector ?? 'mailyard',
+        o.key.txt,
+        sealer.seal(o.key.privateKeyPem),
+        o.verified ?? true,
+      ],
     );
   });
   return id;
@@ -64,7 +75,14 @@ export async function insertSmtpMailer(
   db: Db,
   sealer: Sealer,
   tenantId: string,
-  o: { host?: string; port: number; secure?: SmtpSecureMode; username?: string; password?: string; configType?: string },
+  o: {
+    host?: string;
+    port: number;
+    secure?: SmtpSecureMode;
+    username?: string;
+    password?: string;
+    configType?: string;
+  },
 ): Promise<string> {
   const id = newId(IdPrefix.basicSmtp);
   await db.query(
@@ -74,14 +92,23 @@ export async function insertSmtpMailer(
       id,
       tenantId,
       o.configType ?? 'basic_smtp',
-      JSON.stringify({ host: o.host ?? '127.0.0.1', port: o.port, secure: o.secure ?? 'None', username: o.username ?? '' }),
+      JSON.stringify({
+        host: o.host ?? '127.0.0.1',
+        port: o.port,
+        secure: o.secure ?? 'None',
+        username: o.username ?? '',
+      }),
       sealer.seal(o.password ?? ''),
     ],
   );
   return id;
 }
 
-export async function setMailerState(db: Db, mailerId: string, state: 'active' | 'disabled' | 'deactivated' | 'deleted') {
+export async function setMailerState(
+  db: Db,
+  mailerId: string,
+  state: 'active' | 'disabled' | 'deactivated' | 'deleted',
+) {
   if (state === 'deleted') await db.query('UPDATE mailers SET deleted_at = now() WHERE id = $1', [mailerId]);
   else await db.query('UPDATE mailers SET state = $2 WHERE id = $1', [mailerId, state]);
 }
@@ -108,11 +135,17 @@ export async function acceptSend(
   opts: { beforeCommands?: (tx: Queryable, refId: string) => Promise<void> } = {},
 ): Promise<Accepted> {
   const request = SendRequestSchema.parse(input);
-  if (request.subject === undefined || request.content === undefined) throw new Error('fixture: subject and content are required');
+  if (request.subject === undefined || request.content === undefined)
+    throw new Error('fixture: subject and content are required');
   const stored: StoredSendRequest = { ...request, subject: request.subject, content: request.content };
   const refId = ulid();
   const copies = planCopies(request, refId);
-  const commands = copies.map((c) => ({ ref_id: refId, tenant_id: tenantId, copy_id: c.copy_id, attempt: 1 }));
+  const commands = copies.map((c) => ({
+    ref_id: refId,
+    tenant_id: tenantId,
+    copy_id: c.copy_id,
+    attempt: 1,
+  }));
   await db.transaction(async (tx) => {
     await sends.insert(tx, {
       refId,
@@ -126,9 +159,20 @@ export async function acceptSend(
     });
     await emailLogs.insertQueued(
       tx,
-      { refId, tenantId, mailerId: request.mailer_id, campaignId: request.campaign_id ?? null, subject: stored.subject },
+      {
+        refId,
+        tenantId,
+        mailerId: request.mailer_id,
+        campaignId: request.campaign_id ?? null,
+        subject: stored.subject,
+      },
       copies.flatMap((c) =>
-        c.recipients.map((r) => ({ copyId: c.copy_id, recipient: r.email, recipientDomain: domainOf(r.email), recipientType: r.type })),
+        c.recipients.map((r) => ({
+          copyId: c.copy_id,
+          recipient: r.email,
+          recipientDomain: domainOf(r.email),
+          recipientType: r.type,
+        })),
       ),
     );
     await opts.beforeCommands?.(tx, refId);

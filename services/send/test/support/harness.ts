@@ -1,8 +1,4 @@
-import {
-  EmailEventSchema,
-  Exchange,
-  type EmailEvent,
-} from '@mailyard/contracts';
+import { type EmailEvent, EmailEventSchema, Exchange } from '@mailyard/contracts';
 import {
   type Config,
   type Consumer,
@@ -65,7 +61,10 @@ export interface SendHarness {
 let collectorSeq = 0;
 
 /** Runs the send service (start(ctx)) on the stores plus a consumer that collects published email events. */
-export async function startSendService(stores: Stores, env: Record<string, string> = {}): Promise<SendHarness> {
+export async function startSendService(
+  stores: Stores,
+  env: Record<string, string> = {},
+): Promise<SendHarness> {
   const config = configFrom({
     LOG_LEVEL: 'error',
     OUTBOX_POLL_MS: '50',
@@ -79,7 +78,10 @@ export async function startSendService(stores: Stores, env: Record<string, strin
   const ctx = await openContext(config, logger);
   const published: EmailEvent[] = [];
   const collector: Consumer = await ctx.bus.consume(
-    { queue: `test.email-events.${++collectorSeq}`, bindings: [{ exchange: Exchange.events, routingKey: 'email.#' }] },
+    {
+      queue: `test.email-events.${++collectorSeq}`,
+      bindings: [{ exchange: Exchange.events, routingKey: 'email.#' }],
+    },
     async (d) => {
       published.push(EmailEventSchema.parse(d.envelope.payload));
     },
@@ -99,7 +101,11 @@ export async function startSendService(stores: Stores, env: Record<string, strin
 }
 
 /** Polls `fn` until it returns a truthy value (generous deadline; no timing assertions). */
-export async function eventually<T>(fn: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 30_000): Promise<T> {
+export async function eventually<T>(
+  fn: () => Promise<T | undefined | null | false>,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -109,7 +115,8 @@ export async function eventually<T>(fn: () => Promise<T | undefined | null | fal
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
