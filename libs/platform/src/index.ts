@@ -1,6 +1,6 @@
 export * from './config/env';
 export * from './logger/logger';
-export { redact, REDACTED } from './logger/redact';
+export { redact, REDACTED, redactUrl } from './logger/redact';
 export * from './trace/context';
 export * from './db';
 export * from './kv';

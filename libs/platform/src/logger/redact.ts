@@ -12,3 +12,14 @@ export function redact(value: unknown, depth = 0): unknown {
   }
   return out;
 }
+
+/** The URL with its password replaced, for logs, banners and error messages. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '<unparseable URL>';
+  }
+}

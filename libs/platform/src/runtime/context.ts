@@ -7,6 +7,7 @@ import type { ReadinessCheck } from '../http/health';
 import { openKv } from '../kv';
 import type { Kv } from '../kv/types';
 import type { Logger } from '../logger/logger';
+import { redactUrl } from '../logger/redact';
 import type { Sealer } from '../secrets/sealer';
 import { resolveSealer, verifySealer } from '../secrets/secret-key';
 
@@ -38,16 +39,6 @@ export function describeStores(config: Config): string[] {
     `bus:      ${config.AMQP_URL ? `RabbitMQ ${redactUrl(config.AMQP_URL)}` : 'in-process'}`,
     `kv:       ${config.REDIS_URL ? `Redis ${redactUrl(config.REDIS_URL)}` : 'in-process'}`,
   ];
-}
-
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparseable url)';
-  }
 }
 
 /** Opens database (applying migrations), bus and kv per the config. */

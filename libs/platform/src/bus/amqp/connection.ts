@@ -1,6 +1,7 @@
 /** The connection to RabbitMQ: first connect, reconnect with capped backoff, close. */
 import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
 import type { Logger } from '../../logger/logger';
+import { redactUrl } from '../../logger/redact';
 import { backoffMs, jittered } from '../backoff';
 import { errorMessage } from '../delivery';
 import type { AmqpSettings } from './options';
@@ -29,16 +30,7 @@ interface Waiter {
   reject: (err: Error) => void;
 }
 
-/** The URL with its password replaced, for logs and error messages. */
-export function safeUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '<unparseable AMQP URL>';
-  }
-}
+export { redactUrl as safeUrl };
 
 export class Connection {
   readonly shownUrl: string;
@@ -56,7 +48,7 @@ export class Connection {
     private readonly o: AmqpSettings,
     private readonly events: LinkEvents,
   ) {
-    this.shownUrl = safeUrl(url);
+    this.shownUrl = redactUrl(url);
     this.url = withHeartbeat(url, o.heartbeatSeconds);
   }
 
