@@ -2,13 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, spawnTs } from './support/process';
-import {
-  REDIS_URL,
-  TEST_SECRET_KEY,
-  createTestDatabase,
-  createTestVhost,
-  testRedisPrefix,
-} from './support/servers';
+import { createTestDatabase, createTestVhost, serverEnv } from './support/servers';
 
 const KEY = 'myk_process_test_bootstrap_key_0123456789abcdef';
 const auth = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' };
@@ -69,11 +63,7 @@ describe('running the processes', () => {
       const port = await freePort();
       const p = spawnTs('services/gateway/src/main.ts', {
         PORT: String(port),
-        DATABASE_URL: db.url,
-        AMQP_URL: vhost.url,
-        REDIS_URL,
-        REDIS_KEY_PREFIX: testRedisPrefix(),
-        SECRET_KEY: TEST_SECRET_KEY,
+        ...serverEnv(db, vhost),
         BOOTSTRAP_API_KEY: KEY,
       });
       await p.waitFor(/Mailyard gateway started \(servers mode\)/);

@@ -10,13 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { REPO_ROOT, freePort, spawnTs } from '../../test/support/process';
-import {
-  REDIS_URL,
-  TEST_SECRET_KEY,
-  createTestDatabase,
-  createTestVhost,
-  testRedisPrefix,
-} from '../../test/support/servers';
+import { createTestDatabase, createTestVhost, serverEnv } from '../../test/support/servers';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -48,11 +42,7 @@ async function main(): Promise<void> {
   const barePort = await freePort();
   const gateway = spawnTs('services/gateway/src/main.ts', {
     PORT: String(gwPort),
-    DATABASE_URL: db.url,
-    AMQP_URL: vhost.url,
-    REDIS_URL,
-    REDIS_KEY_PREFIX: testRedisPrefix(),
-    SECRET_KEY: TEST_SECRET_KEY,
+    ...serverEnv(db, vhost),
     BOOTSTRAP_API_KEY: KEY,
     BOOTSTRAP_TIER: 'enterprise',
     RATE_LIMIT_ENTERPRISE: '1000000000',

@@ -9,7 +9,7 @@
  *   BENCH_SEND_ENV='SEND_CONCURRENCY=128 SEND_POOL_CONNECTIONS=8' pnpm bench:send
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -19,9 +19,61 @@ import autocannon from 'autocannon';
 import { dkimKeyPair, insertDomainMailer } from '../../services/send/test/support/fixtures';
 import { startSmtpSink } from '../../test/support/peers/smtp-sink';
 import { REPO_ROOT, type Spawned, freePort, spawnTs } from '../../test/support/process';
-import { REDIS_URL, TEST_SECRET_KEY, createTestDatabase, createTestVhost, testRedisPrefix } from '../../test/support/servers';
+import {
+  REDIS_URL,
+  TEST_SECRET_KEY,
+  createTestDatabase,
+  createTestVhost,
+  testRedisPrefix,
+} from '../../test/support/servers';
 
 const run = promisify(execFile);
+
+/** CPU seconds (user + system) used so far by processes, read from /proc. */
+function cpuSeconds(pids: number[]): number {
+  const tick = 100; // USER_HZ on Linux
+  let total = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) / tick;
+    } catch {
+      // exited
+    }
+  }
+  return total;
+}
+
+/** Pids of a process tree (tsx runs each service in a child node process). */
+function tree(pid: number): number[] {
+  const children = readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+  return [pid, ...children.flatMap(tree)];
+}
+
+/** Pids whose command name is `name` (postgres, beam.smp, smtp-sink). */
+function byName(name: string): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return readFileSync(`/proc/${d}/comm`, 'utf8').trim() === name;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
 
 const EMAILS = Number(process.env.BENCH_EMAILS ?? 2000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -57,10 +109,13 @@ async function main(): Promise<void> {
   };
   const sendEnv = { SMTP_RELAY_URL: `smtp://127.0.0.1:${sink.port}`, ...envList(process.env.BENCH_SEND_ENV) };
   const processes: Spawned[] = [];
-  const ctx = await openContext(configFrom({ ...stores, LOG_LEVEL: 'error' }), createLogger('bench', 'error'));
+  const ctx = await openContext(
+    configFrom({ ...stores, LOG_LEVEL: 'error' }),
+    createLogger('bench', 'error'),
+  );
   try {
     // The send service first, so its queue is bound before the gateway publishes commands.
-    const send = spawnTs('services/send/src/main.ts', { ...stores, ...sendEnv });
+    let send = spawnTs('services/send/src/main.ts', { ...stores, ...sendEnv });
     processes.push(send);
     await send.waitFor(/Mailyard send started/, 60_000);
     const gateway = spawnTs('services/gateway/src/main.ts', {
@@ -76,7 +131,10 @@ async function main(): Promise<void> {
     const owner = await findKeyOwner(ctx.db, KEY);
     if (!owner) throw new Error('bootstrap tenant not found');
     const tenantId = owner.tenantId;
-    const mailerId = await insertDomainMailer(ctx.db, ctx.sealer, tenantId, { domain: DOMAIN, key: dkimKeyPair() });
+    const mailerId = await insertDomainMailer(ctx.db, ctx.sealer, tenantId, {
+      domain: DOMAIN,
+      key: dkimKeyPair(),
+    });
 
     const url = `http://127.0.0.1:${gwPort}/v1/email/send`;
     const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
@@ -92,7 +150,10 @@ async function main(): Promise<void> {
             type: 'text/html',
             value: `<html><body><h1>Hello {{name}}</h1><p>${'Here is what happened this week. '.repeat(20)}</p><p><a href="https://${DOMAIN}/digest">Read more</a></p></body></html>`,
           },
-          { type: 'text/plain', value: `Hello {{name}}\n\n${'Here is what happened this week. '.repeat(20)}\nhttps://${DOMAIN}/digest` },
+          {
+            type: 'text/plain',
+            value: `Hello {{name}}\n\n${'Here is what happened this week. '.repeat(20)}\nhttps://${DOMAIN}/digest`,
+          },
         ],
         substitutions: { [`user${i}@example.com`]: { name: `User ${i}` } },
         custom_args: { bench: true, i },
@@ -109,7 +170,8 @@ async function main(): Promise<void> {
       for (;;) {
         const d = await delivered();
         if (d >= target) return Date.now();
-        if (Date.now() > deadline) throw new Error(`only ${d} of ${target} emails delivered within ${timeoutMs} ms`);
+        if (Date.now() > deadline)
+          throw new Error(`only ${d} of ${target} emails delivered within ${timeoutMs} ms`);
         await new Promise((r) => setTimeout(r, 20));
       }
     };
@@ -127,16 +189,45 @@ async function main(): Promise<void> {
     await load(WARMUP, 10);
     await waitDelivered(WARMUP, 120_000);
 
+    const groups = {
+      gateway: tree(gateway.child.pid!),
+      send_service: tree(send.child.pid!),
+      postgresql: byName('postgres'),
+      rabbitmq: byName('beam.smp'),
+      smtp_sink: byName('smtp-sink'),
+      bench_client: [process.pid],
+    };
+    const cpuBefore = Object.fromEntries(Object.entries(groups).map(([k, pids]) => [k, cpuSeconds(pids)]));
     const t0 = Date.now();
     const api = await load(EMAILS, CONNECTIONS);
     const tApi = Date.now();
     const tEnd = await waitDelivered(WARMUP + EMAILS, 600_000);
+    const cpu = Object.fromEntries(
+      Object.entries(groups).map(([k, pids]) => [k, Number((cpuSeconds(pids) - cpuBefore[k]!).toFixed(2))]),
+    );
     const apiSeconds = (tApi - t0) / 1000;
     const e2eSeconds = (tEnd - t0) / 1000;
     const { rows: failed } = await ctx.db.query<{ status: string; n: number }>(
       `SELECT status, count(*)::int AS n FROM email_logs WHERE tenant_id = $1 AND status <> 'MAIL_DELIVERED' GROUP BY status`,
       [tenantId],
     );
+
+    // The send service alone: stopped while N more sends are accepted (their commands wait in
+    // RabbitMQ), then started again and timed from its first delivery to the last.
+    send.child.kill('SIGTERM');
+    await send.exited;
+    processes.splice(processes.indexOf(send), 1);
+    const queued = await load(EMAILS, CONNECTIONS);
+    const before = await delivered();
+    send = spawnTs('services/send/src/main.ts', { ...stores, ...sendEnv });
+    processes.push(send);
+    await send.waitFor(/Mailyard send started/, 60_000);
+    const sendPids = tree(send.child.pid!);
+    const drainCpu0 = cpuSeconds(sendPids);
+    const drainStart = await waitDelivered(before + 1, 120_000);
+    const drainEnd = await waitDelivered(WARMUP + 2 * EMAILS, 600_000);
+    const drainSeconds = (drainEnd - drainStart) / 1000;
+    const drainCpu = cpuSeconds(sendPids) - drainCpu0;
 
     // The machine's SMTP ceiling: Postfix's load generator into the same kind of sink.
     const s0 = Date.now();
@@ -154,7 +245,7 @@ async function main(): Promise<void> {
       transport: 'domain mailer, DKIM rsa-sha256 2048, SMTP_RELAY_URL -> Postfix smtp-sink',
       send_service_env: sendEnv,
       api: {
-        accepted_per_sec: Math.round(api.requests.average),
+        accepted_per_sec: Math.round(EMAILS / apiSeconds),
         wall_seconds: Number(apiSeconds.toFixed(2)),
         p50_ms: api.latency.p50,
         p99_ms: api.latency.p99,
@@ -165,6 +256,15 @@ async function main(): Promise<void> {
         delivered_per_sec: Math.round(deliveredPerSec),
         seconds: Number(e2eSeconds.toFixed(2)),
         not_delivered: failed,
+        cpu_seconds_by_process: cpu,
+        send_service_cpu_ms_per_email: Number((((cpu.send_service ?? 0) * 1000) / EMAILS).toFixed(2)),
+      },
+      send_service_alone: {
+        note: 'commands queued while the send service was stopped, then drained; gateway idle',
+        accepted_while_stopped: EMAILS - queued.non2xx,
+        delivered_per_sec: Math.round((EMAILS - 1) / drainSeconds),
+        seconds: Number(drainSeconds.toFixed(2)),
+        cpu_ms_per_email: Number(((drainCpu * 1000) / EMAILS).toFixed(2)),
       },
       smtp_ceiling: {
         command: `smtp-source -s 20 -m ${EMAILS} 127.0.0.1:<port>  (-> smtp-sink)`,

@@ -67,3 +67,14 @@ export function createTestVhost(): TestVhost {
 export function testRedisPrefix(): string {
   return `${uniqueName('mailyard_test')}:`;
 }
+
+/** Environment of a process on the real servers: this database and vhost, a fresh Redis prefix, the test key. */
+export function serverEnv(db: { url: string }, vhost: { url: string }): Record<string, string> {
+  return {
+    DATABASE_URL: db.url,
+    AMQP_URL: vhost.url,
+    REDIS_URL,
+    REDIS_KEY_PREFIX: testRedisPrefix(),
+    SECRET_KEY: TEST_SECRET_KEY,
+  };
+}

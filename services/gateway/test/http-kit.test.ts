@@ -1,27 +1,12 @@
 import { HttpError, createHttpApp, createLogger } from '@mailyard/platform';
 import request from 'supertest';
-import { type SharedStores, type TestGateway, bearer, createStores, startGateway } from './support/harness';
+import { useGateway } from './support/harness';
 
 describe('http kit behaviour through the gateway (embedded)', () => {
-  let stores: SharedStores;
-  let gw: TestGateway;
-  let key: string;
-
-  beforeAll(async () => {
-    stores = await createStores('embedded');
-    gw = await startGateway(stores, { HTTP_BODY_LIMIT: '2kb' });
-    key = (await gw.newTenant()).apiKey;
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await stores?.drop();
-  });
+  const gw = useGateway('embedded', { HTTP_BODY_LIMIT: '2kb' });
 
   it('answers bodies over the limit with 413', async () => {
-    const res = await request(gw.app)
-      .post('/v1/email/template')
-      .set(bearer(key))
-      .send({ name: 'x'.repeat(5000), subject: 's', content: [] });
+    const res = await gw.post('/v1/email/template', { name: 'x'.repeat(5000), subject: 's', content: [] });
     expect(res.status).toBe(413);
     expect(res.body).toEqual({ success: false, error: 'Request body too large' });
   });
@@ -35,7 +20,7 @@ describe('http kit behaviour through the gateway (embedded)', () => {
 
   it('continues the caller trace and returns a request id', async () => {
     const parent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
-    const res = await request(gw.app).get('/v1/email/templates').set(bearer(key)).set('traceparent', parent);
+    const res = await gw.get('/v1/email/templates').set('traceparent', parent);
     expect(res.headers.traceparent).toMatch(/^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/);
     expect(res.headers['x-request-id']).toBeTruthy();
   });

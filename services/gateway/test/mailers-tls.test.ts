@@ -1,10 +1,9 @@
 import { type Server, createServer } from 'node:net';
 import { deactivateMailer, loadSendingMailer } from '@mailyard/store';
 import { ImapFlow } from 'imapflow';
-import request from 'supertest';
 import { type Dovecot, TEST_CA_CERT, TEST_CA_KEY, startDovecot } from '../../../test/support/peers/dovecot';
 import { type SmtpAuthServer, startSmtpAuthServer } from '../../../test/support/peers/smtp-auth-server';
-import { type SharedStores, type TestGateway, bearer, createStores, startGateway } from './support/harness';
+import { useGateway } from './support/harness';
 
 const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
 const USER = 'support@imap.test';
@@ -15,18 +14,12 @@ const PASS = 'Dove-c0t-Secret!';
  * trusted through NODE_EXTRA_CA_CERTS), and SMTP verify over STARTTLS and implicit TLS.
  */
 describe('mailer verification over TLS: Dovecot IMAPS, SMTP STARTTLS/SSL (servers)', () => {
-  let stores: SharedStores;
-  let gw: TestGateway;
+  const gw = useGateway('servers', { SMTP_VERIFY_TIMEOUT_MS: '2000', IMAP_VERIFY_TIMEOUT_MS: '2000' });
   let dovecot: Dovecot | null = null;
   let starttls: SmtpAuthServer;
   let implicit: SmtpAuthServer;
-  let key: string;
-  let tenantId: string;
 
   beforeAll(async () => {
-    stores = await createStores('servers');
-    gw = await startGateway(stores, { SMTP_VERIFY_TIMEOUT_MS: '2000', IMAP_VERIFY_TIMEOUT_MS: '2000' });
-    ({ apiKey: key, tenantId } = await gw.newTenant());
     dovecot = await startDovecot({ user: USER, pass: PASS, messages: 3 });
     starttls = await startSmtpAuthServer({
       user: 'u@smtp.test',
@@ -47,8 +40,6 @@ describe('mailer verification over TLS: Dovecot IMAPS, SMTP STARTTLS/SSL (server
     await dovecot?.stop();
     await starttls?.stop();
     await implicit?.stop();
-    await gw?.close();
-    await stores?.drop();
   });
 
   const imapBody = (config: object = {}, extra: object = {}) => ({
@@ -59,7 +50,7 @@ describe('mailer verification over TLS: Dovecot IMAPS, SMTP STARTTLS/SSL (server
     config: { host: '127.0.0.1', port: 993, username: USER, password: PASS, secure: 'SSL', ...config },
     ...extra,
   });
-  const post = (path: string, body: object) => request(gw.app).post(path).set(bearer(key)).send(body);
+  const { post } = gw;
 
   it('the Dovecot peer serves its user and seeded messages over IMAPS', async () => {
     const client = new ImapFlow({
@@ -87,7 +78,7 @@ describe('mailer verification over TLS: Dovecot IMAPS, SMTP STARTTLS/SSL (server
       mailer_id: expect.stringMatching(new RegExp(`^basic_imap_${ULID}$`)),
       message: 'IMAP credentials verified; mailer created',
     });
-    const got = await request(gw.app).get(`/v1/mailer/${res.body.mailer_id}`).set(bearer(key));
+    const got = await gw.get(`/v1/mailer/${res.body.mailer_id}`);
     expect(got.body.data).toMatchObject({
       config_type: 'basic_imap',
       connection_type: 'basic',
@@ -132,18 +123,15 @@ describe('mailer verification over TLS: Dovecot IMAPS, SMTP STARTTLS/SSL (server
 
   it('re-authentication of a deactivated IMAP mailer: enable and a password update verify against Dovecot', async () => {
     const id = (await post('/v1/imapbasic/verify', imapBody())).body.mailer_id;
-    await deactivateMailer(gw.ctx.db, tenantId, id, 'provider_auth_error', 'NO [AUTHENTICATIONFAILED]');
+    await deactivateMailer(gw.ctx.db, gw.tenantId, id, 'provider_auth_error', 'NO [AUTHENTICATIONFAILED]');
     expect((await post(`/v1/mailer/${id}/enable`, {})).body).toMatchObject({
       success: true,
       state: 'active',
     });
-    const wrong = await request(gw.app)
-      .put('/v1/mailer/imap')
-      .set(bearer(key))
-      .send({ mailer_id: id, config: { password: 'bad' } });
+    const wrong = await gw.put('/v1/mailer/imap', { mailer_id: id, config: { password: 'bad' } });
     expect(wrong.status).toBe(422);
     expect(wrong.body.error).toBe('IMAP authentication failed');
-    const sending = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, tenantId, id);
+    const sending = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, gw.tenantId, id);
     expect(sending?.kind === 'smtp' && sending.smtp.password).toBe(PASS);
   });
 

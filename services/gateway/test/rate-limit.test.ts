@@ -1,5 +1,12 @@
 import request from 'supertest';
-import { type SharedStores, type TestGateway, bearer, createStores, startGateway } from './support/harness';
+import {
+  type SharedStores,
+  type TestGateway,
+  bearer,
+  createStores,
+  startGateway,
+  useGateway,
+} from './support/harness';
 
 describe('rate limits on the real Redis', () => {
   let stores: SharedStores;
@@ -57,18 +64,8 @@ describe('rate limits on the real Redis', () => {
 });
 
 describe('rate limits when Redis is down', () => {
-  let stores: SharedStores;
-  let gw: TestGateway;
-
-  beforeAll(async () => {
-    stores = await createStores('servers');
-    // Nothing listens on port 1: every kv call fails, as when Redis is down.
-    gw = await startGateway(stores, { REDIS_URL: 'redis://127.0.0.1:1', RATE_LIMIT_STANDARD: '1' });
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await stores?.drop();
-  });
+  // Nothing listens on port 1: every kv call fails, as when Redis is down.
+  const gw = useGateway('servers', { REDIS_URL: 'redis://127.0.0.1:1', RATE_LIMIT_STANDARD: '1' });
 
   it('keeps serving (fails open) and reports kv as not ready', async () => {
     const { apiKey } = await gw.newTenant();

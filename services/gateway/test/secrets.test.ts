@@ -2,8 +2,7 @@ import { execFile } from 'node:child_process';
 import { createPublicKey, createSign, createVerify } from 'node:crypto';
 import { promisify } from 'node:util';
 import { loadMailerWebhook, loadSendingMailer } from '@mailyard/store';
-import request from 'supertest';
-import { type SharedStores, type TestGateway, bearer, createStores, startGateway } from './support/harness';
+import { startGateway, useGateway } from './support/harness';
 
 const run = promisify(execFile);
 const SMTP_PASSWORD = 'plaintext-SMTP-p4ssw0rd-canary';
@@ -12,19 +11,13 @@ const HOOK_SECRET = 'plaintext-webhook-header-canary';
 
 /** Secrets at rest (DESIGN.md Security 2): sealed with SECRET_KEY, readable only through the sealer. */
 describe('sealed secrets at rest (servers)', () => {
-  let stores: SharedStores;
-  let gw: TestGateway;
-  let key: string;
-  let tenantId: string;
+  const gw = useGateway('servers');
   let smtpId: string;
   let imapId: string;
   let domain: { mailer_id: string; records: Array<{ purpose: string; value: string }> };
 
   beforeAll(async () => {
-    stores = await createStores('servers');
-    gw = await startGateway(stores);
-    ({ apiKey: key, tenantId } = await gw.newTenant());
-    const post = (path: string, body: object) => request(gw.app).post(path).set(bearer(key)).send(body);
+    const { post } = gw;
     smtpId = (
       await post('/v1/mailer/smtp', {
         name: 'S',
@@ -42,22 +35,18 @@ describe('sealed secrets at rest (servers)', () => {
     ).body.mailer_id;
     domain = (await post('/v1/domain/add', { domain: 'sealed.example.com' })).body.data;
   });
-  afterAll(async () => {
-    await gw?.close();
-    await stores?.drop();
-  });
 
   it('round-trips every secret through the sealer', async () => {
-    const smtp = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, tenantId, smtpId);
+    const smtp = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, gw.tenantId, smtpId);
     expect(smtp?.kind === 'smtp' && smtp.smtp.password).toBe(SMTP_PASSWORD);
-    const imap = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, tenantId, imapId);
+    const imap = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, gw.tenantId, imapId);
     expect(imap?.kind === 'smtp' && imap.smtp.password).toBe(IMAP_PASSWORD);
-    expect((await loadMailerWebhook(gw.ctx.db, gw.ctx.sealer, tenantId, imapId))?.headers).toEqual({
+    expect((await loadMailerWebhook(gw.ctx.db, gw.ctx.sealer, gw.tenantId, imapId))?.headers).toEqual({
       'X-Secret': HOOK_SECRET,
     });
 
     // The unsealed DKIM private key signs what the published public key verifies.
-    const sending = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, tenantId, domain.mailer_id);
+    const sending = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, gw.tenantId, domain.mailer_id);
     if (sending?.kind !== 'domain') throw new Error('expected a domain mailer');
     const p = domain.records.find((r) => r.purpose === 'dkim')!.value.split('p=')[1]!;
     const signature = createSign('RSA-SHA256').update('dkim body').sign(sending.dkimPrivateKeyPem);
@@ -66,12 +55,11 @@ describe('sealed secrets at rest (servers)', () => {
   });
 
   it('a dump of the database holds no plaintext password, header secret or private key', async () => {
-    const sending = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, tenantId, domain.mailer_id);
+    const sending = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, gw.tenantId, domain.mailer_id);
     if (sending?.kind !== 'domain') throw new Error('expected a domain mailer');
     const keyBody = sending.dkimPrivateKeyPem.split('\n').filter((l) => l && !l.startsWith('-----'));
-    const { stdout: dump } = await run('pg_dump', ['--no-owner', '--data-only', stores.env.DATABASE_URL!], {
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    const dumpArgs = ['--no-owner', '--data-only', gw.stores.env.DATABASE_URL!];
+    const { stdout: dump } = await run('pg_dump', dumpArgs, { maxBuffer: 64 * 1024 * 1024 });
     expect(dump).toContain('sealed.example.com'); // the dump really holds our rows
     expect(dump).toContain(smtpId);
     for (const secret of [SMTP_PASSWORD, IMAP_PASSWORD, HOOK_SECRET, 'PRIVATE KEY', ...keyBody])
@@ -85,7 +73,7 @@ describe('sealed secrets at rest (servers)', () => {
   });
 
   it('a different SECRET_KEY is detected at startup and reported', async () => {
-    await expect(startGateway(stores, { SECRET_KEY: 'ab'.repeat(32) })).rejects.toThrow(
+    await expect(startGateway(gw.stores, { SECRET_KEY: 'ab'.repeat(32) })).rejects.toThrow(
       'Invalid configuration: SECRET_KEY does not match the key the stored secrets were sealed with',
     );
   });

@@ -42,13 +42,7 @@ import { buildMessage } from './build-mime';
 import { AUTH_REASON_PREFIX, type DeliveryFailure } from './classify-smtp-error';
 import { dkimSign } from './dkim';
 import type { EventContext, EventRecipient, EventWriter, PlannedEvent } from './emit-event';
-import {
-  type CopyRecipientRow,
-  type LoadedCopy,
-  type RecordedEvent,
-  type RequestCache,
-  loadCopy,
-} from './load-copy';
+import type { CopyLoader, CopyRecipientRow, LoadedCopy, RecordedEvent } from './load-copy';
 import type { MailerCache } from './mailer-cache';
 import { checkPhishing } from './phishing';
 import { renderCopy } from './render';
@@ -62,7 +56,7 @@ export interface ConsumerDeps {
   sealer: Sealer;
   settings: SendSettings;
   transports: Transports;
-  requests: RequestCache;
+  copies: CopyLoader;
   mailers: MailerCache;
   events: EventWriter;
   /** Called after events were committed (wakes the outbox relay). */
@@ -109,7 +103,7 @@ const lower = (s: string) => s.toLowerCase();
 
 export async function processCommand(deps: ConsumerDeps, cmd: SendEmailCommand): Promise<void> {
   const { db, logger } = deps;
-  const copy = await loadCopy(db, cmd, deps.requests);
+  const copy = await deps.copies.load(cmd);
   if (!copy) {
     logger.warn('send command for a send that does not exist; dropped', {
       ref_id: cmd.ref_id,
@@ -200,7 +194,11 @@ async function commit(deps: ConsumerDeps, ctx: EventContext, attempt: Attempt): 
       retry_scheduled: e.details.retry_scheduled,
     });
   }
-  if (attempt.retryScheduled) await publishRetry(deps, attempt.cmd);
+  // Only the delivery that recorded the retry-scheduled SMTP_ERROR schedules the retry (another
+  // process that recorded this attempt first has scheduled it).
+  if (recorded.some((e) => e.event === 'SMTP_ERROR' && e.details.retry_scheduled === true)) {
+    await publishRetry(deps, attempt.cmd);
+  }
 }
 
 async function publishRetry(deps: ConsumerDeps, cmd: SendEmailCommand): Promise<void> {
@@ -329,7 +327,7 @@ async function sendCopy(
   for (const row of toSend) {
     const result = byEmail.get(lower(row.email));
     if (result?.ok) {
-      attempt.delivered(row, messageId, rendered.subject);
+      attempt.delivered(row, messageId);
       continue;
     }
     let failure: DeliveryFailure = result
@@ -343,7 +341,7 @@ async function sendCopy(
         failedReason: `SMTP relay refused the service's credentials: ${failure.failedReason}`,
       };
     }
-    attempt.smtpFailure(row, failure, rendered.subject);
+    attempt.smtpFailure(row, failure);
   }
 }
 
@@ -355,23 +353,18 @@ interface Failed {
 /** Collects the outcomes of one attempt and turns them into events. */
 class Attempt {
   private readonly planned: PlannedEvent[] = [];
-  private readonly delivery: { rows: CopyRecipientRow[]; messageId: string; subject?: string } = {
+  private readonly delivery: { rows: CopyRecipientRow[]; messageId: string } = {
     rows: [],
     messageId: '',
   };
   private readonly retry: Failed[] = [];
   private readonly final: Failed[] = [];
-  private subject?: string;
   authFailure?: DeliveryFailure;
 
   constructor(
     private readonly s: SendSettings,
     readonly cmd: SendEmailCommand,
   ) {}
-
-  get retryScheduled(): boolean {
-    return this.retry.length > 0;
-  }
 
   /** A failure before anything was sent (rendering, mailer config): final SMTP_ERROR (spec rule 1). */
   fail(rows: CopyRecipientRow[], reason: string): void {
@@ -390,14 +383,12 @@ class Attempt {
     });
   }
 
-  delivered(row: CopyRecipientRow, messageId: string, subject: string): void {
+  delivered(row: CopyRecipientRow, messageId: string): void {
     this.delivery.rows.push(row);
     this.delivery.messageId = messageId;
-    this.delivery.subject = subject;
   }
 
-  smtpFailure(row: CopyRecipientRow, failure: DeliveryFailure, subject: string): void {
-    this.subject = subject;
+  smtpFailure(row: CopyRecipientRow, failure: DeliveryFailure): void {
     if (failure.kind === 'auth') this.authFailure = failure;
     const retryable = failure.kind === 'temporary' && this.cmd.attempt < this.s.maxAttempts;
     (retryable ? this.retry : this.final).push({ row, failure });
@@ -412,7 +403,6 @@ class Attempt {
         recipients: this.delivery.rows.map((r) => recipient(r, '')),
         failedReason: '',
         messageId: this.delivery.messageId,
-        ...(this.delivery.subject !== undefined ? { subject: this.delivery.subject } : {}),
       });
     }
     if (this.retry.length > 0) out.push(this.smtpError(this.retry, true, this.cmd.copy_id));
@@ -438,7 +428,6 @@ class Attempt {
       failedReason: combine(items, (f) => f.failure.failedReason),
       providerError: combine(items, (f) => f.failure.providerError),
       messageId: '',
-      ...(this.subject !== undefined ? { subject: this.subject } : {}),
       send: { attempt: this.cmd.attempt, maxAttempts: this.s.maxAttempts, retryScheduled },
     };
   }

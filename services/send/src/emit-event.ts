@@ -27,6 +27,7 @@ import {
   statusRankSql,
 } from '@mailyard/contracts';
 import { type Queryable, envelope } from '@mailyard/platform';
+import { Batcher } from './batcher';
 
 export interface EventRecipient {
   logId: string;
@@ -48,8 +49,6 @@ export interface PlannedEvent {
   failedReason: string;
   providerError?: string;
   messageId: string;
-  /** The rendered subject, written to the log rows when known. */
-  subject?: string;
   send?: { attempt: number; maxAttempts: number; retryScheduled: boolean };
 }
 
@@ -88,9 +87,9 @@ const rank = statusRankSql;
 const SQL = `
 WITH input AS (
   SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::timestamptz[],
-                       $8::jsonb[], $9::text[], $10::jsonb[], $11::text[], $12::text[], $13::int[], $14::text[], $15::text[])
+                       $8::jsonb[], $9::text[], $10::jsonb[], $11::text[], $12::text[], $13::int[], $14::text[])
     AS t(k, tenant_id, ref_id, copy_id, event, attempt, event_at, payload, routing_key, message,
-         new_status, message_id, counted_attempt, subject, move_to)
+         new_status, message_id, counted_attempt, move_to)
 ),
 ev AS (
   INSERT INTO email_events (tenant_id, ref_id, copy_id, event, attempt, event_at, payload)
@@ -112,10 +111,9 @@ logs AS (
     message_id = CASE WHEN f.event = 'MAIL_DELIVERED' AND f.message_id <> '' THEN f.message_id ELSE l.message_id END,
     delivered_at = CASE WHEN f.event = 'MAIL_DELIVERED' THEN COALESCE(l.delivered_at, f.event_at) ELSE l.delivered_at END,
     attempts = GREATEST(l.attempts, f.counted_attempt),
-    subject = COALESCE(f.subject, l.subject),
     copy_id = COALESCE(f.move_to, l.copy_id),
     updated_at = now()
-  FROM unnest($16::int[], $17::text[], $18::text[]) AS r(k, log_id, reason)
+  FROM unnest($15::int[], $16::text[], $17::text[]) AS r(k, log_id, reason)
   JOIN fresh f ON f.k = r.k
   WHERE l.id = r.log_id
   RETURNING l.id
@@ -178,7 +176,6 @@ export async function recordEventsBatch(
     col((i) =>
       i.planned.event === 'MAIL_DELIVERED' || i.planned.event === 'SMTP_ERROR' ? i.ctx.attempt : 0,
     ),
-    col((i) => i.planned.subject ?? null),
     col((i) => (i.planned.moveRows ? i.planned.copyId : null)),
     recipients.map((x) => x.k),
     recipients.map((x) => x.r.logId),
@@ -200,47 +197,19 @@ export async function recordEvents(
   return (await recordEventsBatch(db, [{ ctx, planned }]))[0]!;
 }
 
-interface Pending {
-  ctx: EventContext;
-  planned: PlannedEvent[];
-  resolve: (events: EmailEvent[]) => void;
-  reject: (err: unknown) => void;
-}
-
 /**
  * Group commit: attempts that finish while a write is in flight are written together by the
- * next one. Under light load every write goes out at once; under heavy load one statement
- * carries up to `maxBatch` attempts. A failed statement fails every attempt in it (their
- * commands are redelivered; nothing was recorded).
+ * next statement (at most `maxBatch` attempts each). A failed statement fails every attempt in
+ * it; nothing of them was recorded and their commands are redelivered.
  */
 export class EventWriter {
-  private queue: Pending[] = [];
-  private writing = false;
+  private readonly batcher: Batcher<{ ctx: EventContext; planned: PlannedEvent[] }, EmailEvent[]>;
 
-  constructor(
-    private readonly db: Queryable,
-    private readonly maxBatch = 200,
-  ) {}
-
-  write(ctx: EventContext, planned: PlannedEvent[]): Promise<EmailEvent[]> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ ctx, planned, resolve, reject });
-      if (!this.writing) this.flush();
-    });
+  constructor(db: Queryable, maxBatch = 200) {
+    this.batcher = new Batcher((items) => recordEventsBatch(db, items), maxBatch);
   }
 
-  private flush(): void {
-    const batch = this.queue.splice(0, this.maxBatch);
-    if (batch.length === 0) {
-      this.writing = false;
-      return;
-    }
-    this.writing = true;
-    recordEventsBatch(this.db, batch)
-      .then(
-        (results) => batch.forEach((p, i) => p.resolve(results[i]!)),
-        (err) => batch.forEach((p) => p.reject(err)),
-      )
-      .finally(() => this.flush());
+  write(ctx: EventContext, planned: PlannedEvent[]): Promise<EmailEvent[]> {
+    return this.batcher.submit({ ctx, planned });
   }
 }

@@ -2,7 +2,7 @@ import { Exchange, Queue, RoutingKey } from '@mailyard/contracts';
 import { OutboxRelay, type RunningService, type ServiceContext } from '@mailyard/platform';
 import { createSendHandler } from './consumer';
 import { EventWriter } from './emit-event';
-import { RequestCache } from './load-copy';
+import { CopyLoader, RequestCache } from './load-copy';
 import { MailerCache } from './mailer-cache';
 import { sendSettings } from './settings';
 import { Transports } from './transports';
@@ -14,6 +14,8 @@ export { classifySmtpError } from './classify-smtp-error';
  * Handler failures that are not about the message (database or broker unavailable) are
  * redelivered after these delays, then parked in `send.commands.parking`.
  */
+const RELAY_COALESCE_MS = 20;
+
 export const SEND_HANDLER_RETRY_DELAYS_MS = [1_000, 5_000, 30_000, 120_000, 600_000];
 
 /**
@@ -28,6 +30,15 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
     batchSize: config.OUTBOX_BATCH,
   });
   const transports = new Transports(settings);
+  // Events committed within RELAY_COALESCE_MS wake the relay once: one outbox batch instead of a
+  // relay transaction per committed attempt (the events reach the bus at most that much later).
+  let wakeTimer: NodeJS.Timeout | null = null;
+  const wakeRelay = () => {
+    wakeTimer ??= setTimeout(() => {
+      wakeTimer = null;
+      relay.notify();
+    }, RELAY_COALESCE_MS);
+  };
   const handler = createSendHandler({
     db,
     bus,
@@ -35,10 +46,10 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
     sealer: ctx.sealer,
     settings,
     transports,
-    requests: new RequestCache(),
+    copies: new CopyLoader(db, new RequestCache()),
     mailers: new MailerCache(),
     events: new EventWriter(db),
-    afterCommit: () => relay.notify(),
+    afterCommit: wakeRelay,
   });
   const consumer = await bus.consume(
     {
@@ -61,6 +72,7 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
     ],
     async stop() {
       await consumer.cancel();
+      if (wakeTimer) clearTimeout(wakeTimer);
       transports.close();
       await relay.stop();
     },

@@ -6,6 +6,7 @@
  */
 import type { RecipientType, StoredSendRequest } from '@mailyard/contracts';
 import type { Queryable } from '@mailyard/platform';
+import { Batcher } from './batcher';
 
 export interface CopyRecipientRow {
   logId: string;
@@ -47,6 +48,7 @@ export interface LoadedCopy {
 }
 
 type Row = {
+  k: number;
   ref_id: string;
   tenant_id: string;
   mailer_id: string;
@@ -67,17 +69,20 @@ type Row = {
 };
 
 const SQL = `
-SELECT s.ref_id, s.tenant_id, s.mailer_id, s.campaign_id, s.custom_args,
-       CASE WHEN $4::boolean THEN s.request::text END AS request,
+WITH want AS (
+  SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::boolean[]) AS w(k, ref_id, tenant_id, copy_id, with_request)
+)
+SELECT w.k, s.ref_id, s.tenant_id, s.mailer_id, s.campaign_id, s.custom_args,
+       CASE WHEN w.with_request THEN s.request::text END AS request,
        COALESCE((SELECT json_agg(json_build_object('id', l.id, 'recipient', l.recipient, 'type', l.recipient_type,
                                                    'status', l.status) ORDER BY l.id)
-                   FROM email_logs l WHERE l.copy_id = $3 AND l.tenant_id = $2), '[]'::json) AS recipients,
+                   FROM email_logs l WHERE l.copy_id = w.copy_id AND l.tenant_id = w.tenant_id), '[]'::json) AS recipients,
        COALESCE((SELECT json_agg(json_build_object('event', e.event, 'attempt', e.attempt,
                                                    'email', e.payload->'details'->'email',
                                                    'retry_scheduled', e.payload->'details'->'retry_scheduled',
                                                    'failed_reason', e.payload->'details'->>'failed_reason',
                                                    'provider_error', e.payload->'details'->>'provider_error') ORDER BY e.id)
-                   FROM email_events e WHERE e.copy_id = $3), '[]'::json) AS events,
+                   FROM email_events e WHERE e.copy_id = w.copy_id), '[]'::json) AS events,
        (SELECT md5(concat_ws('|', m.state, m.deleted_at, m.updated_at, m.config::text, md5(m.secret),
                              d.name, d.verified, d.deleted_at, d.updated_at, d.selector, md5(d.dkim_private_key)))
           FROM mailers m LEFT JOIN domains d ON d.id = m.id
@@ -85,8 +90,9 @@ SELECT s.ref_id, s.tenant_id, s.mailer_id, s.campaign_id, s.custom_args,
        -- Same rule as libs/store isSuppressed (addressKey = lowercase), folded into this round trip.
        ARRAY(SELECT x.email FROM suppressions x
               WHERE x.tenant_id = s.tenant_id
-                AND x.email IN (SELECT lower(l.recipient) FROM email_logs l WHERE l.copy_id = $3 AND l.tenant_id = $2)) AS suppressed
-  FROM sends s WHERE s.ref_id = $1 AND s.tenant_id = $2`;
+                AND x.email IN (SELECT lower(l.recipient) FROM email_logs l
+                                 WHERE l.copy_id = w.copy_id AND l.tenant_id = w.tenant_id)) AS suppressed
+  FROM want w JOIN sends s ON s.ref_id = w.ref_id AND s.tenant_id = w.tenant_id`;
 
 /**
  * Stored requests are immutable: a small LRU keeps recent ones so the copies of a big send
@@ -124,22 +130,45 @@ export class RequestCache {
   }
 }
 
-/** Null when the send (or this tenant's send) does not exist. */
-export async function loadCopy(
+export interface CopyKey {
+  ref_id: string;
+  tenant_id: string;
+  copy_id: string;
+}
+
+/** Loads any number of copies in one query; null for a send (or this tenant's send) that does not exist. */
+export async function loadCopies(
   db: Queryable,
-  cmd: { ref_id: string; tenant_id: string; copy_id: string },
+  keys: CopyKey[],
   cache: RequestCache,
-): Promise<LoadedCopy | null> {
-  const cached = cache.get(cmd.ref_id);
-  const { rows } = await db.query<Row>(SQL, [cmd.ref_id, cmd.tenant_id, cmd.copy_id, cached === undefined]);
-  const r = rows[0];
-  if (!r) return null;
-  let request = cached;
-  if (request === undefined) {
-    if (r.request === null) return null;
-    request = JSON.parse(r.request) as StoredSendRequest;
-    cache.set(cmd.ref_id, request, r.request.length);
+): Promise<Array<LoadedCopy | null>> {
+  const cached = keys.map((k) => cache.get(k.ref_id));
+  const { rows } = await db.query<Row>(SQL, [
+    keys.map((_, i) => i),
+    keys.map((k) => k.ref_id),
+    keys.map((k) => k.tenant_id),
+    keys.map((k) => k.copy_id),
+    cached.map((c) => c === undefined),
+  ]);
+  const out: Array<LoadedCopy | null> = keys.map(() => null);
+  for (const r of rows) {
+    let request = cached[r.k];
+    if (request === undefined) {
+      if (r.request === null) continue;
+      request = JSON.parse(r.request) as StoredSendRequest;
+      cache.set(r.ref_id, request, r.request.length);
+    }
+    out[r.k] = toLoaded(r, request);
   }
+  return out;
+}
+
+/** One copy (see loadCopies). */
+export async function loadCopy(db: Queryable, key: CopyKey, cache: RequestCache): Promise<LoadedCopy | null> {
+  return (await loadCopies(db, [key], cache))[0] ?? null;
+}
+
+function toLoaded(r: Row, request: StoredSendRequest): LoadedCopy {
   return {
     send: {
       refId: r.ref_id,
@@ -166,4 +195,17 @@ export async function loadCopy(
     mailerVersion: r.mailer_version,
     suppressed: new Set(r.suppressed),
   };
+}
+
+/** Loads the copies of concurrent commands with one query per batch. */
+export class CopyLoader {
+  private readonly batcher: Batcher<CopyKey, LoadedCopy | null>;
+
+  constructor(db: Queryable, cache: RequestCache, maxBatch = 200) {
+    this.batcher = new Batcher((keys) => loadCopies(db, keys, cache), maxBatch);
+  }
+
+  load(key: CopyKey): Promise<LoadedCopy | null> {
+    return this.batcher.submit(key);
+  }
 }

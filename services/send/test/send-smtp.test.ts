@@ -190,7 +190,8 @@ describe('delivery', () => {
       expect(l.delivered_at).toBeInstanceOf(Date);
       expect(l.message_id).toMatch(/^<svc_mailer_.+@mailyard\.test>$/);
     }
-    expect(logs.find((l) => l.recipient === 'ann@example.com')?.subject).toBe('Hello Ann <admin>');
+    // the log keeps the subject as accepted (README "GET /v1/email/logs")
+    expect(logs.find((l) => l.recipient === 'ann@example.com')?.subject).toBe('Hello {{name}}');
     // published on the bus as well (validated against the contract schema by the collector)
     await eventually(
       async () => h.published.filter((e) => e.details.ref_id === refId).length === 2,
@@ -216,6 +217,21 @@ describe('delivery', () => {
     expect(raw).toContain('Hi , code .');
     expect(events.map((e) => e.event)).toEqual(['MAIL_DELIVERED']);
     expect(events[0]!.payload.details.custom_args).toBeNull();
+  });
+
+  it('reuses pooled connections across messages', async () => {
+    const r = await receiver();
+    const mailerId = await mailerFor(r);
+    const to = Array.from({ length: 40 }, (_, i) => ({ email: `pool${i}@example.com` }));
+    const { refId } = await acceptSend(h.ctx.db, tenantId, {
+      ...base(mailerId),
+      to,
+      substitutions: Object.fromEntries(to.map((t, i) => [t.email, { name: `P${i}`, code: i }])),
+    });
+    await settled(refId, 40);
+    expect(r.messages).toHaveLength(40);
+    // SEND_POOL_CONNECTIONS (8) connections at most, each carrying several messages
+    expect(r.connections()).toBeLessThanOrEqual(8);
   });
 
   it('logs in with the mailer credentials', async () => {

@@ -28,6 +28,8 @@ export interface SmtpReceiverOptions {
   starttls?: boolean;
   /** Wait this long before answering each DATA (a slow server). */
   dataDelayMs?: number;
+  /** Close client connections idle for this long (default: smtp-server's 60 s). */
+  idleTimeoutMs?: number;
 }
 
 export interface SmtpReceiver {
@@ -38,6 +40,8 @@ export interface SmtpReceiver {
   dataCount(): number;
   /** Login attempts seen so far. */
   authAttempts(): number;
+  /** SMTP connections (sessions) opened so far. */
+  connections(): number;
   /** Resolves once at least `n` messages were accepted. */
   waitForMessages(n: number, timeoutMs?: number): Promise<ReceivedMessage[]>;
   close(): Promise<void>;
@@ -58,6 +62,7 @@ export async function startSmtpReceiver(opts: SmtpReceiverOptions = {}): Promise
   const messages: ReceivedMessage[] = [];
   let data = 0;
   let logins = 0;
+  let sessions = 0;
   const waiters = new Set<() => void>();
   const notify = () => waiters.forEach((w) => w());
   const auth = opts.auth;
@@ -70,6 +75,11 @@ export async function startSmtpReceiver(opts: SmtpReceiverOptions = {}): Promise
     authOptional: auth === undefined,
     ...(auth === undefined ? { disabledCommands: ['AUTH'] } : {}),
     size: 50 * 1024 * 1024,
+    ...(opts.idleTimeoutMs ? { socketTimeout: opts.idleTimeoutMs } : {}),
+    onConnect(_session, callback) {
+      sessions++;
+      callback();
+    },
     onAuth(a, _session, callback) {
       logins++;
       if (auth !== 'reject' && auth && a.username === auth.user && a.password === auth.pass) {
@@ -87,7 +97,7 @@ export async function startSmtpReceiver(opts: SmtpReceiverOptions = {}): Promise
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', async () => {
-        if (opts.dataDelayMs) await new Promise((r) => setTimeout(r, opts.dataDelayMs));
+        if (opts.dataDelayMs) await new Promise((r) => setTimeout(r, opts.dataDelayMs).unref());
         data++;
         const message: ReceivedMessage = {
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
@@ -120,6 +130,7 @@ export async function startSmtpReceiver(opts: SmtpReceiverOptions = {}): Promise
     messages,
     dataCount: () => data,
     authAttempts: () => logins,
+    connections: () => sessions,
     waitForMessages(n, timeoutMs = 30_000) {
       return new Promise((resolve, reject) => {
         const check = () => {

@@ -118,7 +118,7 @@ export const EnvSchema = z.object({
   SEND_CONCURRENCY: positiveInt(64),
   SEND_SMTP_TIMEOUT_MS: positiveInt(30_000),
   SEND_MX_CONNECTIONS: positiveInt(2),
-  SEND_POOL_CONNECTIONS: positiveInt(4),
+  SEND_POOL_CONNECTIONS: positiveInt(8),
 });
 
 export type Config = z.infer<typeof EnvSchema>;

@@ -3,42 +3,17 @@ import { loadSendingMailer } from '@mailyard/store';
 import request from 'supertest';
 import { startDnsmasq } from '../../../../test/support/peers/dnsmasq';
 import { buildGatewayApp } from '../../src/app';
-import {
-  type Mode,
-  type SharedStores,
-  type TestGateway,
-  bearer,
-  createStores,
-  startGateway,
-} from './harness';
+import { type Mode, bearer, useGateway } from './harness';
 
 const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
 
 /** The domains API without DNS (add, details, list, delete, validation, tenancy); run in both modes. */
 export function describeDomainsApi(mode: Mode): void {
   describe(`domains API (${mode})`, () => {
-    let stores: SharedStores;
-    let gw: TestGateway;
-    let key: string;
-    let tenantId: string;
-    let otherKey: string;
+    const gw = useGateway(mode, { SERVICE_DOMAIN: 'mailyard.test' });
 
-    beforeAll(async () => {
-      stores = await createStores(mode);
-      gw = await startGateway(stores, { SERVICE_DOMAIN: 'mailyard.test' });
-      ({ apiKey: key, tenantId } = await gw.newTenant());
-      otherKey = (await gw.newTenant()).apiKey;
-    });
-    afterAll(async () => {
-      await gw?.close();
-      await stores?.drop();
-    });
-
-    const add = (body: object, k = key) => request(gw.app).post('/v1/domain/add').set(bearer(k)).send(body);
-    const get = (domain: string, k = key) =>
-      request(gw.app)
-        .get(`/v1/domain/${encodeURIComponent(domain)}`)
-        .set(bearer(k));
+    const add = (body: object, k = gw.key) => gw.post('/v1/domain/add', body, k);
+    const get = (domain: string, k = gw.key) => gw.get(`/v1/domain/${encodeURIComponent(domain)}`, k);
 
     it('adds a domain: an RSA-2048 DKIM key, its mailer and the records to publish', async () => {
       const res = await add({ domain: 'Example.COM' });
@@ -145,7 +120,7 @@ export function describeDomainsApi(mode: Mode): void {
         expect(res.body).toEqual({ success: false, error: 'Domain already exists' });
       }
       // Another tenant may add the same name.
-      expect((await add({ domain: 'dup.example.net' }, otherKey)).status).toBe(201);
+      expect((await add({ domain: 'dup.example.net' }, gw.otherKey)).status).toBe(201);
     });
 
     it.each([
@@ -174,16 +149,14 @@ export function describeDomainsApi(mode: Mode): void {
       expect((await get('unknown.example')).status).toBe(404);
       expect((await get('unknown.example')).body).toEqual({ success: false, error: 'Domain not found' });
       expect((await get('not a domain')).status).toBe(400);
-      expect((await request(gw.app).put('/v1/domain/verify/unknown.example').set(bearer(key))).status).toBe(
-        404,
-      );
-      expect((await request(gw.app).delete('/v1/domain/unknown.example').set(bearer(key))).status).toBe(404);
+      expect((await gw.put('/v1/domain/verify/unknown.example')).status).toBe(404);
+      expect((await gw.delete('/v1/domain/unknown.example')).status).toBe(404);
       for (const [method, path] of [
         ['get', '/v1/domain'],
         ['delete', '/v1/domain/'],
         ['put', '/v1/domain/verify'],
       ] as const) {
-        const res = await request(gw.app)[method](path).set(bearer(key));
+        const res = await gw[method](path);
         expect(res.status).toBe(400);
         expect(res.body).toEqual({ success: false, error: 'domain is required' });
       }
@@ -191,15 +164,14 @@ export function describeDomainsApi(mode: Mode): void {
 
     it("reads another tenant's domain as 404 everywhere", async () => {
       const mine = (await add({ domain: 'private.example.com' })).body.data;
-      const other = bearer(otherKey);
-      expect((await get('private.example.com', otherKey)).status).toBe(404);
-      expect((await request(gw.app).put('/v1/domain/verify/private.example.com').set(other)).status).toBe(
+      expect((await get('private.example.com', gw.otherKey)).status).toBe(404);
+      expect((await gw.put('/v1/domain/verify/private.example.com', undefined, gw.otherKey)).status).toBe(
         404,
       );
-      expect((await request(gw.app).delete('/v1/domain/private.example.com').set(other)).status).toBe(404);
-      expect((await request(gw.app).get(`/v1/mailer/${mine.mailer_id}`).set(other)).status).toBe(404);
-      expect((await request(gw.app).delete(`/v1/mailer/${mine.mailer_id}`).set(other)).status).toBe(404);
-      const list = await request(gw.app).get('/v1/domains?pageSize=50').set(other);
+      expect((await gw.delete('/v1/domain/private.example.com', gw.otherKey)).status).toBe(404);
+      expect((await gw.get(`/v1/mailer/${mine.mailer_id}`, gw.otherKey)).status).toBe(404);
+      expect((await gw.delete(`/v1/mailer/${mine.mailer_id}`, gw.otherKey)).status).toBe(404);
+      const list = await gw.get('/v1/domains?pageSize=50', gw.otherKey);
       expect(list.body.data.map((d: { domain: string }) => d.domain)).not.toContain('private.example.com');
       expect((await get('private.example.com')).status).toBe(200);
     });
@@ -212,7 +184,7 @@ export function describeDomainsApi(mode: Mode): void {
       let token: string | null = null;
       do {
         const url: string = `/v1/domains?pageSize=2${token ? `&pageToken=${encodeURIComponent(token)}` : ''}`;
-        const res = await request(gw.app).get(url).set(bearer(t.apiKey));
+        const res = await gw.get(url, t.apiKey);
         expect(res.status).toBe(200);
         expect(Object.keys(res.body).sort()).toEqual(['data', 'nextPageToken', 'success', 'totalCount']);
         expect(res.body.totalCount).toBe(5);
@@ -220,14 +192,14 @@ export function describeDomainsApi(mode: Mode): void {
         token = res.body.nextPageToken;
       } while (token);
       expect(seen).toEqual(names);
-      const bad = await request(gw.app).get('/v1/domains?pageToken=garbage').set(bearer(t.apiKey));
+      const bad = await gw.get('/v1/domains?pageToken=garbage', t.apiKey);
       expect(bad.status).toBe(400);
-      expect((await request(gw.app).get('/v1/domains?pageSize=51').set(bearer(t.apiKey))).status).toBe(400);
+      expect((await gw.get('/v1/domains?pageSize=51', t.apiKey)).status).toBe(400);
     });
 
     it('is a mailer too: listed by /v1/mailers and readable by id', async () => {
       const data = (await add({ domain: 'mailer.example.com' })).body.data;
-      const res = await request(gw.app).get(`/v1/mailer/${data.mailer_id}`).set(bearer(key));
+      const res = await gw.get(`/v1/mailer/${data.mailer_id}`);
       expect(res.status).toBe(200);
       expect(res.body.data).toMatchObject({
         mailer_id: data.mailer_id,
@@ -241,7 +213,7 @@ export function describeDomainsApi(mode: Mode): void {
 
     it('deletes: the details 404, the mailer reads as deleted to the send service, its key is wiped', async () => {
       const data = (await add({ domain: 'gone.example.com' })).body.data;
-      const before = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, tenantId, data.mailer_id);
+      const before = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, gw.tenantId, data.mailer_id);
       expect(before).toMatchObject({
         kind: 'domain',
         state: 'active',
@@ -250,14 +222,14 @@ export function describeDomainsApi(mode: Mode): void {
       });
       expect(before?.kind === 'domain' && before.dkimPrivateKeyPem).toMatch(/^-----BEGIN PRIVATE KEY-----/);
 
-      const del = await request(gw.app).delete('/v1/domain/gone.example.com').set(bearer(key));
+      const del = await gw.delete('/v1/domain/gone.example.com');
       expect(del.status).toBe(200);
       expect(del.body).toEqual({ success: true, message: 'Domain deleted' });
       expect((await get('gone.example.com')).status).toBe(404);
-      expect((await request(gw.app).get(`/v1/mailer/${data.mailer_id}`).set(bearer(key))).status).toBe(404);
-      const after = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, tenantId, data.mailer_id);
+      expect((await gw.get(`/v1/mailer/${data.mailer_id}`)).status).toBe(404);
+      const after = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, gw.tenantId, data.mailer_id);
       expect(after).toMatchObject({ kind: 'domain', state: 'deleted', dkimPrivateKeyPem: '' });
-      expect((await request(gw.app).delete('/v1/domain/gone.example.com').set(bearer(key))).status).toBe(404);
+      expect((await gw.delete('/v1/domain/gone.example.com')).status).toBe(404);
 
       // The name is free again: a new domain with a new mailer and key.
       const again = await add({ domain: 'gone.example.com' });
@@ -276,7 +248,7 @@ export function describeDomainsApi(mode: Mode): void {
           .filter((r: { type: string }) => r.type === 'TXT')
           .map((r: { name: string; value: string }) => ({ name: r.name, value: r.value }));
         await dns.setRecords({ txt, mx: [{ name: 'dns.example.com', host: 'mailyard.test' }] });
-        const res = await request(verifier).put('/v1/domain/verify/dns.example.com').set(bearer(key));
+        const res = await request(verifier).put('/v1/domain/verify/dns.example.com').set(bearer(gw.key));
         expect(res.status).toBe(200);
         expect(res.body.data).toMatchObject({ verified: true, mailer_id: data.mailer_id });
         const { rows } = await gw.ctx.db.query<{ message: { tenant_id: string; payload: unknown } }>(
@@ -293,7 +265,7 @@ export function describeDomainsApi(mode: Mode): void {
           },
         });
         expect(
-          (await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, tenantId, data.mailer_id))?.kind === 'domain',
+          (await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, gw.tenantId, data.mailer_id))?.kind === 'domain',
         ).toBe(true);
       } finally {
         await dns.stop();
@@ -302,9 +274,7 @@ export function describeDomainsApi(mode: Mode): void {
 
     it('deleting the domain mailer through /v1/mailer deletes the domain', async () => {
       const data = (await add({ domain: 'viamailer.example.com' })).body.data;
-      expect((await request(gw.app).delete(`/v1/mailer/${data.mailer_id}`).set(bearer(key))).status).toBe(
-        200,
-      );
+      expect((await gw.delete(`/v1/mailer/${data.mailer_id}`)).status).toBe(200);
       expect((await get('viamailer.example.com')).status).toBe(404);
     });
   });

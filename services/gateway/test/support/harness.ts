@@ -9,30 +9,30 @@ import {
 } from '@mailyard/platform';
 import { createTenant } from '@mailyard/store';
 import type { Express } from 'express';
-import {
-  REDIS_URL,
-  TEST_SECRET_KEY,
-  type TestDatabase,
-  type TestVhost,
-  createTestDatabase,
-  createTestVhost,
-  testRedisPrefix,
-} from '../../../../test/support/servers';
+import request, { type Test } from 'supertest';
+import { createTestDatabase, createTestVhost, serverEnv } from '../../../../test/support/servers';
 import { buildGatewayApp } from '../../src/app';
 
 export type Mode = 'embedded' | 'servers';
+export type Env = Record<string, string | undefined>;
+
+export interface TestTenant {
+  tenantId: string;
+  apiKey: string;
+  keyId: string;
+}
 
 export interface TestGateway {
   ctx: ServiceContext;
   app: Express;
   config: Config;
   /** Creates a tenant and returns its API key. */
-  newTenant(tier?: 'standard' | 'enterprise'): Promise<{ tenantId: string; apiKey: string; keyId: string }>;
+  newTenant(tier?: 'standard' | 'enterprise'): Promise<TestTenant>;
   close(): Promise<void>;
 }
 
 export interface SharedStores {
-  env: Record<string, string | undefined>;
+  env: Env;
   drop(): Promise<void>;
 }
 
@@ -44,16 +44,10 @@ export async function createStores(mode: Mode): Promise<SharedStores> {
       drop: async () => {},
     };
   }
-  const db: TestDatabase = await createTestDatabase();
-  const vhost: TestVhost = createTestVhost();
+  const db = await createTestDatabase();
+  const vhost = createTestVhost();
   return {
-    env: {
-      DATABASE_URL: db.url,
-      AMQP_URL: vhost.url,
-      REDIS_URL,
-      REDIS_KEY_PREFIX: testRedisPrefix(),
-      SECRET_KEY: TEST_SECRET_KEY,
-    },
+    env: serverEnv(db, vhost),
     async drop() {
       await db.drop();
       await vhost.drop();
@@ -62,10 +56,7 @@ export async function createStores(mode: Mode): Promise<SharedStores> {
 }
 
 /** A gateway app over the given stores (several instances may share one set, like replicas). */
-export async function startGateway(
-  stores: SharedStores,
-  env: Record<string, string | undefined> = {},
-): Promise<TestGateway> {
+export async function startGateway(stores: SharedStores, env: Env = {}): Promise<TestGateway> {
   const config = configFrom({ LOG_LEVEL: 'error', API_KEY_CACHE_MS: '0', ...stores.env, ...env });
   const logger = createLogger('gateway-test', process.env.TEST_LOG_LEVEL ?? 'error');
   const ctx = await openContext(config, logger);
@@ -81,6 +72,87 @@ export async function startGateway(
       return { tenantId: t.id, apiKey: t.apiKey, keyId: t.keyId };
     },
     close: () => closeContext(ctx),
+  };
+}
+
+/** The gateway of one suite (see useGateway), with the suite's tenant and a second one for tenancy checks. */
+export interface SuiteGateway extends Omit<TestGateway, 'close'> {
+  readonly stores: SharedStores;
+  /** API key and id of the suite's tenant. */
+  readonly key: string;
+  readonly tenantId: string;
+  /** API key and id of another tenant, whose data the suite's tenant must not see. */
+  readonly otherKey: string;
+  readonly otherTenantId: string;
+  /** Requests as the suite's tenant, or as the tenant of `apiKey`; a given `body` is sent. */
+  get(path: string, apiKey?: string): Test;
+  delete(path: string, apiKey?: string): Test;
+  post(path: string, body?: string | object, apiKey?: string): Test;
+  put(path: string, body?: string | object, apiKey?: string): Test;
+}
+
+/**
+ * Registers the suite's beforeAll/afterAll: fresh stores (createStores), a gateway over them
+ * (startGateway) and two tenants. Read the result inside hooks and tests; `beforeClose` runs
+ * before the gateway closes (to stop what the suite started on its context).
+ */
+export function useGateway(mode: Mode, env: Env = {}, beforeClose?: () => Promise<void>): SuiteGateway {
+  let stores: SharedStores | undefined;
+  let gw: TestGateway | undefined;
+  let tenants: { own: TestTenant; other: TestTenant } | undefined;
+  beforeAll(async () => {
+    stores = await createStores(mode);
+    gw = await startGateway(stores, env);
+    tenants = { own: await gw.newTenant(), other: await gw.newTenant() };
+  });
+  afterAll(async () => {
+    await beforeClose?.();
+    await gw?.close();
+    await stores?.drop();
+  });
+  const ready = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('useGateway: read the gateway inside hooks and tests');
+    return value;
+  };
+  const call = (
+    method: 'get' | 'delete' | 'post' | 'put',
+    path: string,
+    body?: string | object,
+    apiKey = ready(tenants).own.apiKey,
+  ): Test => {
+    const req = request(ready(gw).app)[method](path).set(bearer(apiKey));
+    return body === undefined ? req : req.send(body);
+  };
+  return {
+    get stores() {
+      return ready(stores);
+    },
+    get ctx() {
+      return ready(gw).ctx;
+    },
+    get app() {
+      return ready(gw).app;
+    },
+    get config() {
+      return ready(gw).config;
+    },
+    newTenant: (tier) => ready(gw).newTenant(tier),
+    get key() {
+      return ready(tenants).own.apiKey;
+    },
+    get tenantId() {
+      return ready(tenants).own.tenantId;
+    },
+    get otherKey() {
+      return ready(tenants).other.apiKey;
+    },
+    get otherTenantId() {
+      return ready(tenants).other.tenantId;
+    },
+    get: (path, apiKey) => call('get', path, undefined, apiKey),
+    delete: (path, apiKey) => call('delete', path, undefined, apiKey),
+    post: (path, body, apiKey) => call('post', path, body, apiKey),
+    put: (path, body, apiKey) => call('put', path, body, apiKey),
   };
 }
 

@@ -1,12 +1,5 @@
 import request from 'supertest';
-import {
-  type Mode,
-  type SharedStores,
-  type TestGateway,
-  bearer,
-  createStores,
-  startGateway,
-} from './harness';
+import { type Mode, useGateway } from './harness';
 import { addDomainMailer } from './mailers.fixture';
 
 type Entry = Record<string, unknown> & { ref_id: string; recipient: string };
@@ -14,27 +7,25 @@ type Entry = Record<string, unknown> & { ref_id: string; recipient: string };
 /** GET /v1/email/logs: every filter, exact status, dates, cursor pages with totalCount, tenancy. */
 export function describeLogsApi(mode: Mode): void {
   describe(`email logs API (${mode})`, () => {
-    let stores: SharedStores;
-    let gw: TestGateway;
-    let key: string;
-    let tenantId: string;
+    const gw = useGateway(mode, { RATE_LIMIT_STANDARD: '1000000' });
     let mailerId: string;
     const ref: Record<'s1' | 's2' | 's3' | 's4', string> = { s1: '', s2: '', s3: '', s4: '' };
 
-    const send = async (body: Record<string, unknown>, k = key) => {
-      const res = await request(gw.app)
-        .post('/v1/email/send')
-        .set(bearer(k))
-        .send({
+    const send = async (body: Record<string, unknown>, k = gw.key) => {
+      const res = await gw.post(
+        '/v1/email/send',
+        {
           from: { email: 'news@example.com' },
           mailer_id: mailerId,
           content: [{ type: 'text/plain', value: 'x' }],
           ...body,
-        });
+        },
+        k,
+      );
       expect(res.status).toBe(200);
       return res.body.ref_id as string;
     };
-    const logs = async (query = '', k = key) => request(gw.app).get(`/v1/email/logs${query}`).set(bearer(k));
+    const logs = async (query = '', k = gw.key) => gw.get(`/v1/email/logs${query}`, k);
     const recipients = async (query: string) => {
       const res = await logs(query);
       expect(res.status).toBe(200);
@@ -53,10 +44,7 @@ export function describeLogsApi(mode: Mode): void {
     };
 
     beforeAll(async () => {
-      stores = await createStores(mode);
-      gw = await startGateway(stores, { RATE_LIMIT_STANDARD: '1000000' });
-      ({ apiKey: key, tenantId } = await gw.newTenant());
-      mailerId = await addDomainMailer(gw.ctx, tenantId, 'example.com');
+      mailerId = await addDomainMailer(gw.ctx, gw.tenantId, 'example.com');
 
       ref.s1 = await send({
         to: [{ email: 'alice@one.test' }],
@@ -93,10 +81,6 @@ export function describeLogsApi(mode: Mode): void {
         "status = 'MAIL_OPENED', last_event = 'MAIL_OPENED', delivered_at = $3",
         ['2024-02-16T08:00:00Z'],
       );
-    });
-    afterAll(async () => {
-      await gw?.close();
-      await stores?.drop();
     });
 
     it('lists every recipient newest first with the documented entry fields', async () => {
@@ -331,16 +315,17 @@ export function describeLogsApi(mode: Mode): void {
       const t = await gw.newTenant();
       const mailer = await addDomainMailer(gw.ctx, t.tenantId, 'example.com');
       const to = Array.from({ length: 55 }, (_, i) => ({ email: `r${i}@bulk.test` }));
-      const res = await request(gw.app)
-        .post('/v1/email/send')
-        .set(bearer(t.apiKey))
-        .send({
+      const res = await gw.post(
+        '/v1/email/send',
+        {
           from: { email: 'a@example.com' },
           to,
           mailer_id: mailer,
           subject: 's',
           content: [{ type: 'text/plain', value: 'x' }],
-        });
+        },
+        t.apiKey,
+      );
       expect(res.status).toBe(200);
       const first = await logs('', t.apiKey);
       expect(first.body.data).toHaveLength(20);
@@ -364,7 +349,7 @@ export function describeLogsApi(mode: Mode): void {
       expect((await logs('?email=bob@two.test', other.apiKey)).body.totalCount).toBe(0);
       const mine = (await logs()).body.data as Entry[];
       expect(mine.every((e) => Object.values(ref).includes(e.ref_id))).toBe(true);
-      expect(tenantId).not.toBe(other.tenantId);
+      expect(gw.tenantId).not.toBe(other.tenantId);
     });
 
     it('needs an API key', async () => {

@@ -3,17 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { type MailerDeactivatedEvent, MailerDeactivatedEventSchema, RoutingKey } from '@mailyard/contracts';
 import type { OutboxRelay } from '@mailyard/platform';
 import { deactivateMailer, loadMailerWebhook, loadSendingMailer, reactivateMailer } from '@mailyard/store';
-import request from 'supertest';
 import { type SmtpAuthServer, startSmtpAuthServer } from '../../../../test/support/peers/smtp-auth-server';
 import { type CapturedEvents, captureEvents, outboxRows, startRelay } from './bus-events';
-import {
-  type Mode,
-  type SharedStores,
-  type TestGateway,
-  bearer,
-  createStores,
-  startGateway,
-} from './harness';
+import { type Mode, useGateway } from './harness';
 
 const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
 const PASSWORD = 'Sm7p-pa55word-XYZ';
@@ -21,36 +13,28 @@ const PASSWORD = 'Sm7p-pa55word-XYZ';
 /** Mailer configuration API: CRUD, list, disable/enable, SMTP verify, automatic deactivation; both modes. */
 export function describeMailersApi(mode: Mode): void {
   describe(`mailers API (${mode})`, () => {
-    let stores: SharedStores;
-    let gw: TestGateway;
     let relay: OutboxRelay;
     let events: CapturedEvents<MailerDeactivatedEvent>;
     let smtp: SmtpAuthServer;
     let silent: Server;
     let silentPort: number;
-    let key: string;
-    let tenantId: string;
-    let otherKey: string;
 
+    const timeouts = { SMTP_VERIFY_TIMEOUT_MS: '1500', IMAP_VERIFY_TIMEOUT_MS: '1500' };
+    const gw = useGateway(mode, timeouts, async () => {
+      await events?.stop();
+      await relay?.stop();
+    });
     beforeAll(async () => {
-      stores = await createStores(mode);
-      gw = await startGateway(stores, { SMTP_VERIFY_TIMEOUT_MS: '1500', IMAP_VERIFY_TIMEOUT_MS: '1500' });
       relay = startRelay(gw.ctx);
       events = await captureEvents<MailerDeactivatedEvent>(gw.ctx, RoutingKey.mailerDeactivated);
       smtp = await startSmtpAuthServer({ user: 'sender@smtp.test', pass: PASSWORD });
       silent = createServer((s) => s.on('error', () => {}).resume());
       await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
       silentPort = (silent.address() as AddressInfo).port;
-      ({ apiKey: key, tenantId } = await gw.newTenant());
-      otherKey = (await gw.newTenant()).apiKey;
     });
     afterAll(async () => {
-      await events?.stop();
-      await relay?.stop();
-      await gw?.close();
       await smtp?.stop();
       if (silent) await new Promise((r) => silent.close(r));
-      await stores?.drop();
     });
 
     const smtpBody = (config: object = {}, extra: object = {}) => ({
@@ -83,10 +67,8 @@ export function describeMailersApi(mode: Mode): void {
       },
       ...extra,
     });
-    const post = (path: string, body: object, k = key) =>
-      request(gw.app).post(path).set(bearer(k)).send(body);
-    const put = (path: string, body: object, k = key) => request(gw.app).put(path).set(bearer(k)).send(body);
-    const get = (id: string, k = key) => request(gw.app).get(`/v1/mailer/${id}`).set(bearer(k));
+    const { post, put } = gw;
+    const get = (id: string, k?: string) => gw.get(`/v1/mailer/${id}`, k);
     const createSmtp = async (config: object = {}) =>
       (await post('/v1/mailer/smtp', smtpBody(config))).body.mailer_id as string;
 
@@ -123,7 +105,7 @@ export function describeMailersApi(mode: Mode): void {
       });
       expect(JSON.stringify(got.body)).not.toContain(PASSWORD);
       // The send service gets the password unsealed.
-      const sending = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, tenantId, res.body.mailer_id);
+      const sending = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, gw.tenantId, res.body.mailer_id);
       expect(sending).toMatchObject({
         kind: 'smtp',
         state: 'active',
@@ -192,7 +174,7 @@ export function describeMailersApi(mode: Mode): void {
         webhook: { url: 'https://hooks.example.com/imap', method: 'POST', headers_present: ['X-Hook-Token'] },
       });
       expect(JSON.stringify(got.body)).not.toContain('hook-secret-123');
-      expect(await loadMailerWebhook(gw.ctx.db, gw.ctx.sealer, tenantId, res.body.mailer_id)).toEqual({
+      expect(await loadMailerWebhook(gw.ctx.db, gw.ctx.sealer, gw.tenantId, res.body.mailer_id)).toEqual({
         url: 'https://hooks.example.com/imap',
         method: 'POST',
         headers: { 'X-Hook-Token': 'hook-secret-123' },
@@ -250,11 +232,11 @@ export function describeMailersApi(mode: Mode): void {
         secure: 'None',
         password_set: true,
       });
-      let sending = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, tenantId, id);
+      let sending = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, gw.tenantId, id);
       expect(sending?.kind === 'smtp' && sending.smtp.password).toBe(PASSWORD);
 
       await put('/v1/mailer/smtp', { mailer_id: id, config: { password: 'new-password-42' } });
-      sending = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, tenantId, id);
+      sending = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, gw.tenantId, id);
       expect(sending?.kind === 'smtp' && sending.smtp.password).toBe('new-password-42');
     });
 
@@ -272,13 +254,13 @@ export function describeMailersApi(mode: Mode): void {
       });
       await put('/v1/mailer/imap', { mailer_id: id, webhook: null });
       expect((await get(id)).body.data.webhook).toBeNull();
-      expect(await loadMailerWebhook(gw.ctx.db, gw.ctx.sealer, tenantId, id)).toBeNull();
+      expect(await loadMailerWebhook(gw.ctx.db, gw.ctx.sealer, gw.tenantId, id)).toBeNull();
       const badPort = await put('/v1/mailer/imap', { mailer_id: id, config: { port: 143 } });
       expect(badPort.status).toBe(400);
     });
 
     it('update errors: 400 without mailer_id, 404 unknown, 422 for the wrong kind', async () => {
-      expect((await request(gw.app).get('/v1/mailer').set(bearer(key))).body).toEqual({
+      expect((await gw.get('/v1/mailer')).body).toEqual({
         success: false,
         error: 'mailer_id is required',
       });
@@ -310,28 +292,24 @@ export function describeMailersApi(mode: Mode): void {
       for (let i = 0; i < 3; i++)
         ids.push((await post('/v1/mailer/smtp', smtpBody(), t.apiKey)).body.mailer_id);
       ids.push((await post('/v1/mailer/imap', imapBody(), t.apiKey)).body.mailer_id);
-      const first = await request(gw.app).get('/v1/mailers?pageSize=3').set(bearer(t.apiKey));
+      const first = await gw.get('/v1/mailers?pageSize=3', t.apiKey);
       expect(first.status).toBe(200);
       expect(first.body).toMatchObject({ success: true, totalCount: 4, nextPageToken: expect.any(String) });
-      const rest = await request(gw.app)
-        .get(`/v1/mailers?pageSize=3&pageToken=${first.body.nextPageToken}`)
-        .set(bearer(t.apiKey));
+      const rest = await gw.get(`/v1/mailers?pageSize=3&pageToken=${first.body.nextPageToken}`, t.apiKey);
       expect(rest.body).toMatchObject({ totalCount: 4, nextPageToken: null });
       const all = [...first.body.data, ...rest.body.data];
       expect(all.map((m: { mailer_id: string }) => m.mailer_id).sort()).toEqual([...ids].sort());
       expect(JSON.stringify(all)).not.toContain(PASSWORD);
-      expect((await request(gw.app).get('/v1/mailers?pageToken=nope').set(bearer(t.apiKey))).status).toBe(
-        400,
-      );
+      expect((await gw.get('/v1/mailers?pageToken=nope', t.apiKey)).status).toBe(400);
     });
 
     it('deletes: 404 afterwards, the send service reads it as deleted, the secret is wiped', async () => {
       const id = await createSmtp();
-      const del = await request(gw.app).delete(`/v1/mailer/${id}`).set(bearer(key));
+      const del = await gw.delete(`/v1/mailer/${id}`);
       expect(del.body).toEqual({ success: true, message: 'Mailer deleted' });
       expect((await get(id)).status).toBe(404);
-      expect((await request(gw.app).delete(`/v1/mailer/${id}`).set(bearer(key))).status).toBe(404);
-      const sending = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, tenantId, id);
+      expect((await gw.delete(`/v1/mailer/${id}`)).status).toBe(404);
+      const sending = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, gw.tenantId, id);
       expect(sending).toMatchObject({ state: 'deleted', smtp: { password: '' } });
     });
 
@@ -345,7 +323,7 @@ export function describeMailersApi(mode: Mode): void {
         message: 'Mailer disabled',
       });
       expect((await get(id)).body.data.state).toBe('disabled');
-      expect((await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, tenantId, id))?.state).toBe('disabled');
+      expect((await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, gw.tenantId, id))?.state).toBe('disabled');
       expect((await post(`/v1/mailer/${id}/disable`, {})).body.message).toBe('Mailer was already disabled');
       const enabled = await post(`/v1/mailer/${id}/enable`, {});
       expect(enabled.body).toEqual({
@@ -364,14 +342,14 @@ export function describeMailersApi(mode: Mode): void {
       expect(
         await deactivateMailer(
           gw.ctx.db,
-          tenantId,
+          gw.tenantId,
           id,
           'provider_auth_error',
           '535 5.7.8 Authentication credentials invalid',
         ),
       ).toBe('changed');
       const event = await events.waitFor((e) => e.payload.details.mailer_id === id);
-      expect(event).toMatchObject({ type: 'mailer.deactivated', version: 1, tenant_id: tenantId });
+      expect(event).toMatchObject({ type: 'mailer.deactivated', version: 1, tenant_id: gw.tenantId });
       expect(event.payload).toEqual({
         event: 'MAILER_DEACTIVATED',
         success: false,
@@ -387,10 +365,10 @@ export function describeMailersApi(mode: Mode): void {
         state: 'deactivated',
         state_reason: 'provider_auth_error',
       });
-      expect((await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, tenantId, id))?.state).toBe('deactivated');
+      expect((await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, gw.tenantId, id))?.state).toBe('deactivated');
 
       // Already deactivated: no second event. Manual disable of a deactivated mailer is refused.
-      expect(await deactivateMailer(gw.ctx.db, tenantId, id, 'provider_auth_error')).toBe('unchanged');
+      expect(await deactivateMailer(gw.ctx.db, gw.tenantId, id, 'provider_auth_error')).toBe('unchanged');
       expect((await post(`/v1/mailer/${id}/disable`, {})).status).toBe(409);
       const rows = (await outboxRows(gw.ctx, RoutingKey.mailerDeactivated)).filter((r) =>
         JSON.stringify(r.message).includes(id),
@@ -398,13 +376,13 @@ export function describeMailersApi(mode: Mode): void {
       expect(rows).toHaveLength(1);
 
       // Re-activation after successful re-authentication emits nothing.
-      expect(await reactivateMailer(gw.ctx.db, tenantId, id)).toBe('changed');
+      expect(await reactivateMailer(gw.ctx.db, gw.tenantId, id)).toBe('changed');
       expect((await get(id)).body.data).toMatchObject({ state: 'active', state_reason: null });
-      expect(await reactivateMailer(gw.ctx.db, tenantId, id)).toBe('unchanged');
+      expect(await reactivateMailer(gw.ctx.db, gw.tenantId, id)).toBe('unchanged');
 
       // A disabled mailer is not deactivated automatically; an IMAP one reports its config type; no provider_error when empty.
       const imapId = (await post('/v1/mailer/imap', imapBody())).body.mailer_id;
-      expect(await deactivateMailer(gw.ctx.db, tenantId, imapId, 'oauth_revoked')).toBe('changed');
+      expect(await deactivateMailer(gw.ctx.db, gw.tenantId, imapId, 'oauth_revoked')).toBe('changed');
       const imapEvent = await events.waitFor((e) => e.payload.details.mailer_id === imapId);
       expect(imapEvent.payload.details).toEqual({
         mailer_id: imapId,
@@ -413,7 +391,7 @@ export function describeMailersApi(mode: Mode): void {
       });
       const disabledId = await createSmtp();
       await post(`/v1/mailer/${disabledId}/disable`, {});
-      expect(await deactivateMailer(gw.ctx.db, tenantId, disabledId, 'provider_auth_error')).toBe(
+      expect(await deactivateMailer(gw.ctx.db, gw.tenantId, disabledId, 'provider_auth_error')).toBe(
         'unchanged',
       );
       expect(await deactivateMailer(gw.ctx.db, 'tenant_other', id, 'provider_auth_error')).toBe('not_found');
@@ -425,12 +403,12 @@ export function describeMailersApi(mode: Mode): void {
 
     it('enable re-authenticates a deactivated mailer with its stored credentials', async () => {
       const good = await createSmtp();
-      await deactivateMailer(gw.ctx.db, tenantId, good, 'provider_auth_error', '535');
+      await deactivateMailer(gw.ctx.db, gw.tenantId, good, 'provider_auth_error', '535');
       const ok = await post(`/v1/mailer/${good}/enable`, {});
       expect(ok.body).toMatchObject({ success: true, state: 'active' });
 
       const bad = await createSmtp({ password: 'stale-password-1' });
-      await deactivateMailer(gw.ctx.db, tenantId, bad, 'provider_auth_error', '535');
+      await deactivateMailer(gw.ctx.db, gw.tenantId, bad, 'provider_auth_error', '535');
       const refused = await post(`/v1/mailer/${bad}/enable`, {});
       expect(refused.status).toBe(422);
       expect(refused.body).toEqual({
@@ -470,8 +448,7 @@ export function describeMailersApi(mode: Mode): void {
     });
 
     it('smtpbasic/verify: a wrong password is 422 with the server reason and saves nothing', async () => {
-      const count = async () =>
-        (await request(gw.app).get('/v1/mailers?pageSize=1').set(bearer(key))).body.totalCount as number;
+      const count = async () => (await gw.get('/v1/mailers?pageSize=1')).body.totalCount as number;
       const before = await count();
       const res = await post('/v1/smtpbasic/verify', smtpBody({ password: 'wrong-Pa55' }));
       expect(res.status).toBe(422);
@@ -507,12 +484,12 @@ export function describeMailersApi(mode: Mode): void {
 
     it("reads another tenant's mailer as 404 everywhere", async () => {
       const id = await createSmtp();
-      expect((await get(id, otherKey)).status).toBe(404);
-      expect((await put('/v1/mailer/smtp', { mailer_id: id, name: 'x' }, otherKey)).status).toBe(404);
-      expect((await post(`/v1/mailer/${id}/disable`, {}, otherKey)).status).toBe(404);
-      expect((await post(`/v1/mailer/${id}/enable`, {}, otherKey)).status).toBe(404);
-      expect((await request(gw.app).delete(`/v1/mailer/${id}`).set(bearer(otherKey))).status).toBe(404);
-      const list = await request(gw.app).get('/v1/mailers?pageSize=50').set(bearer(otherKey));
+      expect((await get(id, gw.otherKey)).status).toBe(404);
+      expect((await put('/v1/mailer/smtp', { mailer_id: id, name: 'x' }, gw.otherKey)).status).toBe(404);
+      expect((await post(`/v1/mailer/${id}/disable`, {}, gw.otherKey)).status).toBe(404);
+      expect((await post(`/v1/mailer/${id}/enable`, {}, gw.otherKey)).status).toBe(404);
+      expect((await gw.delete(`/v1/mailer/${id}`, gw.otherKey)).status).toBe(404);
+      const list = await gw.get('/v1/mailers?pageSize=50', gw.otherKey);
       expect(list.body.data.map((m: { mailer_id: string }) => m.mailer_id)).not.toContain(id);
       expect(await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, 'tenant_someone_else', id)).toBeNull();
       expect((await get(id)).body.data.name).toBe('Transactional');

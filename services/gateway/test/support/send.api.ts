@@ -8,14 +8,7 @@ import {
 } from '@mailyard/contracts';
 import { OutboxRelay, createLogger } from '@mailyard/platform';
 import request from 'supertest';
-import {
-  type Mode,
-  type SharedStores,
-  type TestGateway,
-  bearer,
-  createStores,
-  startGateway,
-} from './harness';
+import { type Mode, useGateway } from './harness';
 import { addDomainMailer, addServerMailer } from './mailers.fixture';
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -27,35 +20,22 @@ type Body = Record<string, unknown>;
 /** POST /v1/email/send: validation, template and mailer rules, durable accept, idempotency. */
 export function describeSendApi(mode: Mode): void {
   describe(`send API (${mode})`, () => {
-    let stores: SharedStores;
-    let gw: TestGateway;
-    let key: string;
-    let tenantId: string;
-    let otherKey: string;
-    let otherTenantId: string;
+    // Many requests per test: the per-tenant rate limit is not what this suite is about.
+    const gw = useGateway(mode, { RATE_LIMIT_STANDARD: '1000000' });
     const m: Record<string, string> = {};
 
     beforeAll(async () => {
-      stores = await createStores(mode);
-      // Many requests per test: the per-tenant rate limit is not what this suite is about.
-      gw = await startGateway(stores, { RATE_LIMIT_STANDARD: '1000000' });
-      ({ apiKey: key, tenantId } = await gw.newTenant());
-      ({ apiKey: otherKey, tenantId: otherTenantId } = await gw.newTenant());
       const ctx = gw.ctx;
-      m.domain = await addDomainMailer(ctx, tenantId, 'example.com');
-      m.idn = await addDomainMailer(ctx, tenantId, 'xn--mller-kva.example');
-      m.unverified = await addDomainMailer(ctx, tenantId, 'unverified.test', { verified: false });
-      m.disabled = await addDomainMailer(ctx, tenantId, 'disabled.test', { state: 'disabled' });
-      m.deletedDomain = await addDomainMailer(ctx, tenantId, 'gone.test', { deleted: true });
-      m.smtp = await addServerMailer(ctx, tenantId, { configType: 'basic_smtp' });
-      m.deactivated = await addServerMailer(ctx, tenantId, { configType: 'smtp', state: 'deactivated' });
-      m.deletedSmtp = await addServerMailer(ctx, tenantId, { configType: 'basic_smtp', deleted: true });
-      m.imap = await addServerMailer(ctx, tenantId, { configType: 'basic_imap' });
-      m.other = await addDomainMailer(ctx, otherTenantId, 'example.com');
-    });
-    afterAll(async () => {
-      await gw?.close();
-      await stores?.drop();
+      m.domain = await addDomainMailer(ctx, gw.tenantId, 'example.com');
+      m.idn = await addDomainMailer(ctx, gw.tenantId, 'xn--mller-kva.example');
+      m.unverified = await addDomainMailer(ctx, gw.tenantId, 'unverified.test', { verified: false });
+      m.disabled = await addDomainMailer(ctx, gw.tenantId, 'disabled.test', { state: 'disabled' });
+      m.deletedDomain = await addDomainMailer(ctx, gw.tenantId, 'gone.test', { deleted: true });
+      m.smtp = await addServerMailer(ctx, gw.tenantId, { configType: 'basic_smtp' });
+      m.deactivated = await addServerMailer(ctx, gw.tenantId, { configType: 'smtp', state: 'deactivated' });
+      m.deletedSmtp = await addServerMailer(ctx, gw.tenantId, { configType: 'basic_smtp', deleted: true });
+      m.imap = await addServerMailer(ctx, gw.tenantId, { configType: 'basic_imap' });
+      m.other = await addDomainMailer(ctx, gw.otherTenantId, 'example.com');
     });
 
     const base = (): Body => ({
@@ -66,9 +46,7 @@ export function describeSendApi(mode: Mode): void {
       content: [{ type: 'text/plain', value: 'Hi there' }],
     });
     const send = (body: unknown, opts: { key?: string; idem?: string } = {}) => {
-      const r = request(gw.app)
-        .post('/v1/email/send')
-        .set(bearer(opts.key ?? key));
+      const r = gw.post('/v1/email/send', undefined, opts.key);
       if (opts.idem !== undefined) r.set('Idempotency-Key', opts.idem);
       return r.send(body as object);
     };
@@ -341,14 +319,10 @@ export function describeSendApi(mode: Mode): void {
       });
 
       it('answers a non-object body and a missing body with the envelope', async () => {
-        const str = await request(gw.app)
-          .post('/v1/email/send')
-          .set(bearer(key))
-          .set('Content-Type', 'application/json')
-          .send('"x"');
+        const str = await gw.post('/v1/email/send').set('Content-Type', 'application/json').send('"x"');
         expect(str.status).toBe(400);
         expect(str.body).toEqual({ success: false, error: 'body must be an object' });
-        const none = await request(gw.app).post('/v1/email/send').set(bearer(key));
+        const none = await gw.post('/v1/email/send');
         expect(none.status).toBe(400);
         expect(none.body).toMatchObject({
           success: false,
@@ -517,10 +491,11 @@ export function describeSendApi(mode: Mode): void {
 
       it('counts template bodies towards the 30 MB', async () => {
         const mb = 1024 * 1024;
-        const t = await request(gw.app)
-          .post('/v1/email/template')
-          .set(bearer(key))
-          .send({ name: 'big', subject: 'S', content: [{ type: 'text/plain', value: 'x'.repeat(mb) }] });
+        const t = await gw.post('/v1/email/template', {
+          name: 'big',
+          subject: 'S',
+          content: [{ type: 'text/plain', value: 'x'.repeat(mb) }],
+        });
         const { content: _c, ...b } = base();
         const body = {
           ...b,
@@ -536,14 +511,11 @@ export function describeSendApi(mode: Mode): void {
     describe('templates at accept', () => {
       let templateId: string;
       beforeAll(async () => {
-        const res = await request(gw.app)
-          .post('/v1/email/template')
-          .set(bearer(key))
-          .send({
-            name: 'T',
-            subject: 'Hello {{name}}',
-            content: [{ type: 'text/html', value: '<p>Hi {{name}}</p>' }],
-          });
+        const res = await gw.post('/v1/email/template', {
+          name: 'T',
+          subject: 'Hello {{name}}',
+          content: [{ type: 'text/html', value: '<p>Hi {{name}}</p>' }],
+        });
         templateId = res.body.template_id;
       });
       const stored = async (refId: string) =>
@@ -596,10 +568,11 @@ export function describeSendApi(mode: Mode): void {
         const unknown = await send({ ...base(), template_id: 'template_01HZZZZZZZZZZZZZZZZZZZZZZZ' });
         expect(unknown.status).toBe(404);
         expect(unknown.body).toEqual({ success: false, error: 'Template not found' });
-        const theirs = await request(gw.app)
-          .post('/v1/email/template')
-          .set(bearer(otherKey))
-          .send({ name: 'X', subject: 'S', content: [{ type: 'text/plain', value: 'v' }] });
+        const theirs = await gw.post(
+          '/v1/email/template',
+          { name: 'X', subject: 'S', content: [{ type: 'text/plain', value: 'v' }] },
+          gw.otherKey,
+        );
         const res = await send({ ...base(), template_id: theirs.body.template_id });
         expect(res.status).toBe(404);
         expect(res.body).toEqual({ success: false, error: 'Template not found' });
@@ -695,11 +668,11 @@ export function describeSendApi(mode: Mode): void {
 
       it('writes nothing for a refused send', async () => {
         const before = await q<{ n: number }>('SELECT count(*)::int AS n FROM sends WHERE tenant_id = $1', [
-          tenantId,
+          gw.tenantId,
         ]);
         await send({ ...base(), mailer_id: m.unverified });
         const after = await q<{ n: number }>('SELECT count(*)::int AS n FROM sends WHERE tenant_id = $1', [
-          tenantId,
+          gw.tenantId,
         ]);
         expect(after[0]!.n).toBe(before[0]!.n);
       });
@@ -751,7 +724,7 @@ export function describeSendApi(mode: Mode): void {
           [refId],
         );
         expect(s).toMatchObject({
-          tenant_id: tenantId,
+          tenant_id: gw.tenantId,
           mailer_id: m.domain,
           campaign_id: 'spring',
           custom_args: { order: 42, tags: ['a'] },
@@ -787,7 +760,7 @@ export function describeSendApi(mode: Mode): void {
           subject: 'Hello',
           mailer_id: m.domain,
           campaign_id: 'spring',
-          tenant_id: tenantId,
+          tenant_id: gw.tenantId,
         };
         expect(logs).toEqual([
           { ...common, recipient: 'alice@dest.test', recipient_domain: 'dest.test', recipient_type: 'to' },
@@ -820,8 +793,8 @@ export function describeSendApi(mode: Mode): void {
           message: {
             type: SEND_EMAIL_COMMAND,
             version: 1,
-            tenant_id: tenantId,
-            payload: { ref_id: refId, tenant_id: tenantId, copy_id: `${refId}.1`, attempt: 1 },
+            tenant_id: gw.tenantId,
+            payload: { ref_id: refId, tenant_id: gw.tenantId, copy_id: `${refId}.1`, attempt: 1 },
           },
         });
       });
@@ -869,10 +842,7 @@ export function describeSendApi(mode: Mode): void {
       });
 
       it('still accepts sends to suppressed recipients (the send service suppresses them)', async () => {
-        await request(gw.app)
-          .post('/v1/email/unsubscribe')
-          .set(bearer(key))
-          .send({ email: 'gone@dest.test' });
+        await gw.post('/v1/email/unsubscribe', { email: 'gone@dest.test' });
         const res = await send({ ...base(), to: [{ email: 'gone@dest.test' }] });
         expect(res.status).toBe(200);
         expect(await counts(res.body.ref_id)).toEqual({ sends: 1, logs: 1, outbox: 1 });
@@ -942,11 +912,11 @@ export function describeSendApi(mode: Mode): void {
               .map((e) => e.payload)
               .sort((a, b) => a.copy_id.localeCompare(b.copy_id)),
           ).toEqual([
-            { ref_id: refId, tenant_id: tenantId, copy_id: `${refId}.1`, attempt: 1 },
-            { ref_id: refId, tenant_id: tenantId, copy_id: `${refId}.2`, attempt: 1 },
+            { ref_id: refId, tenant_id: gw.tenantId, copy_id: `${refId}.1`, attempt: 1 },
+            { ref_id: refId, tenant_id: gw.tenantId, copy_id: `${refId}.2`, attempt: 1 },
           ]);
           for (const e of mine())
-            expect(e).toMatchObject({ type: SEND_EMAIL_COMMAND, version: 1, tenant_id: tenantId });
+            expect(e).toMatchObject({ type: SEND_EMAIL_COMMAND, version: 1, tenant_id: gw.tenantId });
           const [pending] = await q<{ n: number }>(
             "SELECT count(*)::int AS n FROM outbox WHERE sent_at IS NULL AND message->'payload'->>'ref_id' = $1",
             [refId],
@@ -975,13 +945,13 @@ export function describeSendApi(mode: Mode): void {
         expect(await counts(first.body.ref_id)).toEqual({ sends: 1, logs: 1, outbox: 1 });
         const [n] = await q<{ n: number }>(
           'SELECT count(*)::int AS n FROM sends WHERE tenant_id = $1 AND idempotency_key = $2',
-          [tenantId, idem],
+          [gw.tenantId, idem],
         );
         expect(n!.n).toBe(1);
       });
 
       it('answers a retry even after the mailer was disabled (the first result stands)', async () => {
-        const mailer = await addDomainMailer(gw.ctx, tenantId, 'retry.test');
+        const mailer = await addDomainMailer(gw.ctx, gw.tenantId, 'retry.test');
         const idem = `k-${randomBytes(6).toString('hex')}`;
         const body = { ...base(), from: { email: 'a@retry.test' }, mailer_id: mailer };
         const first = await send(body, { idem });
@@ -1008,7 +978,7 @@ export function describeSendApi(mode: Mode): void {
       it('keeps keys per tenant', async () => {
         const idem = `shared-${randomBytes(6).toString('hex')}`;
         const mine = await send(base(), { idem });
-        const theirs = await send({ ...base(), mailer_id: m.other }, { idem, key: otherKey });
+        const theirs = await send({ ...base(), mailer_id: m.other }, { idem, key: gw.otherKey });
         expect(theirs.status).toBe(200);
         expect(theirs.body.ref_id).not.toBe(mine.body.ref_id);
       });
@@ -1063,11 +1033,7 @@ export function describeSendApi(mode: Mode): void {
         ['empty', ''],
         ['non-ASCII', 'clé'],
       ])('rejects a key that is %s', async (_name, idem) => {
-        const res = await request(gw.app)
-          .post('/v1/email/send')
-          .set(bearer(key))
-          .set('Idempotency-Key', idem)
-          .send(base());
+        const res = await gw.post('/v1/email/send').set('Idempotency-Key', idem).send(base());
         expect(res.status).toBe(400);
         expect(res.body).toEqual({
           success: false,

@@ -1,38 +1,15 @@
 import { isSuppressed } from '@mailyard/store';
 import request from 'supertest';
-import {
-  type Mode,
-  type SharedStores,
-  type TestGateway,
-  bearer,
-  createStores,
-  startGateway,
-} from './harness';
+import { type Mode, useGateway } from './harness';
 
 /** POST /v1/email/unsubscribe and /v1/email/subscribe, and the store's isSuppressed. */
 export function describeSuppressionsApi(mode: Mode): void {
   describe(`subscribe / unsubscribe API (${mode})`, () => {
-    let stores: SharedStores;
-    let gw: TestGateway;
-    let key: string;
-    let tenantId: string;
+    const gw = useGateway(mode);
 
-    beforeAll(async () => {
-      stores = await createStores(mode);
-      gw = await startGateway(stores);
-      ({ apiKey: key, tenantId } = await gw.newTenant());
-    });
-    afterAll(async () => {
-      await gw?.close();
-      await stores?.drop();
-    });
-
-    const post = (path: 'subscribe' | 'unsubscribe', body: unknown, k = key) =>
-      request(gw.app)
-        .post(`/v1/email/${path}`)
-        .set(bearer(k))
-        .send(body as object);
-    const rows = async (t = tenantId) =>
+    const post = (path: 'subscribe' | 'unsubscribe', body: unknown, k = gw.key) =>
+      gw.post(`/v1/email/${path}`, body as object, k);
+    const rows = async (t = gw.tenantId) =>
       (
         await gw.ctx.db.query<{ email: string; reason: string }>(
           'SELECT email, reason FROM suppressions WHERE tenant_id = $1 ORDER BY email',
@@ -46,14 +23,14 @@ export function describeSuppressionsApi(mode: Mode): void {
       expect(off.body).toEqual({ success: true, message: 'jane.doe@example.com unsubscribed' });
       expect(await rows()).toEqual([{ email: 'jane.doe@example.com', reason: 'unsubscribed' }]);
       expect([
-        ...(await isSuppressed(gw.ctx.db, tenantId, ['JANE.DOE@example.com', 'other@example.com'])),
+        ...(await isSuppressed(gw.ctx.db, gw.tenantId, ['JANE.DOE@example.com', 'other@example.com'])),
       ]).toEqual(['jane.doe@example.com']);
 
       const on = await post('subscribe', { email: 'jane.doe@example.com' });
       expect(on.status).toBe(200);
       expect(on.body).toEqual({ success: true, message: 'jane.doe@example.com subscribed' });
       expect(await rows()).toEqual([]);
-      expect((await isSuppressed(gw.ctx.db, tenantId, ['jane.doe@example.com'])).size).toBe(0);
+      expect((await isSuppressed(gw.ctx.db, gw.tenantId, ['jane.doe@example.com'])).size).toBe(0);
     });
 
     it('is idempotent both ways', async () => {
@@ -72,7 +49,7 @@ export function describeSuppressionsApi(mode: Mode): void {
     it('stores IDN domains in ASCII form', async () => {
       await post('unsubscribe', { email: 'Max@Bücher.Example' });
       expect(await rows()).toEqual([{ email: 'max@xn--bcher-kva.example', reason: 'unsubscribed' }]);
-      expect((await isSuppressed(gw.ctx.db, tenantId, ['max@xn--bcher-kva.example'])).size).toBe(1);
+      expect((await isSuppressed(gw.ctx.db, gw.tenantId, ['max@xn--bcher-kva.example'])).size).toBe(1);
       await post('subscribe', { email: 'max@bücher.example' });
       expect(await rows()).toEqual([]);
     });
@@ -81,7 +58,7 @@ export function describeSuppressionsApi(mode: Mode): void {
       const other = await gw.newTenant();
       await post('unsubscribe', { email: 'shared@example.com' }, other.apiKey);
       expect(await rows()).toEqual([]);
-      expect((await isSuppressed(gw.ctx.db, tenantId, ['shared@example.com'])).size).toBe(0);
+      expect((await isSuppressed(gw.ctx.db, gw.tenantId, ['shared@example.com'])).size).toBe(0);
       expect((await isSuppressed(gw.ctx.db, other.tenantId, ['shared@example.com'])).size).toBe(1);
       await post('subscribe', { email: 'shared@example.com' });
       expect(await rows(other.tenantId)).toEqual([{ email: 'shared@example.com', reason: 'unsubscribed' }]);
@@ -89,9 +66,14 @@ export function describeSuppressionsApi(mode: Mode): void {
 
     it('answers isSuppressed for many addresses in one call, and for none', async () => {
       for (const e of ['a@x.test', 'c@x.test']) await post('unsubscribe', { email: e });
-      const set = await isSuppressed(gw.ctx.db, tenantId, ['a@x.test', 'b@x.test', 'C@X.test', 'a@x.test']);
+      const set = await isSuppressed(gw.ctx.db, gw.tenantId, [
+        'a@x.test',
+        'b@x.test',
+        'C@X.test',
+        'a@x.test',
+      ]);
       expect([...set].sort()).toEqual(['a@x.test', 'c@x.test']);
-      expect((await isSuppressed(gw.ctx.db, tenantId, [])).size).toBe(0);
+      expect((await isSuppressed(gw.ctx.db, gw.tenantId, [])).size).toBe(0);
     });
 
     it.each([

@@ -61,7 +61,6 @@ export class MxTransport implements MessageTransport {
       tls: { rejectUnauthorized: false, ...(host !== address ? { servername: host } : {}) },
       name: s.clientName,
       maxConnections: s.maxConnections,
-      maxMessages: Number.POSITIVE_INFINITY,
       connectionTimeout: s.timeoutMs,
       greetingTimeout: s.timeoutMs,
       socketTimeout: s.timeoutMs,

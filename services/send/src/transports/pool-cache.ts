@@ -1,15 +1,18 @@
 /**
- * Pooled nodemailer SMTP transports, one per destination (relay, MX host + address, or SMTP
- * mailer configuration), reused across messages. Connections of a pool close after
- * `idleTimeout`; pools unused for `evictAfterMs` are closed and forgotten.
+ * SMTP connection pools (SmtpPool), one per destination (relay, MX host + address, or SMTP
+ * mailer configuration), reused across messages. Pools unused for `evictAfterMs` are closed and
+ * forgotten.
  */
 import { createHash } from 'node:crypto';
-import nodemailer, { type Transporter, type SMTPPoolOptions } from 'nodemailer';
 import { type SmtpErrorLike, classifyReply, classifySmtpError } from '../classify-smtp-error';
+import { SmtpPool, type SmtpPoolOptions } from './smtp-pool';
 import type { Envelope, RecipientResult } from './types';
 
+/** Connection settings of a destination; the pool adds the delivery deadline. */
+export type DestinationOptions = Omit<SmtpPoolOptions, 'deliveryTimeoutMs'>;
+
 interface Entry {
-  transporter: Transporter;
+  pool: SmtpPool;
   lastUsed: number;
 }
 
@@ -34,29 +37,24 @@ export class PoolCache {
     return this.pools.size;
   }
 
-  /** The pooled transport for `key`, created with `options` the first time. */
-  get(key: string, options: () => SMTPPoolOptions): Transporter {
+  /** The pool for `key`, created with `options` the first time. */
+  get(key: string, options: () => DestinationOptions): SmtpPool {
     let entry = this.pools.get(key);
     if (!entry) {
-      entry = { transporter: nodemailer.createTransport({ ...options(), pool: true }), lastUsed: Date.now() };
+      entry = {
+        pool: new SmtpPool({ ...options(), deliveryTimeoutMs: this.o.deliveryTimeoutMs }),
+        lastUsed: Date.now(),
+      };
       this.pools.set(key, entry);
     }
     entry.lastUsed = Date.now();
-    return entry.transporter;
+    return entry.pool;
   }
 
   /** Sends `raw` as is (already built and signed) to the envelope; one result per recipient. */
-  async send(transporter: Transporter, envelope: Envelope, raw: Buffer): Promise<RecipientResult[]> {
-    // A plain controller + timer: AbortSignal.timeout() builds its DOMException up front, a
-    // measurable cost per message at high rates.
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), this.o.deliveryTimeoutMs);
+  async send(pool: SmtpPool, envelope: Envelope, raw: Buffer): Promise<RecipientResult[]> {
     try {
-      const info = (await transporter.sendMail({ envelope, raw, signal: deadline.signal })) as {
-        rejected?: string[];
-        rejectedErrors?: SmtpErrorLike[];
-        response?: string;
-      };
+      const info = await pool.send(envelope, raw);
       const rejected = new Set((info.rejected ?? []).map((r) => r.toLowerCase()));
       return envelope.to.map((email) =>
         rejected.has(email.toLowerCase())
@@ -74,15 +72,13 @@ export class PoolCache {
       }
       const failure = classifySmtpError(err);
       return envelope.to.map((email) => ({ email, ok: false, failure }));
-    } finally {
-      clearTimeout(timer);
     }
   }
 
-  /** Closes every pool (in-flight deliveries finish first). */
+  /** Closes every pool (idle connections at once, busy ones when their message is done). */
   closeAll(): void {
     clearInterval(this.timer);
-    for (const entry of this.pools.values()) entry.transporter.close();
+    for (const entry of this.pools.values()) entry.pool.close();
     this.pools.clear();
   }
 
@@ -90,7 +86,7 @@ export class PoolCache {
     const cutoff = Date.now() - this.evictAfterMs;
     for (const [key, entry] of this.pools) {
       if (entry.lastUsed < cutoff) {
-        entry.transporter.close();
+        entry.pool.close();
         this.pools.delete(key);
       }
     }

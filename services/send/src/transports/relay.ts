@@ -4,8 +4,7 @@
  * the operator's own, often addressed by IP); `smtps://` is TLS from the start and verified.
  * The relay gets every recipient of a copy in one transaction.
  */
-import type { SMTPPoolOptions } from 'nodemailer';
-import type { PoolCache } from './pool-cache';
+import type { DestinationOptions, PoolCache } from './pool-cache';
 import type { Envelope, MessageTransport, RecipientResult } from './types';
 
 export interface RelaySettings {
@@ -15,7 +14,7 @@ export interface RelaySettings {
   clientName: string;
 }
 
-export function relayPoolOptions(s: RelaySettings): SMTPPoolOptions {
+export function relayPoolOptions(s: RelaySettings): DestinationOptions {
   const u = new URL(s.url);
   const secure = u.protocol === 'smtps:';
   const user = decodeURIComponent(u.username);
@@ -27,11 +26,9 @@ export function relayPoolOptions(s: RelaySettings): SMTPPoolOptions {
     tls: secure ? {} : { rejectUnauthorized: false },
     name: s.clientName,
     maxConnections: s.maxConnections,
-    maxMessages: Number.POSITIVE_INFINITY,
     connectionTimeout: s.timeoutMs,
     greetingTimeout: s.timeoutMs,
     socketTimeout: s.timeoutMs,
-    dnsTimeout: s.timeoutMs,
   };
 }
 

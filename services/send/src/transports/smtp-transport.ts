@@ -6,8 +6,7 @@
  * gets a new pool.
  */
 import type { SmtpSecureMode } from '@mailyard/contracts';
-import type { SMTPPoolOptions } from 'nodemailer';
-import { type PoolCache, settingsKey } from './pool-cache';
+import { type DestinationOptions, type PoolCache, settingsKey } from './pool-cache';
 import type { Envelope, MessageTransport, RecipientResult } from './types';
 
 export interface SmtpServerSettings {
@@ -20,7 +19,7 @@ export interface SmtpServerSettings {
 
 export function secureOptions(
   secure: SmtpSecureMode,
-): Pick<SMTPPoolOptions, 'secure' | 'requireTLS' | 'ignoreTLS'> {
+): Pick<DestinationOptions, 'secure' | 'requireTLS' | 'ignoreTLS'> {
   switch (secure) {
     case 'SSL':
       return { secure: true };
@@ -51,11 +50,9 @@ export class SmtpMailerTransport implements MessageTransport {
       ...(s.username ? { auth: { user: s.username, pass: s.password } } : {}),
       name: this.o.clientName,
       maxConnections: this.o.maxConnections,
-      maxMessages: Number.POSITIVE_INFINITY,
       connectionTimeout: this.o.timeoutMs,
       greetingTimeout: this.o.timeoutMs,
       socketTimeout: this.o.timeoutMs,
-      dnsTimeout: this.o.timeoutMs,
     }));
     return this.pools.send(transporter, envelope, raw);
   }

@@ -1,0 +1,75 @@
+/**
+ * Connection handling of the send service's SMTP pools against real servers: a pooled connection
+ * the server dropped while idle is replaced without a failed attempt, and a server that stalls is
+ * abandoned at the delivery deadline and retried.
+ */
+import { type SmtpReceiver, startSmtpReceiver } from '../../../test/support/peers/smtp-receiver';
+import { acceptSend, eventsOf, insertSmtpMailer, newTenant } from './support/fixtures';
+import { type SendHarness, type Stores, createStores, eventually, startSendService } from './support/harness';
+
+jest.setTimeout(120_000);
+
+let stores: Stores;
+let h: SendHarness;
+let tenantId: string;
+const receivers: SmtpReceiver[] = [];
+
+beforeAll(async () => {
+  stores = await createStores();
+  // 300 ms SMTP timeouts: a whole delivery may take at most 1.2 s.
+  h = await startSendService(stores, {
+    SEND_SMTP_TIMEOUT_MS: '300',
+    SEND_MAX_ATTEMPTS: '2',
+    SEND_RETRY_DELAYS: '0.5',
+  });
+  tenantId = await newTenant(h.ctx.db);
+});
+
+afterAll(async () => {
+  await h?.close();
+  await Promise.all(receivers.map((r) => r.close()));
+  await stores?.drop();
+});
+
+const send = (mailerId: string, to: string) => ({
+  from: { email: 'sender@example.com' },
+  to: [{ email: to }],
+  mailer_id: mailerId,
+  subject: 'x',
+  content: [{ type: 'text/plain' as const, value: 'x' }],
+});
+
+async function terminal(refId: string) {
+  return eventually(async () => {
+    const events = await eventsOf(h.ctx.db, refId);
+    return events.some((e) => e.event !== 'SMTP_ERROR' || e.payload.details.retry_scheduled === false)
+      ? events
+      : null;
+  }, `terminal event of ${refId}`);
+}
+
+it('replaces a pooled connection the server closed while it was idle', async () => {
+  const r = await startSmtpReceiver({ idleTimeoutMs: 150 });
+  receivers.push(r);
+  const mailerId = await insertSmtpMailer(h.ctx.db, h.ctx.sealer, tenantId, { port: r.port, secure: 'None' });
+  const first = await acceptSend(h.ctx.db, tenantId, send(mailerId, 'one@example.com'));
+  expect((await terminal(first.refId)).map((e) => e.event)).toEqual(['MAIL_DELIVERED']);
+  await new Promise((resolve) => setTimeout(resolve, 500)); // the receiver drops the idle connection
+  const second = await acceptSend(h.ctx.db, tenantId, send(mailerId, 'two@example.com'));
+  expect((await terminal(second.refId)).map((e) => [e.event, e.attempt])).toEqual([['MAIL_DELIVERED', 1]]);
+  expect(r.messages.map((m) => m.to)).toEqual([['one@example.com'], ['two@example.com']]);
+});
+
+it('abandons a stalled delivery (socket idle timeout, or the delivery deadline) and retries it', async () => {
+  const r = await startSmtpReceiver({ dataDelayMs: 2_500 });
+  receivers.push(r);
+  const mailerId = await insertSmtpMailer(h.ctx.db, h.ctx.sealer, tenantId, { port: r.port, secure: 'None' });
+  const { refId } = await acceptSend(h.ctx.db, tenantId, send(mailerId, 'slow@example.com'));
+  const events = await terminal(refId);
+  expect(events.map((e) => [e.event, e.attempt, e.payload.details.retry_scheduled])).toEqual([
+    ['SMTP_ERROR', 1, true],
+    ['SMTP_ERROR', 2, false],
+  ]);
+  expect(events[0]!.payload.details.failed_reason).toBe('Connection to the mail server timed out');
+  expect(events[0]!.payload.details.provider_error).toBeTruthy();
+});
