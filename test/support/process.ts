@@ -3,7 +3,6 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 export const REPO_ROOT = join(__dirname, '..', '..');
-export const TSX = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -25,13 +24,16 @@ export interface Spawned {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Runs a TypeScript entry point with tsx, capturing stdout+stderr. */
+/**
+ * Runs a TypeScript entry point in ONE node process (tsx as a loader, not its launcher), so
+ * signals such as SIGKILL reach the service itself. Captures stdout+stderr.
+ */
 export function spawnTs(
   script: string,
   env: Record<string, string | undefined>,
   args: string[] = [],
 ): Spawned {
-  const child = spawn(TSX, [script, ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_SILENT: '0', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,4 +1,4 @@
-import { Exchange, Queue, RoutingKey } from '@mailyard/contracts';
+import { Queue, WorkQueues } from '@mailyard/contracts';
 import { OutboxRelay, type RunningService, type ServiceContext } from '@mailyard/platform';
 import { createSendHandler } from './consumer';
 import { EventWriter } from './emit-event';
@@ -53,8 +53,7 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
   });
   const consumer = await bus.consume(
     {
-      queue: Queue.send,
-      bindings: [{ exchange: Exchange.commands, routingKey: RoutingKey.sendEmail }],
+      ...WorkQueues.send,
       prefetch: settings.concurrency,
       retryDelaysMs: SEND_HANDLER_RETRY_DELAYS_MS,
     },

@@ -4,7 +4,6 @@
  * SMTP cannot be made exactly-once (a message the server accepted just before the kill is sent
  * again after the restart), so the duplicates the receiver got are counted and reported.
  */
-import { execFileSync } from 'node:child_process';
 import { RoutingKey } from '@mailyard/contracts';
 import { type ServiceContext, closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
 import { startSmtpReceiver } from '../../../test/support/peers/smtp-receiver';
@@ -33,34 +32,6 @@ afterAll(async () => {
   await closeContext(ctx);
   await stores.drop();
 });
-
-/** Descendants of `pid` (tsx runs the script in a child node process), deepest first. */
-function descendants(pid: number): number[] {
-  let children: number[] = [];
-  try {
-    children = execFileSync('pgrep', ['-P', String(pid)])
-      .toString()
-      .trim()
-      .split(/\s+/)
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    // pgrep exits 1 when there are none
-  }
-  return children.flatMap((c) => [...descendants(c), c]);
-}
-
-/** SIGKILL the service: the node process running it (and the tsx launcher above it), by pid. */
-function killHard(s: Spawned): void {
-  for (const pid of descendants(s.child.pid!)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-  s.child.kill('SIGKILL');
-}
 
 function startService(): Spawned {
   return spawnTs('services/send/src/main.ts', {
@@ -99,7 +70,7 @@ it('every copy ends in exactly one terminal event after a SIGKILL mid-batch and 
   try {
     await service.waitFor(/Mailyard send started/);
     await receiver.waitForMessages(Math.floor(TOTAL / 5), 120_000);
-    killHard(service);
+    service.child.kill('SIGKILL');
     const killed = await service.exited;
     expect(killed.signal).toBe('SIGKILL');
     const atKill = receiver.messages.length;

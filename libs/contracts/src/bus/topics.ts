@@ -19,3 +19,17 @@ export const Queue = {
   webhookDispatcher: 'webhook-dispatcher.events',
   logUpdater: 'send.log-events',
 } as const;
+
+export interface QueueDeclaration {
+  queue: string;
+  bindings: ReadonlyArray<{ exchange: ExchangeName; routingKey: string }>;
+}
+
+/**
+ * Work queues every process declares when its bus connects. A topic exchange drops messages
+ * no queue is bound to, so a command published before its consumer's first start would
+ * otherwise be lost; declared up front, it waits in the queue.
+ */
+export const WorkQueues = {
+  send: { queue: Queue.send, bindings: [{ exchange: Exchange.commands, routingKey: RoutingKey.sendEmail }] },
+} as const satisfies Record<string, QueueDeclaration>;

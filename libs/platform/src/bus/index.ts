@@ -1,3 +1,4 @@
+import { WorkQueues } from '@mailyard/contracts';
 import type { Logger } from '../logger/logger';
 import { type AmqpBusOptions, openAmqpBus } from './amqp';
 import { createMemoryBus } from './memory';
@@ -16,7 +17,8 @@ export async function openBus(
   logger: Logger,
   options?: AmqpBusOptions,
 ): Promise<Bus> {
-  if (config.AMQP_URL) return openAmqpBus(config.AMQP_URL, logger, options);
+  const queues = options?.queues ?? Object.values(WorkQueues);
+  if (config.AMQP_URL) return openAmqpBus(config.AMQP_URL, logger, { ...options, queues });
   logger.info('AMQP_URL not set: using the in-process bus');
-  return createMemoryBus(logger);
+  return createMemoryBus(logger, { queues });
 }

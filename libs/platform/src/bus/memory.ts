@@ -1,4 +1,4 @@
-import type { BusEnvelope, ExchangeName } from '@mailyard/contracts';
+import type { BusEnvelope, ExchangeName, QueueDeclaration } from '@mailyard/contracts';
 import type { Logger } from '../logger/logger';
 import {
   type ConsumerSettings,
@@ -60,7 +60,7 @@ class MemoryConsumer implements Consumer {
  * routing to bound queues, per-consumer prefetch, delayed retries, parking. Queued messages
  * live in memory only and are lost when the process exits.
  */
-export function createMemoryBus(logger: Logger): Bus {
+export function createMemoryBus(logger: Logger, opts: { queues?: readonly QueueDeclaration[] } = {}): Bus {
   const queues = new Map<string, MemoryQueue>();
   const bindings: BindingEntry[] = [];
   const parkedByQueue = new Map<string, ParkedMessage[]>();
@@ -76,6 +76,18 @@ export function createMemoryBus(logger: Logger): Bus {
     }
     return q;
   };
+
+  const declareQueue = (queue: string, queueBindings: QueueDeclaration['bindings']): MemoryQueue => {
+    const q = queueOf(queue);
+    for (const { exchange, routingKey } of queueBindings) {
+      const known = bindings.some(
+        (b) => b.exchange === exchange && b.pattern === routingKey && b.queue === queue,
+      );
+      if (!known) bindings.push({ exchange, pattern: routingKey, queue });
+    }
+    return q;
+  };
+  for (const q of opts.queues ?? []) declareQueue(q.queue, q.bindings);
 
   const assertOpen = () => {
     if (closed) throw new Error('memory bus is closed');
@@ -196,13 +208,7 @@ export function createMemoryBus(logger: Logger): Bus {
     async consume<T = unknown>(options: ConsumeOptions, handler: Handler<T>): Promise<Consumer> {
       assertOpen();
       const settings = consumerSettings(options);
-      const q = queueOf(settings.queue);
-      for (const { exchange, routingKey } of settings.bindings) {
-        const known = bindings.some(
-          (b) => b.exchange === exchange && b.pattern === routingKey && b.queue === settings.queue,
-        );
-        if (!known) bindings.push({ exchange, pattern: routingKey, queue: settings.queue });
-      }
+      const q = declareQueue(settings.queue, settings.bindings);
       const consumer = new MemoryConsumer(settings, handler as Handler<unknown>, (c) => {
         consumers.delete(c);
         q.consumers = q.consumers.filter((x) => x !== c);

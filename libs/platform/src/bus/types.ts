@@ -9,7 +9,7 @@ export interface Binding {
 export interface ConsumeOptions {
   /** Durable queue owned by the consuming service. */
   queue: string;
-  bindings: Binding[];
+  bindings: readonly Binding[];
   /** Unacknowledged messages in flight for this consumer (default 16). */
   prefetch?: number;
   /**

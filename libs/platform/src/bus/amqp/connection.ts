@@ -5,7 +5,7 @@ import { redactUrl } from '../../logger/redact';
 import { backoffMs, jittered } from '../backoff';
 import { errorMessage } from '../delivery';
 import type { AmqpSettings } from './options';
-import { declareExchanges } from './topology';
+import { declareExchanges, declareWorkQueue } from './topology';
 
 const CONNECT_SOCKET_TIMEOUT_MS = 10_000;
 
@@ -194,6 +194,7 @@ export class Connection {
         });
       });
       await declareExchanges(publisher);
+      for (const q of this.o.queues) await declareWorkQueue(publisher, q.queue, q.bindings);
       if (closedEarly) throw new Error('connection closed during setup');
       if (this.closing) throw new Error('AMQP bus closed during connect');
       link = { model, publisher, declared: new Map(), lost: false };

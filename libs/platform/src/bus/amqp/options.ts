@@ -1,3 +1,5 @@
+import type { QueueDeclaration } from '@mailyard/contracts';
+
 export interface AmqpBusOptions {
   /** How long the first connection may take, retries included (default 30 s). */
   connectTimeoutMs?: number;
@@ -12,6 +14,8 @@ export interface AmqpBusOptions {
   heartbeatSeconds?: number;
   /** Shown by `rabbitmqctl list_connections client_properties` (default "mailyard"). */
   connectionName?: string;
+  /** Work queues (and bindings) declared on every (re)connect, before anything is published. */
+  queues?: readonly QueueDeclaration[];
 }
 
 export type AmqpSettings = Required<AmqpBusOptions>;
@@ -25,5 +29,6 @@ export function withDefaults(opts: AmqpBusOptions): AmqpSettings {
     reconnectMaxMs: opts.reconnectMaxMs ?? 5_000,
     heartbeatSeconds: opts.heartbeatSeconds ?? 10,
     connectionName: opts.connectionName ?? 'mailyard',
+    queues: opts.queues ?? [],
   };
 }
