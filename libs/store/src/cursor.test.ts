@@ -1,4 +1,4 @@
-import { decodeCursor, encodeCursor, toPage } from './cursor';
+import { InvalidCursorError, decodeCursor, encodeCursor, pageAfter, toPage } from './cursor';
 
 describe('page cursors', () => {
   it('round-trips and is opaque', () => {
@@ -17,5 +17,11 @@ describe('page cursors', () => {
     const rows = [{ id: 'a' }, { id: 'b' }, { id: 'c' }];
     expect(toPage(rows, 2, (r) => r.id)).toEqual({ items: rows.slice(0, 2), nextCursor: encodeCursor('b') });
     expect(toPage(rows, 3, (r) => r.id)).toEqual({ items: rows, nextCursor: null });
+  });
+
+  it('reads where a page continues: null for the first page, a throw for a token not ours', () => {
+    expect(pageAfter(undefined)).toBeNull();
+    expect(pageAfter(encodeCursor('b'))).toBe('b');
+    expect(() => pageAfter('garbage')).toThrow(InvalidCursorError);
   });
 });

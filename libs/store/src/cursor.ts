@@ -1,3 +1,5 @@
+import type { Queryable } from '@mailyard/platform';
+
 /**
  * Opaque page tokens: base64url JSON of the last row's sort key. Lists order by a unique,
  * creation-ordered id, so pages have no duplicates or gaps while rows are added.
@@ -31,4 +33,42 @@ export function toPage<T>(rows: T[], pageSize: number, idOf: (row: T) => string)
   const items = rows.slice(0, pageSize);
   const last = items[items.length - 1];
   return { items, nextCursor: rows.length > pageSize && last ? encodeCursor(idOf(last)) : null };
+}
+
+export class InvalidCursorError extends Error {
+  override name = 'InvalidCursorError';
+}
+
+/** The id a page token continues after, null for the first page; InvalidCursorError for a token not ours. */
+export function pageAfter(pageToken: string | undefined): string | null {
+  if (pageToken === undefined) return null;
+  const after = decodeCursor(pageToken);
+  if (after === null) throw new InvalidCursorError();
+  return after;
+}
+
+export interface PageRequest {
+  pageSize: number;
+  pageToken?: string;
+}
+
+/**
+ * One page of a tenant's rows in id order, and how many there are in all. `sql.page` takes the
+ * tenant ($1), the id to continue after ($2) and the limit ($3); `sql.count` the tenant ($1) and
+ * answers `n`.
+ */
+export async function listPage<R, T extends { id: string }>(
+  db: Queryable,
+  tenantId: string,
+  page: PageRequest,
+  sql: { page: string; count: string },
+  toItem: (row: R) => T,
+): Promise<Page<T> & { totalCount: number }> {
+  const after = pageAfter(page.pageToken) ?? '';
+  const { rows } = await db.query<R>(sql.page, [tenantId, after, page.pageSize + 1]);
+  const count = await db.query<{ n: number | string }>(sql.count, [tenantId]);
+  return {
+    ...toPage(rows.map(toItem), page.pageSize, (t) => t.id),
+    totalCount: Number(count.rows[0]?.n ?? 0),
+  };
 }

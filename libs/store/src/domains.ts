@@ -10,8 +10,7 @@ import {
   newId,
 } from '@mailyard/contracts';
 import { type Db, type Queryable, enqueueOutbox, envelope } from '@mailyard/platform';
-import { type Page, decodeCursor, toPage } from './cursor';
-import { InvalidCursorError } from './templates';
+import { type Page, type PageRequest, listPage } from './cursor';
 
 export class DuplicateDomainError extends Error {
   override name = 'DuplicateDomainError';
@@ -194,25 +193,16 @@ export const domains = {
     return rows[0] ? toDomain(rows[0]) : null;
   },
 
-  async list(
+  list(
     db: Queryable,
     tenantId: string,
-    page: { pageSize: number; pageToken?: string },
+    page: PageRequest,
   ): Promise<Page<StoredDomain> & { totalCount: number }> {
-    const after = page.pageToken === undefined ? '' : decodeCursor(page.pageToken);
-    if (after === null) throw new InvalidCursorError();
-    const { rows } = await db.query<Row>(
-      `SELECT ${COLUMNS} ${FROM} WHERE d.tenant_id = $1 AND d.deleted_at IS NULL AND d.id > $2 ORDER BY d.id LIMIT $3`,
-      [tenantId, after, page.pageSize + 1],
-    );
-    const count = await db.query<{ n: number | string }>(
-      'SELECT count(*) AS n FROM domains WHERE tenant_id = $1 AND deleted_at IS NULL',
-      [tenantId],
-    );
-    return {
-      ...toPage(rows.map(toDomain), page.pageSize, (d) => d.id),
-      totalCount: Number(count.rows[0]?.n ?? 0),
+    const sql = {
+      page: `SELECT ${COLUMNS} ${FROM} WHERE d.tenant_id = $1 AND d.deleted_at IS NULL AND d.id > $2 ORDER BY d.id LIMIT $3`,
+      count: 'SELECT count(*) AS n FROM domains WHERE tenant_id = $1 AND deleted_at IS NULL',
     };
+    return listPage(db, tenantId, page, sql, toDomain);
   },
 
   /**

@@ -1,7 +1,6 @@
 import { type EmailLogEntry, type LogsQuery, type RecipientType, ulid } from '@mailyard/contracts';
 import type { Queryable } from '@mailyard/platform';
-import { type Page, decodeCursor, toPage } from './cursor';
-import { InvalidCursorError } from './templates';
+import { type Page, pageAfter, toPage } from './cursor';
 
 export interface QueuedRecipient {
   copyId: string;
@@ -11,20 +10,11 @@ export interface QueuedRecipient {
   recipientType: RecipientType;
 }
 
-type LogRow = {
+/** An `email_logs` row as selected: the entry's fields, its id (the cursor) and timestamps as dates. */
+type LogRow = Omit<EmailLogEntry, 'created_at' | 'delivered_at'> & {
   id: string;
-  ref_id: string;
-  recipient: string;
-  recipient_type: RecipientType;
-  status: string;
-  subject: string;
-  mailer_id: string;
-  campaign_id: string | null;
-  message_id: string;
   created_at: Date;
   delivered_at: Date | null;
-  last_event: string | null;
-  failure_reason: string;
 };
 
 const toEntry = ({ id: _id, ...r }: LogRow): EmailLogEntry => ({
@@ -73,8 +63,7 @@ export const emailLogs = {
     tenantId: string,
     q: LogsQuery,
   ): Promise<Page<EmailLogEntry> & { totalCount: number }> {
-    const before = q.pageToken === undefined ? null : decodeCursor(q.pageToken);
-    if (q.pageToken !== undefined && before === null) throw new InvalidCursorError();
+    const before = pageAfter(q.pageToken);
 
     const params: unknown[] = [tenantId];
     const where = ['tenant_id = $1'];

@@ -1,7 +1,6 @@
 import type { ConfigType, MailerState, SmtpSecureMode } from '@mailyard/contracts';
 import type { Db, Queryable, Sealer } from '@mailyard/platform';
-import { type Page, decodeCursor, toPage } from './cursor';
-import { InvalidCursorError } from './templates';
+import { type Page, type PageRequest, listPage } from './cursor';
 
 /** Non-secret connection settings, stored as `mailers.config`. */
 export interface MailerConnection {
@@ -135,25 +134,16 @@ export const mailers = {
     return rows[0] ? toMailer(rows[0]) : null;
   },
 
-  async list(
+  list(
     db: Queryable,
     tenantId: string,
-    page: { pageSize: number; pageToken?: string },
+    page: PageRequest,
   ): Promise<Page<StoredMailer> & { totalCount: number }> {
-    const after = page.pageToken === undefined ? '' : decodeCursor(page.pageToken);
-    if (after === null) throw new InvalidCursorError();
-    const { rows } = await db.query<Row>(
-      `${SELECT} WHERE m.tenant_id = $1 AND m.deleted_at IS NULL AND m.id > $2 ORDER BY m.id LIMIT $3`,
-      [tenantId, after, page.pageSize + 1],
-    );
-    const count = await db.query<{ n: number | string }>(
-      'SELECT count(*) AS n FROM mailers WHERE tenant_id = $1 AND deleted_at IS NULL',
-      [tenantId],
-    );
-    return {
-      ...toPage(rows.map(toMailer), page.pageSize, (m) => m.id),
-      totalCount: Number(count.rows[0]?.n ?? 0),
+    const sql = {
+      page: `${SELECT} WHERE m.tenant_id = $1 AND m.deleted_at IS NULL AND m.id > $2 ORDER BY m.id LIMIT $3`,
+      count: 'SELECT count(*) AS n FROM mailers WHERE tenant_id = $1 AND deleted_at IS NULL',
     };
+    return listPage(db, tenantId, page, sql, toMailer);
   },
 
   /** Decrypted password of a basic mailer (for re-authentication); null when absent. */

@@ -1,13 +1,17 @@
 import type { StoredSendRequest } from '@mailyard/contracts';
 import type { Queryable } from '@mailyard/platform';
 
-export interface NewSend {
+/** What a send holds, as accepted and as read back. */
+interface SendFields {
   refId: string;
   tenantId: string;
   mailerId: string;
   campaignId: string | null;
   customArgs: Record<string, unknown> | null;
   request: StoredSendRequest;
+}
+
+export interface NewSend extends SendFields {
   idempotencyKey: string | null;
   requestHash: string | null;
 }
@@ -17,13 +21,7 @@ export interface IdempotentSend {
   requestHash: string | null;
 }
 
-export interface StoredSend {
-  refId: string;
-  tenantId: string;
-  mailerId: string;
-  campaignId: string | null;
-  customArgs: Record<string, unknown> | null;
-  request: StoredSendRequest;
+export interface StoredSend extends SendFields {
   createdAt: string;
 }
 

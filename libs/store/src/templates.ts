@@ -1,10 +1,6 @@
 import { type Content, IdPrefix, type Template, newId } from '@mailyard/contracts';
 import type { Queryable } from '@mailyard/platform';
-import { type Page, decodeCursor, toPage } from './cursor';
-
-export class InvalidCursorError extends Error {
-  override name = 'InvalidCursorError';
-}
+import { type Page, type PageRequest, pageAfter, toPage } from './cursor';
 
 type TemplateRow = {
   id: string;
@@ -50,10 +46,9 @@ export const templates = {
   async list(
     db: Queryable,
     tenantId: string,
-    page: { pageSize: number; pageToken?: string },
+    page: PageRequest,
   ): Promise<Page<{ id: string; name: string }>> {
-    const after = page.pageToken === undefined ? '' : decodeCursor(page.pageToken);
-    if (after === null) throw new InvalidCursorError();
+    const after = pageAfter(page.pageToken) ?? '';
     const { rows } = await db.query<{ id: string; name: string }>(
       'SELECT id, name FROM templates WHERE tenant_id = $1 AND id > $2 ORDER BY id LIMIT $3',
       [tenantId, after, page.pageSize + 1],

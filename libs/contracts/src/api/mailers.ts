@@ -157,45 +157,37 @@ export const CreateImapMailerSchema = z.object({
 });
 export type CreateImapMailerRequest = z.infer<typeof CreateImapMailerSchema>;
 
-const mailerId = text(MailerErrorText.mailerIdRequired, 200);
-
-/** PUT /v1/mailer/smtp: `mailer_id` and only the fields to change; an omitted password is kept. */
-export const UpdateSmtpMailerSchema = z.object({
-  mailer_id: mailerId,
+/** The fields of a PUT: `mailer_id` and only what changes; `config` with the kind's port and `secure`. */
+const updateFields = <P extends z.ZodTypeAny, S extends z.ZodTypeAny>(config: { port: P; secure: S }) => ({
+  mailer_id: text(MailerErrorText.mailerIdRequired, 200),
   name: name.optional(),
   email: email.optional(),
   config: z
     .object(
       {
         host: host.optional(),
-        port: port.optional(),
+        port: config.port,
         username: username.optional(),
         password: password.optional(),
-        secure: smtpSecure.optional(),
+        secure: config.secure,
       },
       { invalid_type_error: MailerErrorText.configRequired },
     )
     .optional(),
 });
+
+/** PUT /v1/mailer/smtp: `mailer_id` and only the fields to change; an omitted password is kept. */
+export const UpdateSmtpMailerSchema = z.object(
+  updateFields({ port: port.optional(), secure: smtpSecure.optional() }),
+);
 export type UpdateSmtpMailerRequest = z.infer<typeof UpdateSmtpMailerSchema>;
 
 /** PUT /v1/mailer/imap; `webhook: null` removes the incoming webhook. */
 export const UpdateImapMailerSchema = z.object({
-  mailer_id: mailerId,
-  name: name.optional(),
-  email: email.optional(),
-  config: z
-    .object(
-      {
-        host: host.optional(),
-        port: imapPort.optional(),
-        username: username.optional(),
-        password: password.optional(),
-        secure: imapSecure.optional().transform((v) => (v === undefined ? undefined : ('SSL' as const))),
-      },
-      { invalid_type_error: MailerErrorText.configRequired },
-    )
-    .optional(),
+  ...updateFields({
+    port: imapPort.optional(),
+    secure: imapSecure.optional().transform((v) => (v === undefined ? undefined : ('SSL' as const))),
+  }),
   webhook: WebhookConfigSchema.nullable().optional(),
 });
 export type UpdateImapMailerRequest = z.infer<typeof UpdateImapMailerSchema>;

@@ -2,7 +2,6 @@ import {
   AddDomainSchema,
   DomainErrorText,
   type DomainResponse,
-  ErrorText,
   type ListDomainsResponse,
   PageQuerySchema,
   normalizeDomainName,
@@ -15,9 +14,10 @@ import {
   notFound,
   parseOrThrow,
 } from '@mailyard/platform';
-import { DuplicateDomainError, InvalidCursorError, domains } from '@mailyard/store';
+import { DuplicateDomainError, domains } from '@mailyard/store';
 import { type Request, Router } from 'express';
 import { tenantOf } from '../auth/api-key-auth';
+import { readPage } from '../paging/read-page';
 import { dnsSettings, expectedRecords, generateDkimKeyPair } from './dns-records';
 import { toDomainData } from './domain-view';
 import { checkTiming, firstCheck, nextCheck } from './schedule';
@@ -123,18 +123,13 @@ export function domainRoutes(
 
   router.get('/v1/domains', async (req, res) => {
     const query = parseOrThrow(PageQuerySchema, req.query);
-    try {
-      const page = await domains.list(db, tenantOf(res).tenantId, query);
-      res.json({
-        success: true,
-        data: page.items.map(toDomainData),
-        nextPageToken: page.nextCursor,
-        totalCount: page.totalCount,
-      } satisfies ListDomainsResponse);
-    } catch (err) {
-      if (err instanceof InvalidCursorError) throw badRequest(ErrorText.invalidPageToken);
-      throw err;
-    }
+    const page = await readPage(() => domains.list(db, tenantOf(res).tenantId, query));
+    res.json({
+      success: true,
+      data: page.items.map(toDomainData),
+      nextPageToken: page.nextCursor,
+      totalCount: page.totalCount,
+    } satisfies ListDomainsResponse);
   });
 
   // Path parameter missing: a 400 naming it rather than the bare 404 of an unknown route.

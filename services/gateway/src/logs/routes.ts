@@ -1,8 +1,9 @@
-import { ErrorText, type ListLogsResponse, parseLogsQuery } from '@mailyard/contracts';
+import { type ListLogsResponse, parseLogsQuery } from '@mailyard/contracts';
 import { type Db, badRequest } from '@mailyard/platform';
-import { InvalidCursorError, emailLogs } from '@mailyard/store';
+import { emailLogs } from '@mailyard/store';
 import { Router } from 'express';
 import { tenantOf } from '../auth/api-key-auth';
+import { readPage } from '../paging/read-page';
 
 /** GET /v1/email/logs: the tenant's log, newest first, filtered, cursor-paged with totalCount. */
 export function logRoutes(db: Db): Router {
@@ -11,18 +12,13 @@ export function logRoutes(db: Db): Router {
   router.get('/v1/email/logs', async (req, res) => {
     const parsed = parseLogsQuery(req.query);
     if (!parsed.success) throw badRequest(parsed.error);
-    try {
-      const page = await emailLogs.list(db, tenantOf(res).tenantId, parsed.data);
-      res.json({
-        success: true,
-        data: page.items,
-        nextPageToken: page.nextCursor,
-        totalCount: page.totalCount,
-      } satisfies ListLogsResponse);
-    } catch (err) {
-      if (err instanceof InvalidCursorError) throw badRequest(ErrorText.invalidPageToken);
-      throw err;
-    }
+    const page = await readPage(() => emailLogs.list(db, tenantOf(res).tenantId, parsed.data));
+    res.json({
+      success: true,
+      data: page.items,
+      nextPageToken: page.nextCursor,
+      totalCount: page.totalCount,
+    } satisfies ListLogsResponse);
   });
 
   return router;

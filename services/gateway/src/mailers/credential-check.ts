@@ -3,7 +3,12 @@ import { HttpError } from '@mailyard/platform';
 /** Why connecting and authenticating to a mail server failed. */
 export type CheckFailureKind = 'auth' | 'connect' | 'timeout' | 'tls' | 'other';
 
-export type CheckResult = { ok: true } | { ok: false; kind: CheckFailureKind; reason: string };
+export interface CheckFailure {
+  kind: CheckFailureKind;
+  reason: string;
+}
+
+export type CheckResult = { ok: true } | ({ ok: false } & CheckFailure);
 
 /** Connection settings of a basic SMTP or IMAP mailer, with the password in clear (never logged). */
 export interface ServerCredentials {
@@ -36,10 +41,27 @@ export function oneLine(text: string, max = 500): string {
   return line.length > max ? `${line.slice(0, max)}…` : line;
 }
 
+/**
+ * Runs one connect-and-authenticate attempt and always closes the client. Never throws: a
+ * failure is classified, and its reason freed of the password and put on one line.
+ */
+export async function runCheck<E extends Error>(
+  credentials: ServerCredentials,
+  client: { connect(): Promise<unknown>; close(): void },
+  classify: (err: E) => CheckFailure,
+): Promise<CheckResult> {
+  try {
+    await client.connect();
+    return { ok: true };
+  } catch (err) {
+    const { kind, reason } = classify(err as E);
+    return { ok: false, kind, reason: oneLine(scrubSecret(reason, credentials)) };
+  } finally {
+    client.close();
+  }
+}
+
 /** A failed check as the 422 envelope: a short error per kind, the server's reason in `details`. */
-export function checkFailure(
-  result: Exclude<CheckResult, { ok: true }>,
-  texts: Record<CheckFailureKind, string>,
-): HttpError {
+export function checkFailure(result: CheckFailure, texts: Record<CheckFailureKind, string>): HttpError {
   return new HttpError(422, texts[result.kind], result.reason);
 }

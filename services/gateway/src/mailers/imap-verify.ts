@@ -1,11 +1,5 @@
 import { ImapFlow } from 'imapflow';
-import {
-  type CheckFailureKind,
-  type CheckResult,
-  type ServerCredentials,
-  oneLine,
-  scrubSecret,
-} from './credential-check';
+import { type CheckFailure, type CheckResult, type ServerCredentials, runCheck } from './credential-check';
 
 const TLS_CODES = /SSL|TLS|CERT|certificate|self.signed/i;
 const CONNECT_CODES = new Set([
@@ -39,15 +33,7 @@ export async function verifyImap(credentials: ServerCredentials, timeoutMs: numb
   });
   // Errors after connect() settled (a socket closing late) must not become unhandled events.
   client.on('error', () => {});
-  try {
-    await client.connect();
-    return { ok: true };
-  } catch (err) {
-    const { kind, reason } = classify(err as ImapError, credentials, timeoutMs);
-    return { ok: false, kind, reason: oneLine(scrubSecret(reason, credentials)) };
-  } finally {
-    client.close();
-  }
+  return runCheck(credentials, client, (err: ImapError) => classify(err, credentials, timeoutMs));
 }
 
 type ImapError = Error & {
@@ -57,11 +43,7 @@ type ImapError = Error & {
   serverResponseCode?: string;
 };
 
-function classify(
-  err: ImapError,
-  c: ServerCredentials,
-  timeoutMs: number,
-): { kind: CheckFailureKind; reason: string } {
+function classify(err: ImapError, c: ServerCredentials, timeoutMs: number): CheckFailure {
   const where = `${c.host}:${c.port}`;
   if (err.authenticationFailed) {
     const code = err.serverResponseCode ? `[${err.serverResponseCode}] ` : '';

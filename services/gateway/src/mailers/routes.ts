@@ -2,7 +2,6 @@ import {
   type ConfigType,
   CreateImapMailerSchema,
   CreateSmtpMailerSchema,
-  ErrorText,
   type GetMailerResponse,
   IdPrefix,
   type ListMailersResponse,
@@ -23,7 +22,6 @@ import {
   parseOrThrow,
 } from '@mailyard/platform';
 import {
-  InvalidCursorError,
   type MailerConnection,
   type MailerPatch,
   type StoredMailer,
@@ -32,6 +30,7 @@ import {
 } from '@mailyard/store';
 import { type Request, type Response, Router } from 'express';
 import { tenantOf } from '../auth/api-key-auth';
+import { readPage } from '../paging/read-page';
 import { type CheckFailureKind, type CheckResult, checkFailure } from './credential-check';
 import { verifyImap } from './imap-verify';
 import { sealWebhook } from './incoming-webhook';
@@ -215,18 +214,13 @@ export function mailerRoutes(ctx: Pick<ServiceContext, 'db' | 'config' | 'sealer
 
   router.get('/v1/mailers', async (req, res) => {
     const query = parseOrThrow(PageQuerySchema, req.query);
-    try {
-      const page = await mailers.list(db, tenantOf(res).tenantId, query);
-      res.json({
-        success: true,
-        data: page.items.map(toMailerView),
-        nextPageToken: page.nextCursor,
-        totalCount: page.totalCount,
-      } satisfies ListMailersResponse);
-    } catch (err) {
-      if (err instanceof InvalidCursorError) throw badRequest(ErrorText.invalidPageToken);
-      throw err;
-    }
+    const page = await readPage(() => mailers.list(db, tenantOf(res).tenantId, query));
+    res.json({
+      success: true,
+      data: page.items.map(toMailerView),
+      nextPageToken: page.nextCursor,
+      totalCount: page.totalCount,
+    } satisfies ListMailersResponse);
   });
 
   router.get('/v1/mailer/:mailer_id', async (req, res) => {

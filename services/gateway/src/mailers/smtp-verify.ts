@@ -1,12 +1,6 @@
 import { type SmtpSecureMode, smtpTlsOptions } from '@mailyard/contracts';
 import nodemailer from 'nodemailer';
-import {
-  type CheckFailureKind,
-  type CheckResult,
-  type ServerCredentials,
-  oneLine,
-  scrubSecret,
-} from './credential-check';
+import { type CheckFailure, type CheckResult, type ServerCredentials, runCheck } from './credential-check';
 
 export interface SmtpSettings extends ServerCredentials {
   secure: SmtpSecureMode;
@@ -31,24 +25,13 @@ export async function verifySmtp(settings: SmtpSettings, timeoutMs: number): Pro
     logger: false,
     debug: false,
   });
-  try {
-    await transport.verify();
-    return { ok: true };
-  } catch (err) {
-    const { kind, reason } = classify(err as SmtpError, settings, timeoutMs);
-    return { ok: false, kind, reason: oneLine(scrubSecret(reason, settings)) };
-  } finally {
-    transport.close();
-  }
+  const client = { connect: () => transport.verify(), close: () => transport.close() };
+  return runCheck(settings, client, (err: SmtpError) => classify(err, settings, timeoutMs));
 }
 
 type SmtpError = Error & { code?: string; response?: string; command?: string };
 
-function classify(
-  err: SmtpError,
-  s: SmtpSettings,
-  timeoutMs: number,
-): { kind: CheckFailureKind; reason: string } {
+function classify(err: SmtpError, s: SmtpSettings, timeoutMs: number): CheckFailure {
   const where = `${s.host}:${s.port}`;
   switch (err.code) {
     case 'EAUTH':

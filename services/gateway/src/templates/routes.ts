@@ -8,9 +8,10 @@ import {
   UpdateTemplateSchema,
 } from '@mailyard/contracts';
 import { type Db, badRequest, notFound, parseOrThrow } from '@mailyard/platform';
-import { InvalidCursorError, templates } from '@mailyard/store';
+import { templates } from '@mailyard/store';
 import { Router } from 'express';
 import { tenantOf } from '../auth/api-key-auth';
+import { readPage } from '../paging/read-page';
 
 /** SPEC.md "Templates": create, read, list, partial update, permanent delete. */
 export function templateRoutes(db: Db): Router {
@@ -33,17 +34,12 @@ export function templateRoutes(db: Db): Router {
 
   router.get('/v1/email/templates', async (req, res) => {
     const query = parseOrThrow(PageQuerySchema, req.query);
-    try {
-      const page = await templates.list(db, tenantOf(res).tenantId, query);
-      res.json({
-        success: true,
-        templates: page.items,
-        next_page_token: page.nextCursor,
-      } satisfies ListTemplatesResponse);
-    } catch (err) {
-      if (err instanceof InvalidCursorError) throw badRequest(ErrorText.invalidPageToken);
-      throw err;
-    }
+    const page = await readPage(() => templates.list(db, tenantOf(res).tenantId, query));
+    res.json({
+      success: true,
+      templates: page.items,
+      next_page_token: page.nextCursor,
+    } satisfies ListTemplatesResponse);
   });
 
   router.put('/v1/email/template', async (req, res) => {

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { type MailerDeactivatedEvent, MailerDeactivatedEventSchema, RoutingKey } from '@mailyard/contracts';
 import type { OutboxRelay } from '@mailyard/platform';
 import { deactivateMailer, loadMailerWebhook, loadSendingMailer, reactivateMailer } from '@mailyard/store';
+import type { Response } from 'supertest';
 import { type SmtpAuthServer, startSmtpAuthServer } from '../../../../test/support/peers/smtp-auth-server';
 import { type CapturedEvents, captureEvents, outboxRows, startRelay } from './bus-events';
 import { type Mode, useGateway } from './harness';
@@ -69,17 +70,24 @@ export function describeMailersApi(mode: Mode): void {
     });
     const { post, put } = gw;
     const get = (id: string, k?: string) => gw.get(`/v1/mailer/${id}`, k);
+    /** An it.each test: a valid `body()` with `patch` over it, created at `path`, answers 400 `message`. */
+    const rejectsCreate = (path: string, body: () => object) => async (patch: object, message: string) => {
+      const res = await post(path, { ...body(), ...patch });
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ success: false, error: message });
+    };
+    /** A 201 with the new mailer's id (`prefix`_ULID) and `message`. */
+    const expectCreated = (res: Response, prefix: string, message: string) => {
+      expect(res.status).toBe(201);
+      const mailerId = expect.stringMatching(new RegExp(`^${prefix}_${ULID}$`));
+      expect(res.body).toEqual({ success: true, mailer_id: mailerId, message });
+    };
     const createSmtp = async (config: object = {}) =>
       (await post('/v1/mailer/smtp', smtpBody(config))).body.mailer_id as string;
 
     it('creates an SMTP mailer and reads it back without the password', async () => {
       const res = await post('/v1/mailer/smtp', smtpBody());
-      expect(res.status).toBe(201);
-      expect(res.body).toEqual({
-        success: true,
-        mailer_id: expect.stringMatching(new RegExp(`^smtp_${ULID}$`)),
-        message: 'SMTP mailer created',
-      });
+      expectCreated(res, 'smtp', 'SMTP mailer created');
       const got = await get(res.body.mailer_id);
       expect(got.status).toBe(200);
       expect(got.body).toEqual({
@@ -141,11 +149,7 @@ export function describeMailersApi(mode: Mode): void {
         { connection_type: 'oauth' },
         'connection_type must be basic; OAuth mailers are connected through POST /v1/oauth/login',
       ],
-    ])('SMTP create rejects %j with 400 "%s"', async (patch, message) => {
-      const res = await post('/v1/mailer/smtp', { ...smtpBody(), ...patch });
-      expect(res.status).toBe(400);
-      expect(res.body).toMatchObject({ success: false, error: message });
-    });
+    ])('SMTP create rejects %j with 400 "%s"', rejectsCreate('/v1/mailer/smtp', smtpBody));
 
     it('creates an IMAP mailer (port 993 SSL only) with its incoming webhook; header values are sealed', async () => {
       const webhook = {
@@ -154,12 +158,7 @@ export function describeMailersApi(mode: Mode): void {
         headers: { 'X-Hook-Token': 'hook-secret-123' },
       };
       const res = await post('/v1/mailer/imap', imapBody({}, { webhook }));
-      expect(res.status).toBe(201);
-      expect(res.body).toEqual({
-        success: true,
-        mailer_id: expect.stringMatching(new RegExp(`^basic_imap_${ULID}$`)),
-        message: 'IMAP mailer created',
-      });
+      expectCreated(res, 'basic_imap', 'IMAP mailer created');
       const got = await get(res.body.mailer_id);
       expect(got.body.data).toMatchObject({
         config_type: 'imap',
@@ -206,11 +205,7 @@ export function describeMailersApi(mode: Mode): void {
         { webhook: { url: 'https://h.example/x', headers: { 'X-A': 'a\r\nInjected: 1' } } },
         'webhook.headers must not contain CR or LF',
       ],
-    ])('IMAP create rejects %j with 400 "%s"', async (patch, message) => {
-      const res = await post('/v1/mailer/imap', { ...imapBody(), ...patch });
-      expect(res.status).toBe(400);
-      expect(res.body).toMatchObject({ success: false, error: message });
-    });
+    ])('IMAP create rejects %j with 400 "%s"', rejectsCreate('/v1/mailer/imap', imapBody));
 
     it('updates only what is given; an omitted password is kept', async () => {
       const id = await createSmtp();
@@ -431,12 +426,7 @@ export function describeMailersApi(mode: Mode): void {
     it('smtpbasic/verify authenticates before saving (right password)', async () => {
       const before = smtp.attempts.length;
       const res = await post('/v1/smtpbasic/verify', smtpBody());
-      expect(res.status).toBe(201);
-      expect(res.body).toEqual({
-        success: true,
-        mailer_id: expect.stringMatching(new RegExp(`^basic_smtp_${ULID}$`)),
-        message: 'SMTP credentials verified; mailer created',
-      });
+      expectCreated(res, 'basic_smtp', 'SMTP credentials verified; mailer created');
       expect(smtp.attempts.slice(before)).toEqual([
         { username: 'sender@smtp.test', ok: true, method: 'PLAIN' },
       ]);
