@@ -7,6 +7,4 @@ import { start as gateway } from '@mailyard/gateway';
 import { runProcess } from '@mailyard/platform';
 import { start as send } from '@mailyard/send';
 
-// The send service first: its queue is bound before the gateway's outbox relay publishes
-// commands (a broker drops messages that no queue is bound for).
 void runProcess({ name: 'mailyard', services: { send, gateway } });

@@ -56,6 +56,25 @@ describe('running the processes', () => {
     }
   });
 
+  it('starts the send service alone with its own health and metrics port', async () => {
+    const db = await createTestDatabase();
+    const vhost = createTestVhost();
+    try {
+      const opsPort = await freePort();
+      const p = spawnTs('services/send/src/main.ts', { OPS_PORT: String(opsPort), ...serverEnv(db, vhost) });
+      await p.waitFor(/Mailyard send started \(servers mode\)/);
+      const ready = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
+      expect(await ready.json()).toEqual({ status: 'ready', checks: { db: 'ok', bus: 'ok', kv: 'ok' } });
+      const metrics = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
+      expect(metrics).toContain('mailyard_process_cpu_seconds_total');
+      p.child.kill('SIGTERM');
+      expect((await p.exited).code).toBe(0);
+    } finally {
+      await db.drop();
+      await vhost.drop();
+    }
+  });
+
   it('starts the gateway alone against the real servers', async () => {
     const db = await createTestDatabase();
     const vhost = createTestVhost();

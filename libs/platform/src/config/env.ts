@@ -58,7 +58,8 @@ export const EnvSchema = z.object({
   PORT: port(3000),
   TRACKING_PORT: port(3001),
   SMTP_PORT: port(2525),
-  OPS_PORT: port(0),
+  /** Health/metrics port of worker processes (send: 3002 when unset; 0 turns it off). */
+  OPS_PORT: integer('must be a port number from 0 to 65535', 0, 65535).optional(),
   HOST: z.string().default('0.0.0.0'),
   DATABASE_URL: optionalUrl(['postgres', 'postgresql']),
   AMQP_URL: optionalUrl(['amqp', 'amqps']),
