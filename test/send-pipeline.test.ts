@@ -3,6 +3,7 @@
  * gateway's HTTP API, the send service rendering, DKIM-signing and relaying it to Postfix's
  * smtp-sink, and the outcome read back through GET /v1/email/logs.
  */
+import { Exchange } from '@mailyard/contracts';
 import { buildGatewayApp } from '@mailyard/gateway';
 import {
   type RunningService,
@@ -112,4 +113,48 @@ it('POST /v1/email/send with a template reaches the relay DKIM-signed and shows 
     message_id: expect.stringMatching(/^<svc_mailer_.+>$/),
   });
   expect(entry.delivered_at).toEqual(expect.any(String));
+});
+
+it('continues the caller traceparent from the HTTP request to the MAIL_DELIVERED event on the bus', async () => {
+  const events: Array<{ event: string; refId: string; traceparent?: string }> = [];
+  const consumer = await ctx.bus.consume(
+    { queue: `trace-test-${Date.now()}`, bindings: [{ exchange: Exchange.events, routingKey: 'email.#' }] },
+    async (d) => {
+      const payload = d.envelope.payload as { event: string; details: { ref_id: string } };
+      events.push({
+        event: payload.event,
+        refId: payload.details.ref_id,
+        traceparent: d.envelope.traceparent,
+      });
+    },
+  );
+  try {
+    const tenant = await createTenant(ctx.db, { name: 'trace', tier: 'enterprise' });
+    const key = dkimKeyPair();
+    const mailerId = await insertDomainMailer(ctx.db, ctx.sealer, tenant.id, {
+      domain: 'trace.test',
+      selector: 's',
+      key,
+    });
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const accepted = await request(app)
+      .post('/v1/email/send')
+      .set({ Authorization: `Bearer ${tenant.apiKey}`, traceparent: `00-${traceId}-00f067aa0ba902b7-01` })
+      .send({
+        from: { email: 'hi@trace.test' },
+        to: [{ email: 'someone@example.com' }],
+        mailer_id: mailerId,
+        subject: 'Traced',
+        content: [{ type: 'text/plain', value: 'hello' }],
+      })
+      .expect(200);
+    const delivered = await eventually(
+      async () =>
+        events.find((e) => e.refId === accepted.body.ref_id && e.event === 'MAIL_DELIVERED') ?? null,
+      'MAIL_DELIVERED event on the bus',
+    );
+    expect(delivered.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+  } finally {
+    await consumer.cancel();
+  }
 });

@@ -34,6 +34,7 @@ import {
   PermanentError,
   type Sealer,
   counter,
+  currentTrace,
   envelope,
   histogram,
 } from '@mailyard/platform';
@@ -117,6 +118,7 @@ export async function processCommand(deps: ConsumerDeps, cmd: SendEmailCommand):
     mailerId: copy.send.mailerId,
     customArgs: copy.send.customArgs,
     attempt: cmd.attempt,
+    traceparent: currentTrace()?.traceparent,
   };
   const recorded = copy.events.filter((e) => e.attempt === cmd.attempt);
   if (recorded.length > 0) {

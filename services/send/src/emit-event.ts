@@ -58,6 +58,8 @@ export interface EventContext {
   mailerId: string;
   customArgs: Record<string, unknown> | null;
   attempt: number;
+  /** The command's trace; events written in a shared batch still continue their own trace. */
+  traceparent?: string;
 }
 
 /** The spec event object (SPEC.md "Event object"); webhook_id is filled by the dispatcher. */
@@ -168,6 +170,7 @@ export async function recordEventsBatch(
         envelope(EMAIL_EVENT_MESSAGE, i.event, {
           version: EMAIL_EVENT_MESSAGE_VERSION,
           tenantId: i.ctx.tenantId,
+          parentTraceparent: i.ctx.traceparent,
         }),
       ),
     ),
