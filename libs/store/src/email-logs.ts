@@ -25,6 +25,20 @@ const toEntry = ({ id: _id, ...r }: LogRow): EmailLogEntry => ({
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, '\\$&');
 
+/**
+ * The QUEUED rows of an accepted send as parallel columns (id, copy_id, recipient,
+ * recipient_domain, recipient_type) for `unnest`; ids are ULIDs, in order.
+ */
+export function queuedLogColumns(recipients: readonly QueuedRecipient[]): string[][] {
+  return [
+    recipients.map(() => ulid()),
+    recipients.map((r) => r.copyId),
+    recipients.map((r) => r.recipient),
+    recipients.map((r) => r.recipientDomain),
+    recipients.map((r) => r.recipientType),
+  ];
+}
+
 /** The email log (table `email_logs`, one row per recipient of each copy), scoped to one tenant. */
 export const emailLogs = {
   /** Writes the QUEUED rows of an accepted send in one statement (ids are ULIDs, in order). */
@@ -45,11 +59,7 @@ export const emailLogs = {
         send.subject,
         send.mailerId,
         send.campaignId,
-        recipients.map(() => ulid()),
-        recipients.map((r) => r.copyId),
-        recipients.map((r) => r.recipient),
-        recipients.map((r) => r.recipientDomain),
-        recipients.map((r) => r.recipientType),
+        ...queuedLogColumns(recipients),
       ],
     );
   },

@@ -1,5 +1,13 @@
-import type { StoredSendRequest } from '@mailyard/contracts';
+import type {
+  BusEnvelope,
+  ConfigType,
+  Content,
+  ExchangeName,
+  MailerState,
+  StoredSendRequest,
+} from '@mailyard/contracts';
 import type { Queryable } from '@mailyard/platform';
+import { type QueuedRecipient, queuedLogColumns } from './email-logs';
 
 /** What a send holds, as accepted and as read back. */
 interface SendFields {
@@ -24,6 +32,51 @@ export interface IdempotentSend {
 export interface StoredSend extends SendFields {
   createdAt: string;
 }
+
+/** What the gateway checks a sending mailer by (no secrets are unsealed). */
+export type SendingMailerStatus = { configType: ConfigType; state: MailerState | 'deleted' } & (
+  | { kind: 'domain'; domain: string; verified: boolean }
+  | { kind: 'smtp' }
+);
+
+/** What accepting a send reads: its mailer (null = none of the tenant's) and template. */
+export interface SendAcceptContext {
+  mailer: SendingMailerStatus | null;
+  /** Undefined when no template was named; null when the tenant has no such template. */
+  template: { subject: string; content: Content[] } | null | undefined;
+}
+
+/** A message for the transactional outbox (libs/platform enqueueOutbox), written with the send. */
+export interface OutboxMessage {
+  exchange: ExchangeName;
+  routingKey: string;
+  envelope: BusEnvelope;
+}
+
+/**
+ * The send, its QUEUED log rows and its outbox rows in one statement: the logs and outbox rows
+ * are written only when the send row was (its idempotency key was free).
+ */
+const INSERT_ACCEPTED = `
+WITH send AS (
+  INSERT INTO sends (ref_id, tenant_id, mailer_id, campaign_id, custom_args, request, idempotency_key, request_hash)
+  VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8)
+  ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+  RETURNING ref_id
+),
+logs AS (
+  INSERT INTO email_logs (id, ref_id, tenant_id, copy_id, recipient, recipient_domain, recipient_type, subject, mailer_id, campaign_id)
+  SELECT u.id, send.ref_id, $2, u.copy_id, u.recipient, u.recipient_domain, u.recipient_type, $9, $3, $4
+    FROM send, unnest($10::text[], $11::text[], $12::text[], $13::text[], $14::text[])
+         AS u(id, copy_id, recipient, recipient_domain, recipient_type)
+),
+ob AS (
+  INSERT INTO outbox (exchange, routing_key, message)
+  SELECT o.exchange, o.routing_key, o.message
+    FROM send, unnest($15::text[], $16::text[], $17::jsonb[]) WITH ORDINALITY AS o(exchange, routing_key, message, n)
+   ORDER BY o.n
+)
+SELECT count(*)::integer AS n FROM send`;
 
 /** Accepted sends (table `sends`), always scoped to one tenant. */
 export const sends = {
@@ -79,6 +132,85 @@ export const sends = {
       ],
     );
     return res.rowCount === 1;
+  },
+
+  /**
+   * The mailer's status and the template (when `templateId` is given) in one round trip.
+   * Deleted mailers are returned with state `deleted`.
+   */
+  async acceptContext(
+    db: Queryable,
+    tenantId: string,
+    mailerId: string,
+    templateId: string | undefined,
+  ): Promise<SendAcceptContext> {
+    const { rows } = await db.query<{
+      config_type: ConfigType | null;
+      state: MailerState;
+      deleted: boolean;
+      domain: string | null;
+      verified: boolean | null;
+      template_id: string | null;
+      subject: string;
+      content: Content[];
+    }>(
+      `SELECT m.config_type, m.state, m.deleted_at IS NOT NULL AS deleted, d.name AS domain, d.verified,
+              t.id AS template_id, t.subject, t.content
+         FROM (VALUES (1)) AS one (x)
+         LEFT JOIN mailers m ON m.tenant_id = $1 AND m.id = $2
+         LEFT JOIN domains d ON d.id = m.id
+         LEFT JOIN templates t ON t.tenant_id = $1 AND t.id = $3`,
+      [tenantId, mailerId, templateId ?? null],
+    );
+    const r = rows[0]!;
+    let template: SendAcceptContext['template'];
+    if (templateId !== undefined)
+      template = r.template_id === null ? null : { subject: r.subject, content: r.content };
+    if (r.config_type === null) return { mailer: null, template };
+    const state = r.deleted ? 'deleted' : r.state;
+    const mailer: SendingMailerStatus =
+      r.config_type === 'domain'
+        ? {
+            kind: 'domain',
+            configType: 'domain',
+            state,
+            domain: r.domain ?? '',
+            verified: r.verified === true,
+          }
+        : { kind: 'smtp', configType: r.config_type, state };
+    return { mailer, template };
+  },
+
+  /**
+   * Inserts the send, one QUEUED `email_logs` row per recipient and the outbox messages in one
+   * statement (atomic without a transaction). False, and nothing written, when the idempotency
+   * key is held by another send of the tenant (see insert).
+   */
+  async insertAccepted(
+    db: Queryable,
+    s: NewSend,
+    recipients: readonly QueuedRecipient[],
+    outbox: readonly OutboxMessage[],
+  ): Promise<boolean> {
+    for (const m of outbox) {
+      if (!m.routingKey) throw new Error('enqueueOutbox: routingKey must not be empty');
+    }
+    const { rows } = await db.query<{ n: number }>(INSERT_ACCEPTED, [
+      s.refId,
+      s.tenantId,
+      s.mailerId,
+      s.campaignId,
+      s.customArgs === null ? null : JSON.stringify(s.customArgs),
+      JSON.stringify(s.request),
+      s.idempotencyKey,
+      s.requestHash,
+      s.request.subject,
+      ...queuedLogColumns(recipients),
+      outbox.map((m) => m.exchange),
+      outbox.map((m) => m.routingKey),
+      outbox.map((m) => JSON.stringify(m.envelope)),
+    ]);
+    return rows[0]?.n === 1;
   },
 
   /** An accepted send with its stored request (for the send service). */

@@ -16,15 +16,15 @@ import {
 import {
   type Db,
   HttpError,
+  type Queryable,
   type Sealer,
   badRequest,
   counter,
-  enqueueOutbox,
   envelope,
   notFound,
   unprocessable,
 } from '@mailyard/platform';
-import { type QueuedRecipient, emailLogs, loadSendingMailer, sends, templates } from '@mailyard/store';
+import { type OutboxMessage, type QueuedRecipient, type SendAcceptContext, sends } from '@mailyard/store';
 import { IDEMPOTENCY_TTL_SECONDS, requestHash } from './idempotency';
 import { assertMailerCanSend } from './mailer-check';
 
@@ -48,15 +48,13 @@ const acceptedRecipients = counter(
 );
 
 /** Subject and content from the request, else from its template (404 when unknown). */
-async function resolveBody(
-  db: Db,
-  tenantId: string,
+function resolveBody(
   request: SendRequest,
-): Promise<Pick<StoredSendRequest, 'subject' | 'content'>> {
+  template: SendAcceptContext['template'],
+): Pick<StoredSendRequest, 'subject' | 'content'> {
   let subject = request.subject;
   let content = request.content;
-  if (request.template_id !== undefined) {
-    const template = await templates.get(db, tenantId, request.template_id);
+  if (template !== undefined) {
     if (!template) throw notFound(ErrorText.templateNotFound);
     subject ??= template.subject;
     content ??= template.content;
@@ -93,14 +91,13 @@ export async function acceptSend(
     if (earlier) return earlier;
   }
 
-  const body = await resolveBody(db, tenantId, request);
+  // Mailer and template in one round trip; checked in the documented order (template first).
+  const context = await sends.acceptContext(db, tenantId, request.mailer_id, request.template_id);
+  const body = resolveBody(request, context.template);
   if (messageSizeBytes(body.content, request.attachments) > SEND_LIMITS.maxMessageBytes) {
     throw new HttpError(413, ErrorText.messageTooLarge);
   }
-  assertMailerCanSend(
-    await loadSendingMailer(db, deps.sealer, tenantId, request.mailer_id),
-    request.from.email,
-  );
+  assertMailerCanSend(context.mailer, request.from.email);
 
   const refId = ulid();
   const stored: StoredSendRequest = { ...request, ...body };
@@ -113,42 +110,40 @@ export async function acceptSend(
       recipientType: r.type,
     })),
   );
-  const campaignId = request.campaign_id ?? null;
-
-  const inserted = await db.transaction(async (tx) => {
-    if (key !== null) await sends.releaseExpiredIdempotencyKey(tx, tenantId, key, IDEMPOTENCY_TTL_SECONDS);
-    const ok = await sends.insert(tx, {
-      refId,
-      tenantId,
-      mailerId: request.mailer_id,
-      campaignId,
-      customArgs: request.custom_args ?? null,
-      request: stored,
-      idempotencyKey: key,
-      requestHash: hash,
-    });
-    if (!ok) return false;
-    await emailLogs.insertQueued(
-      tx,
-      { refId, tenantId, mailerId: request.mailer_id, campaignId, subject: body.subject },
+  const commands: OutboxMessage[] = copies.map((copy) => ({
+    exchange: Exchange.commands,
+    routingKey: RoutingKey.sendEmail,
+    envelope: envelope(
+      SEND_EMAIL_COMMAND,
+      { ref_id: refId, tenant_id: tenantId, copy_id: copy.copy_id, attempt: 1 } satisfies SendEmailCommand,
+      { tenantId, version: SEND_EMAIL_COMMAND_VERSION },
+    ),
+  }));
+  // The send, its log rows and its commands are one statement; with a key, an expired holder
+  // of the key is released first in the same transaction.
+  const write = (q: Queryable) =>
+    sends.insertAccepted(
+      q,
+      {
+        refId,
+        tenantId,
+        mailerId: request.mailer_id,
+        campaignId: request.campaign_id ?? null,
+        customArgs: request.custom_args ?? null,
+        request: stored,
+        idempotencyKey: key,
+        requestHash: hash,
+      },
       recipients,
+      commands,
     );
-    for (const copy of copies) {
-      const command: SendEmailCommand = {
-        ref_id: refId,
-        tenant_id: tenantId,
-        copy_id: copy.copy_id,
-        attempt: 1,
-      };
-      await enqueueOutbox(
-        tx,
-        Exchange.commands,
-        RoutingKey.sendEmail,
-        envelope(SEND_EMAIL_COMMAND, command, { tenantId, version: SEND_EMAIL_COMMAND_VERSION }),
-      );
-    }
-    return true;
-  });
+  const inserted =
+    key === null
+      ? await write(db)
+      : await db.transaction(async (tx) => {
+          await sends.releaseExpiredIdempotencyKey(tx, tenantId, key, IDEMPOTENCY_TTL_SECONDS);
+          return write(tx);
+        });
 
   if (!inserted) {
     // Another request took the key between our look-up and insert (it committed first).

@@ -1,11 +1,6 @@
-import {
-  type ConfigType,
-  ErrorText,
-  type SendingMailer,
-  domainOf,
-  isDomainOrSubdomain,
-} from '@mailyard/contracts';
+import { type ConfigType, ErrorText, domainOf, isDomainOrSubdomain } from '@mailyard/contracts';
 import { notFound, unprocessable } from '@mailyard/platform';
+import type { SendingMailerStatus } from '@mailyard/store';
 
 /** Receive-only configurations: IMAP without an SMTP or OAuth sending side. */
 export const RECEIVE_ONLY_CONFIG_TYPES: readonly ConfigType[] = ['imap', 'basic_imap', 'oauth_imap'];
@@ -17,9 +12,9 @@ export const RECEIVE_ONLY_CONFIG_TYPES: readonly ConfigType[] = ['imap', 'basic_
  * sending domain (the domain itself or any subdomain, as DMARC relaxed alignment allows).
  */
 export function assertMailerCanSend(
-  mailer: SendingMailer | null,
+  mailer: SendingMailerStatus | null,
   fromEmail: string,
-): asserts mailer is SendingMailer {
+): asserts mailer is SendingMailerStatus {
   if (!mailer || mailer.state === 'deleted') throw notFound(ErrorText.mailerNotFound);
   if (RECEIVE_ONLY_CONFIG_TYPES.includes(mailer.configType)) throw unprocessable(ErrorText.mailerCannotSend);
   if (mailer.state === 'disabled') throw unprocessable(ErrorText.mailerDisabled);
