@@ -1,6 +1,20 @@
+import { randomBytes } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 
-const nextUlid = monotonicFactory();
+// ulid's default source calls randomBytes(1) for each of an id's 16 random characters;
+// drawing from a pooled buffer gives the same distribution for a fraction of the cost.
+const POOL_BYTES = 4096;
+let pool = randomBytes(POOL_BYTES);
+let poolPos = 0;
+function pooledPrng(): number {
+  if (poolPos >= POOL_BYTES) {
+    pool = randomBytes(POOL_BYTES);
+    poolPos = 0;
+  }
+  return pool[poolPos++]! / 0xff;
+}
+
+const nextUlid = monotonicFactory(pooledPrng);
 
 /** Prefixes of every identifier the service issues (SPEC.md "Identifiers", "Mailer"). */
 export const IdPrefix = {
