@@ -10,7 +10,7 @@ import type { Queryable } from '@mailyard/platform';
 import { type QueuedRecipient, queuedLogColumns } from './email-logs';
 
 /** What a send holds, as accepted and as read back. */
-interface SendFields {
+export interface SendFields {
   refId: string;
   tenantId: string;
   mailerId: string;
@@ -31,6 +31,20 @@ export interface IdempotentSend {
 
 export interface StoredSend extends SendFields {
   createdAt: string;
+}
+
+/** Parameters $1..$8 of a `sends` insert, in column order. */
+function sendParams(s: NewSend): unknown[] {
+  return [
+    s.refId,
+    s.tenantId,
+    s.mailerId,
+    s.campaignId,
+    s.customArgs === null ? null : JSON.stringify(s.customArgs),
+    JSON.stringify(s.request),
+    s.idempotencyKey,
+    s.requestHash,
+  ];
 }
 
 /** What the gateway checks a sending mailer by (no secrets are unsealed). */
@@ -120,16 +134,7 @@ export const sends = {
       `INSERT INTO sends (ref_id, tenant_id, mailer_id, campaign_id, custom_args, request, idempotency_key, request_hash)
        VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8)
        ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
-      [
-        s.refId,
-        s.tenantId,
-        s.mailerId,
-        s.campaignId,
-        s.customArgs === null ? null : JSON.stringify(s.customArgs),
-        JSON.stringify(s.request),
-        s.idempotencyKey,
-        s.requestHash,
-      ],
+      sendParams(s),
     );
     return res.rowCount === 1;
   },
@@ -196,14 +201,7 @@ export const sends = {
       if (!m.routingKey) throw new Error('enqueueOutbox: routingKey must not be empty');
     }
     const { rows } = await db.query<{ n: number }>(INSERT_ACCEPTED, [
-      s.refId,
-      s.tenantId,
-      s.mailerId,
-      s.campaignId,
-      s.customArgs === null ? null : JSON.stringify(s.customArgs),
-      JSON.stringify(s.request),
-      s.idempotencyKey,
-      s.requestHash,
+      ...sendParams(s),
       s.request.subject,
       ...queuedLogColumns(recipients),
       outbox.map((m) => m.exchange),

@@ -6,6 +6,7 @@
  */
 import type { RecipientType, StoredSendRequest } from '@mailyard/contracts';
 import type { Queryable } from '@mailyard/platform';
+import type { SendFields } from '@mailyard/store';
 import { Batcher } from './batcher';
 
 export interface CopyRecipientRow {
@@ -24,14 +25,7 @@ export interface RecordedEvent {
   providerError: string;
 }
 
-export interface SendRow {
-  refId: string;
-  tenantId: string;
-  mailerId: string;
-  campaignId: string | null;
-  customArgs: Record<string, unknown> | null;
-  request: StoredSendRequest;
-}
+export type SendRow = SendFields;
 
 export interface LoadedCopy {
   send: SendRow;
