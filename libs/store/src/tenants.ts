@@ -44,6 +44,11 @@ export async function createTenant(
   });
 }
 
+export async function hasTenants(db: Queryable): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM tenants LIMIT 1');
+  return rows.length > 0;
+}
+
 export async function findTenant(db: Queryable, tenantId: string): Promise<Tenant | null> {
   const { rows } = await db.query<Tenant>('SELECT id, name, tier FROM tenants WHERE id = $1', [tenantId]);
   return rows[0] ?? null;

@@ -7,7 +7,7 @@ import {
   listen,
   storeReadiness,
 } from '@mailyard/platform';
-import { ensureBootstrapTenant } from '@mailyard/store';
+import { ensureBootstrapTenant, hasTenants } from '@mailyard/store';
 import { buildGatewayApp } from './app';
 import { DomainCheckJob } from './domains/domain-checks';
 
@@ -42,11 +42,19 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
     config.HOST,
   );
   const url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${boundPort(server)}`;
+  const noTenants = !(await hasTenants(db));
   return {
     name: 'gateway',
     banner: [
       `API ${url}/v1  health ${url}/healthz  metrics ${url}/metrics`,
       ...(config.ADMIN_API_KEY ? [`admin ${url}/admin/v1`] : []),
+      ...(noTenants
+        ? [
+            config.DATABASE_URL
+              ? 'no tenants yet: `pnpm cli tenant:create <name>` (same DATABASE_URL) prints an API key'
+              : 'no tenants yet: restart with BOOTSTRAP_API_KEY=<key>, or stop and run `pnpm cli tenant:create <name>` (PGlite serves one process per DATA_DIR)',
+          ]
+        : []),
     ],
     readiness,
     async stop() {
