@@ -17,3 +17,4 @@ export * from './runtime/run';
 export * from './secrets/sealer';
 export * from './secrets/secret-key';
 export * from './dns/resolver';
+export * from './net/host-policy';

@@ -16,6 +16,8 @@ export interface SendSettings {
   smtpTimeoutMs: number;
   mxConnections: number;
   poolConnections: number;
+  /** smtp mailers may point at private/loopback hosts (MAILER_ALLOW_PRIVATE_HOSTS). */
+  allowPrivateHosts: boolean;
 }
 
 export function sendSettings(config: Config): SendSettings {
@@ -33,6 +35,7 @@ export function sendSettings(config: Config): SendSettings {
     smtpTimeoutMs: config.SEND_SMTP_TIMEOUT_MS,
     mxConnections: config.SEND_MX_CONNECTIONS,
     poolConnections: config.SEND_POOL_CONNECTIONS,
+    allowPrivateHosts: config.MAILER_ALLOW_PRIVATE_HOSTS,
   };
 }
 

@@ -40,6 +40,7 @@ function startService(): Spawned {
     OUTBOX_POLL_MS: '50',
     SEND_POOL_CONNECTIONS: '4',
     SEND_RETRY_DELAYS: '1',
+    MAILER_ALLOW_PRIVATE_HOSTS: '1',
   });
 }
 

@@ -29,6 +29,7 @@ beforeAll(async () => {
     LOG_LEVEL: 'error',
     OUTBOX_POLL_MS: '50',
     SEND_RETRY_DELAYS: '0.2',
+    MAILER_ALLOW_PRIVATE_HOSTS: '1',
   });
   ctx = await openContext(config, createLogger('send-embedded-test', 'error'));
   const service = await start(ctx);

@@ -21,6 +21,7 @@ export const MailerErrorText = {
   notSmtpMailer: 'Mailer is not a basic SMTP configuration',
   notImapMailer: 'Mailer is not a basic IMAP configuration',
   oauthConfig: 'The config of an OAuth mailer cannot be changed; reconnect it through POST /v1/oauth/login',
+  hostNotAllowed: 'Mailer host is not allowed',
   domainMailer: 'A domain mailer is managed through the /v1/domain endpoints',
   deactivatedDisable: 'Mailer is deactivated; re-authenticate it (enable, or update its credentials) first',
   oauthReauth: 'An OAuth mailer is re-activated by connecting it again through POST /v1/oauth/login',

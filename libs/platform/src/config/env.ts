@@ -81,6 +81,8 @@ export const EnvSchema = z.object({
   OUTBOX_BATCH: positiveInt(200),
   SHUTDOWN_TIMEOUT_MS: positiveInt(10000),
   WEBHOOK_ALLOW_INSECURE: flag,
+  /** Lets SMTP/IMAP mailers point at private, loopback or link-local hosts (internal relays). */
+  MAILER_ALLOW_PRIVATE_HOSTS: flag,
   // Sending domains: DNS verification, suggested records, background re-checks
   DNS_SERVERS: commaList(
     'must be a comma-separated list of IP addresses, each optionally with :port',

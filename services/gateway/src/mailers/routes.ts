@@ -18,6 +18,7 @@ import {
   type ServiceContext,
   badRequest,
   conflict,
+  hostRefusal,
   notFound,
   parseOrThrow,
 } from '@mailyard/platform';
@@ -98,6 +99,12 @@ export function mailerRoutes(ctx: Pick<ServiceContext, 'db' | 'config' | 'sealer
     if (!result.ok) throw checkFailure(result, FAILURE_TEXT[protocol]);
   };
 
+  // Tenants must not reach internal hosts through a mailer (SSRF), unless the operator allows it.
+  const assertHostAllowed = async (host: string): Promise<void> => {
+    const refusal = await hostRefusal(host, config.MAILER_ALLOW_PRIVATE_HOSTS);
+    if (refusal) throw new HttpError(422, MailerErrorText.hostNotAllowed, refusal);
+  };
+
   const loadMailer = async (res: Response, id: string): Promise<StoredMailer> => {
     const mailer = await mailers.get(db, tenantOf(res).tenantId, id);
     if (!mailer) throw notFound(MailerErrorText.mailerNotFound);
@@ -113,6 +120,7 @@ export function mailerRoutes(ctx: Pick<ServiceContext, 'db' | 'config' | 'sealer
       username: input.config.username,
       secure,
     };
+    await assertHostAllowed(conn.host);
     if (verify) await checkOrThrow('smtp', conn, input.config.password);
     const id = await mailers.create(db, tenantOf(res).tenantId, {
       id: newId(verify ? IdPrefix.basicSmtp : IdPrefix.smtp),
@@ -136,6 +144,7 @@ export function mailerRoutes(ctx: Pick<ServiceContext, 'db' | 'config' | 'sealer
       username: input.config.username,
       secure: 'SSL',
     };
+    await assertHostAllowed(conn.host);
     if (verify) await checkOrThrow('imap', conn, input.config.password);
     const id = await mailers.create(db, tenantOf(res).tenantId, {
       id: newId(IdPrefix.basicImap),
@@ -177,6 +186,7 @@ export function mailerRoutes(ctx: Pick<ServiceContext, 'db' | 'config' | 'sealer
       if (mailer.connectionType === 'oauth') throw new HttpError(422, MailerErrorText.oauthConfig);
       const { password, ...settings } = given as Partial<MailerConnection> & { password?: string };
       const conn = { ...mailer.config, ...settings } as MailerConnection;
+      await assertHostAllowed(conn.host);
       if (settings.secure && settings.port === undefined && protocol === 'smtp')
         conn.port = mailer.config.port ?? defaultSmtpPort(conn.secure);
       if (VERIFIED_TYPES.includes(mailer.configType) || mailer.state === 'deactivated') {

@@ -57,7 +57,14 @@ export async function createStores(mode: Mode): Promise<SharedStores> {
 
 /** A gateway app over the given stores (several instances may share one set, like replicas). */
 export async function startGateway(stores: SharedStores, env: Env = {}): Promise<TestGateway> {
-  const config = configFrom({ LOG_LEVEL: 'error', API_KEY_CACHE_MS: '0', ...stores.env, ...env });
+  // Test peers (SMTP, Dovecot) listen on 127.0.0.1: private hosts are allowed unless a test says otherwise.
+  const config = configFrom({
+    LOG_LEVEL: 'error',
+    API_KEY_CACHE_MS: '0',
+    MAILER_ALLOW_PRIVATE_HOSTS: '1',
+    ...stores.env,
+    ...env,
+  });
   const logger = createLogger('gateway-test', process.env.TEST_LOG_LEVEL ?? 'error');
   const ctx = await openContext(config, logger);
   return {

@@ -49,6 +49,7 @@ export class Transports {
       timeoutMs: this.s.smtpTimeoutMs,
       maxConnections: this.s.poolConnections,
       clientName: this.s.serviceDomain,
+      allowPrivateHosts: this.s.allowPrivateHosts,
     });
   }
 

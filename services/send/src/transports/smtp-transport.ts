@@ -6,6 +6,7 @@
  * gets a new pool.
  */
 import type { SmtpSecureMode } from '@mailyard/contracts';
+import { hostRefusal } from '@mailyard/platform';
 import { type DestinationOptions, type PoolCache, settingsKey } from './pool-cache';
 import type { Envelope, MessageTransport, RecipientResult } from './types';
 
@@ -37,11 +38,26 @@ export class SmtpMailerTransport implements MessageTransport {
     private readonly pools: PoolCache,
     private readonly mailerId: string,
     private readonly server: SmtpServerSettings,
-    private readonly o: { timeoutMs: number; maxConnections: number; clientName: string },
+    private readonly o: {
+      timeoutMs: number;
+      maxConnections: number;
+      clientName: string;
+      allowPrivateHosts: boolean;
+    },
   ) {}
 
-  deliver(envelope: Envelope, raw: Buffer): Promise<RecipientResult[]> {
+  async deliver(envelope: Envelope, raw: Buffer): Promise<RecipientResult[]> {
     const s = this.server;
+    // The gateway refuses such hosts at save time; this catches DNS that changed since.
+    const refusal = await cachedRefusal(s.host, this.o.allowPrivateHosts);
+    if (refusal) {
+      const failure = {
+        kind: 'permanent' as const,
+        failedReason: 'Mailer host is not allowed',
+        providerError: refusal,
+      };
+      return envelope.to.map((email) => ({ email, ok: false as const, failure }));
+    }
     const key = `mailer:${this.mailerId}:${settingsKey([s.host, s.port, s.secure, s.username, s.password])}`;
     const transporter = this.pools.get(key, () => ({
       host: s.host,
@@ -56,4 +72,18 @@ export class SmtpMailerTransport implements MessageTransport {
     }));
     return this.pools.send(transporter, envelope, raw);
   }
+}
+
+const REFUSAL_TTL_MS = 60_000;
+const refusals = new Map<string, { refusal: string | null; at: number }>();
+
+/** hostRefusal with a short cache: one DNS lookup per host a minute, not one per message. */
+async function cachedRefusal(host: string, allowPrivate: boolean): Promise<string | null> {
+  if (allowPrivate) return null;
+  const hit = refusals.get(host);
+  if (hit && Date.now() - hit.at < REFUSAL_TTL_MS) return hit.refusal;
+  const refusal = await hostRefusal(host, false);
+  if (refusals.size > 10_000) refusals.clear();
+  refusals.set(host, { refusal, at: Date.now() });
+  return refusal;
 }

@@ -71,6 +71,8 @@ export async function startSendService(
     SEND_RETRY_DELAYS: '1,1,1,1',
     SEND_SMTP_TIMEOUT_MS: '5000',
     DNS_TIMEOUT_MS: '1000',
+    // Receivers listen on 127.0.0.1: private hosts are allowed unless a test says otherwise.
+    MAILER_ALLOW_PRIVATE_HOSTS: '1',
     ...stores.env,
     ...env,
   });
