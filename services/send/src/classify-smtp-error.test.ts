@@ -40,12 +40,20 @@ describe('classifySmtpError', () => {
   it.each([
     [535, '535 5.7.8 Authentication credentials invalid', 'AUTH PLAIN'],
     [534, '534 5.7.9 Authentication mechanism is too weak', 'AUTH LOGIN'],
-    [530, '530 5.7.0 Authentication required', 'MAIL FROM'],
+    [530, '530 5.7.8 Authentication credentials invalid', 'MAIL FROM'],
   ])('classifies %i as an authentication failure', (code, response, command) => {
     const f = classifySmtpError({ code: 'EAUTH', responseCode: code, response, command });
     expect(f.kind).toBe('auth');
     expect(f.failedReason.startsWith('Authentication')).toBe(true);
   });
+
+  it.each([['530 5.7.0 Must issue a STARTTLS command first'], ['530 5.7.0 Authentication required']])(
+    'treats "%s" to MAIL FROM as a permanent configuration failure, not refused credentials',
+    (response) => {
+      const f = classifySmtpError({ code: 'EENVELOPE', responseCode: 530, response, command: 'MAIL FROM' });
+      expect(f.kind).toBe('permanent');
+    },
+  );
 
   it('does not deactivate for a temporary auth failure (454)', () => {
     expect(

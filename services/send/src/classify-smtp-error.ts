@@ -158,7 +158,8 @@ function isAuthReply(code: number, enhanced: string | undefined, command: string
   if (code < 500) return false;
   if (command?.toUpperCase().startsWith('AUTH')) return true;
   if (code === 535 || code === 534) return true;
-  if (code === 530) return enhanced === undefined || enhanced === '5.7.0' || enhanced === '5.7.8';
+  // 530 5.7.0 to MAIL is "authenticate first" or "STARTTLS first": configuration, not refused credentials.
+  if (code === 530) return enhanced === '5.7.8';
   return enhanced === '5.7.8' || enhanced === '5.7.9';
 }
 

@@ -29,6 +29,8 @@ describe('parseAddress (RFC 5322 addr-spec, IDNA domains)', () => {
     'a.@example.com',
     'a b@example.com',
     'Name <a@example.com>',
+    '"x>y"@example.com',
+    '"<a>"@example.com',
     'a@example.com (comment)',
     ' a@example.com',
     'a@example.com ',

@@ -3,7 +3,9 @@ import { domainToASCII } from 'node:url';
 /** RFC 5322 dot-atom local part (atext runs separated by single dots). */
 const DOT_ATOM_LOCAL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
 /** RFC 5322 quoted-string local part: qtext or quoted-pairs of visible characters and space. */
-const QUOTED_LOCAL = /^"(?:[\x20\x21\x23-\x5B\x5D-\x7E]|\\[\x20-\x7E])*"$/;
+// Quoted local parts, without < and > (nodemailer refuses those in an envelope, failing every
+// recipient of the message).
+const QUOTED_LOCAL = /^"(?:[\x20\x21\x23-\x3B\x3D\x3F-\x5B\x5D-\x7E]|\\[\x20-\x3B\x3D\x3F-\x7E])*"$/;
 /** Before IDNA: letters, marks and digits of any script, hyphens, and the dots IDNA accepts. */
 const RAW_DOMAIN = /^[\p{L}\p{M}\p{N}.\u3002\uFF0E\uFF61-]+$/u;
 /** After IDNA: an LDH label of 1 to 63 characters. */

@@ -64,12 +64,14 @@ export class SmtpPool {
   async send(envelope: { from: string; to: string[] }, raw: Buffer): Promise<SmtpSendInfo> {
     const deadline = Date.now() + this.o.deliveryTimeoutMs;
     const first = await this.acquire(deadline);
+    // Read before sending: sendOn counts the message on the connection even when it fails.
+    const reused = first.messages > 0;
     try {
       return await this.sendOn(first, envelope, raw, deadline);
     } catch (err) {
       const e = err as SmtpError;
       const staleReuse =
-        first.messages > 0 && !e.responseCode && CONNECTION_LEVEL.has(e.code ?? '') && Date.now() < deadline;
+        reused && !e.responseCode && CONNECTION_LEVEL.has(e.code ?? '') && Date.now() < deadline;
       if (!staleReuse) throw err;
       // The server dropped a connection that sat idle: once more, on a new connection.
       const fresh = await this.acquire(deadline, true);
