@@ -35,3 +35,21 @@ describe('renderCopy', () => {
     expect(() => renderCopy({ subject: 'x', content: [] }, {})).toThrow(RenderError);
   });
 });
+
+describe('rendered size limit', () => {
+  it('stops substitution that would grow a copy past the message limit', () => {
+    const template = '{{x}}'.repeat(1_000_000);
+    const vars = { x: 'y'.repeat(400) };
+    expect(() =>
+      renderCopy({ subject: 's', content: [{ type: 'text/plain', value: template }] }, vars),
+    ).toThrow('The rendered message exceeds 30 MB');
+  });
+
+  it('renders copies within the limit', () => {
+    const out = renderCopy(
+      { subject: 's', content: [{ type: 'text/plain', value: '{{x}}'.repeat(1000) }] },
+      { x: 'ab' },
+    );
+    expect(out.text).toHaveLength(2000);
+  });
+});

@@ -9,7 +9,7 @@
  *   inject markup or break out of an attribute. Subject and text/plain take it verbatim, except
  *   that line breaks in the subject become spaces (a header stays one logical line).
  */
-import type { Content, StoredSendRequest } from '@mailyard/contracts';
+import { type Content, SEND_LIMITS, type StoredSendRequest } from '@mailyard/contracts';
 
 export class RenderError extends Error {
   override name = 'RenderError';
@@ -35,17 +35,31 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (ch) => HTML_ESCAPES[ch]!);
 }
 
+/** Characters a copy may still grow by; substitution stops (RenderError) when it runs out. */
+export interface RenderBudget {
+  remaining: number;
+}
+
 /** Replaces every `{{variable}}` in `template`; `encode` is applied to each substituted value. */
 export function substitute(
   template: string,
   vars: Record<string, string>,
   encode: (v: string) => string = (v) => v,
+  budget: RenderBudget = { remaining: Number.POSITIVE_INFINITY },
 ): string {
+  budget.remaining -= template.length;
+  if (budget.remaining < 0) throw new RenderError(TOO_LARGE);
   return template.replace(VARIABLE, (_, name: string) => {
     const value = Object.hasOwn(vars, name) ? vars[name] : undefined;
-    return value === undefined || value === null ? '' : encode(String(value));
+    const out = value === undefined || value === null ? '' : encode(String(value));
+    // Checked per value, so a small template repeating a long value cannot exhaust memory.
+    budget.remaining -= out.length;
+    if (budget.remaining < 0) throw new RenderError(TOO_LARGE);
+    return out;
   });
 }
+
+const TOO_LARGE = `The rendered message exceeds ${SEND_LIMITS.maxMessageBytes / (1024 * 1024)} MB`;
 
 /** Renders subject and bodies for one copy. Throws RenderError when the request cannot be rendered. */
 export function renderCopy(
@@ -55,11 +69,15 @@ export function renderCopy(
   if (typeof request.subject !== 'string') throw new RenderError('The send has no subject to render');
   if (!Array.isArray(request.content) || request.content.length === 0)
     throw new RenderError('The send has no content to render');
-  const out: RenderedCopy = { subject: substitute(request.subject, vars, (v) => v.replace(/[\r\n]+/g, ' ')) };
+  // Characters, not bytes: a cheap bound that stops runaway substitution long before memory does.
+  const budget: RenderBudget = { remaining: SEND_LIMITS.maxMessageBytes };
+  const out: RenderedCopy = {
+    subject: substitute(request.subject, vars, (v) => v.replace(/[\r\n]+/g, ' '), budget),
+  };
   for (const c of request.content as Content[]) {
     if (typeof c?.value !== 'string') throw new RenderError('A content entry has no value');
-    if (c.type === 'text/html') out.html = substitute(c.value, vars, escapeHtml);
-    else if (c.type === 'text/plain') out.text = substitute(c.value, vars);
+    if (c.type === 'text/html') out.html = substitute(c.value, vars, escapeHtml, budget);
+    else if (c.type === 'text/plain') out.text = substitute(c.value, vars, undefined, budget);
     else throw new RenderError(`Unsupported content type ${JSON.stringify((c as { type?: unknown }).type)}`);
   }
   return out;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ErrorText } from '../errors';
+import { hasControlChars } from '../validation/control';
 
 export const CONTENT_TYPES = ['text/html', 'text/plain'] as const;
 
@@ -24,6 +25,10 @@ const contentList = z
   })
   .min(1, ErrorText.contentRequired);
 
+// The subject becomes a header: no line breaks (header injection) or other control characters.
+const noControlChars = (v: string) => !hasControlChars(v);
+const SUBJECT_CONTROL = 'subject must not contain line breaks or other control characters';
+
 const requiredText = (message: string) =>
   z.string({ required_error: message, invalid_type_error: message }).trim().min(1, message);
 
@@ -32,7 +37,8 @@ export const CreateTemplateSchema = z.object({
   subject: z
     .string({ required_error: ErrorText.subjectRequired, invalid_type_error: ErrorText.subjectRequired })
     .min(1, ErrorText.subjectRequired)
-    .max(998, 'subject must be at most 998 characters'),
+    .max(998, 'subject must be at most 998 characters')
+    .refine(noControlChars, SUBJECT_CONTROL),
   content: contentList,
 });
 export type CreateTemplateRequest = z.infer<typeof CreateTemplateSchema>;
@@ -46,6 +52,7 @@ export const UpdateTemplateSchema = z.object({
     .string({ invalid_type_error: ErrorText.subjectRequired })
     .min(1, ErrorText.subjectRequired)
     .max(998, 'subject must be at most 998 characters')
+    .refine(noControlChars, SUBJECT_CONTROL)
     .optional(),
   content: contentList.optional(),
 });

@@ -35,6 +35,10 @@ export function describeTemplatesApi(mode: Mode): void {
         { name: 'n', subject: 's', content: [{ type: 'application/pdf', value: 'x' }] },
         'content type must be text/html or text/plain',
       ],
+      [
+        { name: 'n', subject: 'Hi\r\nBcc: x@example.com', content: html },
+        'subject must not contain line breaks or other control characters',
+      ],
       [{ name: 'n', subject: 's', content: [{ type: 'text/plain' }] }, 'content value is required'],
     ])('rejects %j with "%s"', async (body, message) => {
       const res = await create(body);
