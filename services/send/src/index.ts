@@ -4,6 +4,7 @@ import { createSendHandler } from './consumer';
 import { EventWriter } from './emit-event';
 import { CopyLoader, RequestCache } from './load-copy';
 import { MailerCache } from './mailer-cache';
+import { recommandUnfinishedCopies } from './recover-in-process';
 import { sendSettings } from './settings';
 import { Transports } from './transports';
 
@@ -51,6 +52,11 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
     events: new EventWriter(db),
     afterCommit: wakeRelay,
   });
+  if (bus.kind === 'memory') {
+    const recommanded = await recommandUnfinishedCopies(db, settings.maxAttempts);
+    if (recommanded > 0)
+      logger.info('re-commanded copies left unfinished by the last run', { copies: recommanded });
+  }
   const consumer = await bus.consume(
     {
       ...WorkQueues.send,
