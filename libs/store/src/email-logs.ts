@@ -41,29 +41,6 @@ export function queuedLogColumns(recipients: readonly QueuedRecipient[]): string
 
 /** The email log (table `email_logs`, one row per recipient of each copy), scoped to one tenant. */
 export const emailLogs = {
-  /** Writes the QUEUED rows of an accepted send in one statement (ids are ULIDs, in order). */
-  async insertQueued(
-    tx: Queryable,
-    send: { refId: string; tenantId: string; mailerId: string; campaignId: string | null; subject: string },
-    recipients: readonly QueuedRecipient[],
-  ): Promise<void> {
-    if (recipients.length === 0) return;
-    await tx.query(
-      `INSERT INTO email_logs (id, ref_id, tenant_id, copy_id, recipient, recipient_domain, recipient_type, subject, mailer_id, campaign_id)
-       SELECT u.id, $1, $2, u.copy_id, u.recipient, u.recipient_domain, u.recipient_type, $3, $4, $5
-         FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
-              AS u(id, copy_id, recipient, recipient_domain, recipient_type)`,
-      [
-        send.refId,
-        send.tenantId,
-        send.subject,
-        send.mailerId,
-        send.campaignId,
-        ...queuedLogColumns(recipients),
-      ],
-    );
-  },
-
   /**
    * One page of the tenant's log, newest first, and how many rows match in all. Every filter
    * narrows (AND). Throws InvalidCursorError for a page token that is not ours.

@@ -125,21 +125,6 @@ export const sends = {
   },
 
   /**
-   * Inserts the send; false (and nothing written) when its idempotency key is already held by
-   * another send of the tenant. A concurrent insert of the same key waits for the other
-   * transaction and then reports false, so duplicates never both insert.
-   */
-  async insert(tx: Queryable, s: NewSend): Promise<boolean> {
-    const res = await tx.query(
-      `INSERT INTO sends (ref_id, tenant_id, mailer_id, campaign_id, custom_args, request, idempotency_key, request_hash)
-       VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8)
-       ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
-      sendParams(s),
-    );
-    return res.rowCount === 1;
-  },
-
-  /**
    * The mailer's status and the template (when `templateId` is given) in one round trip.
    * Deleted mailers are returned with state `deleted`.
    */
@@ -189,7 +174,8 @@ export const sends = {
   /**
    * Inserts the send, one QUEUED `email_logs` row per recipient and the outbox messages in one
    * statement (atomic without a transaction). False, and nothing written, when the idempotency
-   * key is held by another send of the tenant (see insert).
+   * key is held by another send of the tenant; a concurrent insert of the same key waits for the
+   * other transaction and then reports false, so duplicates never both insert.
    */
   async insertAccepted(
     db: Queryable,

@@ -2,7 +2,13 @@
  * The send service against real peers: PostgreSQL, RabbitMQ and `smtp-server` receivers that
  * accept, defer (4xx), refuse (5xx) or refuse logins, through smtp/basic_smtp mailers.
  */
-import { Exchange, RoutingKey, SEND_EMAIL_COMMAND, SEND_EMAIL_COMMAND_VERSION } from '@mailyard/contracts';
+import {
+  Exchange,
+  RoutingKey,
+  SEND_EMAIL_COMMAND,
+  SEND_EMAIL_COMMAND_VERSION,
+  type StoredSendRequest,
+} from '@mailyard/contracts';
 import { envelope, metricsRegistry } from '@mailyard/platform';
 import { suppressions } from '@mailyard/store';
 import { type Reply, type SmtpReceiver, startSmtpReceiver } from '../../../test/support/peers/smtp-receiver';
@@ -520,10 +526,7 @@ describe('refusals before sending', () => {
       h.ctx.db,
       tenantId,
       { ...base(mailerId), to: [{ email: 'render@example.com' }] },
-      {
-        beforeCommands: (tx, id) =>
-          tx.query(`UPDATE sends SET request = request - 'content' WHERE ref_id = $1`, [id]).then(() => {}),
-      },
+      { storeAs: ({ content: _content, ...rest }) => rest as StoredSendRequest },
     );
     const events = await settled(refId, 1);
     expect(events).toHaveLength(1);

@@ -15,8 +15,8 @@ import {
   planCopies,
   ulid,
 } from '@mailyard/contracts';
-import { type Db, type Queryable, type Sealer, enqueueOutbox, envelope } from '@mailyard/platform';
-import { createTenant, emailLogs, sends } from '@mailyard/store';
+import { type Db, type Sealer, envelope } from '@mailyard/platform';
+import { createTenant, sends } from '@mailyard/store';
 
 /** Rows for the send service's tests, written the way the gateway and domains API write them. */
 
@@ -125,19 +125,21 @@ export interface Accepted {
 
 /**
  * Accepts a send as POST /v1/email/send does: the validated, normalized request with subject
- * and content resolved, the sends row, one QUEUED email_logs row per recipient of each copy and
- * one send.email command per copy in the outbox, in one transaction.
+ * and content resolved, written with its QUEUED log rows and one send.email command per copy
+ * through the gateway's own statement (sends.insertAccepted). `storeAs` replaces the stored
+ * request (to simulate a damaged one).
  */
 export async function acceptSend(
   db: Db,
   tenantId: string,
   input: SendRequestInput,
-  opts: { beforeCommands?: (tx: Queryable, refId: string) => Promise<void> } = {},
+  opts: { storeAs?: (stored: StoredSendRequest) => StoredSendRequest } = {},
 ): Promise<Accepted> {
   const request = SendRequestSchema.parse(input);
   if (request.subject === undefined || request.content === undefined)
     throw new Error('fixture: subject and content are required');
-  const stored: StoredSendRequest = { ...request, subject: request.subject, content: request.content };
+  const normalized: StoredSendRequest = { ...request, subject: request.subject, content: request.content };
+  const stored = opts.storeAs ? opts.storeAs(normalized) : normalized;
   const refId = ulid();
   const copies = planCopies(request, refId);
   const commands = copies.map((c) => ({
@@ -146,45 +148,32 @@ export async function acceptSend(
     copy_id: c.copy_id,
     attempt: 1,
   }));
-  await db.transaction(async (tx) => {
-    await sends.insert(tx, {
+  await sends.insertAccepted(
+    db,
+    {
       refId,
       tenantId,
       mailerId: request.mailer_id,
       campaignId: request.campaign_id ?? null,
       customArgs: request.custom_args ?? null,
-      request: stored,
+      request: { ...stored, subject: normalized.subject },
       idempotencyKey: null,
       requestHash: null,
-    });
-    await emailLogs.insertQueued(
-      tx,
-      {
-        refId,
-        tenantId,
-        mailerId: request.mailer_id,
-        campaignId: request.campaign_id ?? null,
-        subject: stored.subject,
-      },
-      copies.flatMap((c) =>
-        c.recipients.map((r) => ({
-          copyId: c.copy_id,
-          recipient: r.email,
-          recipientDomain: domainOf(r.email),
-          recipientType: r.type,
-        })),
-      ),
-    );
-    await opts.beforeCommands?.(tx, refId);
-    for (const command of commands) {
-      await enqueueOutbox(
-        tx,
-        Exchange.commands,
-        RoutingKey.sendEmail,
-        envelope(SEND_EMAIL_COMMAND, command, { tenantId, version: SEND_EMAIL_COMMAND_VERSION }),
-      );
-    }
-  });
+    },
+    copies.flatMap((c) =>
+      c.recipients.map((r) => ({
+        copyId: c.copy_id,
+        recipient: r.email,
+        recipientDomain: domainOf(r.email),
+        recipientType: r.type,
+      })),
+    ),
+    commands.map((command) => ({
+      exchange: Exchange.commands,
+      routingKey: RoutingKey.sendEmail,
+      envelope: envelope(SEND_EMAIL_COMMAND, command, { tenantId, version: SEND_EMAIL_COMMAND_VERSION }),
+    })),
+  );
   return { refId, copyIds: copies.map((c) => c.copy_id), commands };
 }
 
