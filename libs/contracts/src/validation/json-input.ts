@@ -58,7 +58,9 @@ export function findUnsafeText(value: unknown, path: (string | number)[] = []): 
   if (typeof value === 'string') {
     const problem = unsafeText(value);
     if (!problem) return null;
-    return problem === 'nul' ? InputErrorText.nul(fieldPath(path)) : InputErrorText.loneSurrogate(fieldPath(path));
+    return problem === 'nul'
+      ? InputErrorText.nul(fieldPath(path))
+      : InputErrorText.loneSurrogate(fieldPath(path));
   }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {

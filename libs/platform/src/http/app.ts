@@ -34,7 +34,9 @@ export interface HttpAppOptions {
 
 /** Maps the 4xx errors express and its router raise themselves (they carry `status`). */
 function clientErrorOf(err: unknown): HttpError | null {
-  const status = (err as { status?: unknown; statusCode?: unknown })?.status ?? (err as { statusCode?: unknown })?.statusCode;
+  const status =
+    (err as { status?: unknown; statusCode?: unknown })?.status ??
+    (err as { statusCode?: unknown })?.statusCode;
   if (typeof status !== 'number' || status < 400 || status > 499) return null;
   if (status === 404) return new HttpError(404, ErrorText.notFound);
   if (status === 413) return new HttpError(413, ErrorText.payloadTooLarge);
@@ -107,7 +109,10 @@ export function createHttpApp(opts: HttpAppOptions): Express {
   app.use(opsRouter(opts.readiness ?? {}));
   opts.guards?.(app);
   app.use(inputGuard);
-  const limits = (limit: string | number, maxValues: number = JSON_INPUT_LIMITS.maxValues): JsonBodyLimits => ({
+  const limits = (
+    limit: string | number,
+    maxValues: number = JSON_INPUT_LIMITS.maxValues,
+  ): JsonBodyLimits => ({
     limit: parseByteSize(limit),
     maxDepth: JSON_INPUT_LIMITS.maxDepth,
     maxValues,

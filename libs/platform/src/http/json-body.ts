@@ -86,24 +86,41 @@ function decoderFor(encoding: string): (() => NodeJS.ReadWriteStream) | null | u
 
 const aborted = () => Object.assign(new Error('request aborted'), { type: 'request.aborted' });
 
+/** Why a body with these headers is refused before reading it, or null. */
+function refusalOf(req: Request, limits: JsonBodyLimits): HttpError | null {
+  const { type, charset } = contentTypeOf(req);
+  if (!isJsonType(type)) return new HttpError(415, ErrorText.unsupportedMediaType);
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')
+    return new HttpError(415, InputErrorText.unsupportedCharset);
+  if (decoderFor(encodingOf(req)) === undefined)
+    return new HttpError(415, InputErrorText.unsupportedEncoding);
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limits.limit)
+    return new HttpError(413, ErrorText.payloadTooLarge);
+  return null;
+}
+
+const encodingOf = (req: Request) =>
+  String(req.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
+
 export function jsonBody(options: JsonBodyOptions): RequestHandler {
   const byRoute = new Map((options.routes ?? []).map((r) => [routeKey(r.method, r.path), r]));
   return (req: Request, _res: Response, next: NextFunction): void => {
-    if (!hasBody(req)) return next();
-    const limits = byRoute.get(routeKey(req.method, req.path)) ?? options;
-    const { type, charset } = contentTypeOf(req);
-    if (!isJsonType(type)) return next(new HttpError(415, ErrorText.unsupportedMediaType));
-    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')
-      return next(new HttpError(415, InputErrorText.unsupportedCharset));
-    const encoding = String(req.headers['content-encoding'] ?? '').trim().toLowerCase();
-    const makeDecoder = decoderFor(encoding);
-    if (makeDecoder === undefined) return next(new HttpError(415, InputErrorText.unsupportedEncoding));
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limits.limit) {
-      req.resume(); // discard what is sent; nothing is buffered
-      return next(new HttpError(413, ErrorText.payloadTooLarge));
+    if (!hasBody(req)) {
+      next();
+      return;
     }
-    readBody(req, makeDecoder?.() ?? null, encoding, limits, next);
+    const limits = byRoute.get(routeKey(req.method, req.path)) ?? options;
+    const refusal = refusalOf(req, limits);
+    if (refusal) {
+      req.resume(); // discard what is sent; nothing is buffered
+      next(refusal);
+      return;
+    }
+    const encoding = encodingOf(req);
+    readBody(req, decoderFor(encoding)?.() ?? null, encoding, limits, next);
   };
 }
 

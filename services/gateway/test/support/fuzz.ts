@@ -34,7 +34,8 @@ export function listRoutes(app: Express): RouteInfo[] {
       if (layer.route) {
         const paths = Array.isArray(layer.route.path) ? layer.route.path : [layer.route.path];
         const methods = Object.keys(layer.route.methods).flatMap((m) => (m === '_all' ? ALL_METHODS : [m]));
-        for (const path of paths) for (const method of methods) out.push({ method: method.toUpperCase(), path });
+        for (const path of paths)
+          for (const method of methods) out.push({ method: method.toUpperCase(), path });
       } else if (layer.handle?.stack) {
         walk(layer.handle.stack);
       }
@@ -46,7 +47,11 @@ export function listRoutes(app: Express): RouteInfo[] {
 
 /** Valid-looking bodies per route, mutated by the fuzzer so requests get past the first checks. */
 const SEEDS: Record<string, () => unknown> = {
-  '/v1/email/template': () => ({ name: 'Welcome', subject: 'Hi {{name}}', content: [{ type: 'text/html', value: '<p>Hello</p>' }] }),
+  '/v1/email/template': () => ({
+    name: 'Welcome',
+    subject: 'Hi {{name}}',
+    content: [{ type: 'text/html', value: '<p>Hello</p>' }],
+  }),
   '/v1/email/send': () => ({
     from: { email: 'sender@example.com', name: 'Sender' },
     to: [{ email: 'a@example.org', name: 'A' }, { email: 'b@example.org' }],
@@ -77,7 +82,12 @@ const SEEDS: Record<string, () => unknown> = {
     config: { host: 'imap.invalid', port: 993, username: 'u', password: 'p' },
     webhook: { url: 'https://hooks.example.com/x', headers: { 'X-A': 'b' } },
   }),
-  '/v1/domain/add': () => ({ domain: 'fuzz.example', selector: 's1', ips: ['192.0.2.1'], custom_args: { a: 1 } }),
+  '/v1/domain/add': () => ({
+    domain: 'fuzz.example',
+    selector: 's1',
+    ips: ['192.0.2.1'],
+    custom_args: { a: 1 },
+  }),
   '/admin/v1/tenants': () => ({ name: 'Fuzz tenant', tier: 'standard' }),
   '/v1/email/unsubscribe': () => ({ email: 'someone@example.com' }),
 };
@@ -86,34 +96,84 @@ SEEDS['/v1/imapbasic/verify'] = SEEDS['/v1/mailer/imap']!;
 SEEDS['/v1/email/subscribe'] = SEEDS['/v1/email/unsubscribe']!;
 
 const QUERY_NAMES = [
-  'pageSize', 'pageToken', 'refId', 'subject', 'campaignId', 'email', 'domain', 'status',
-  'recipientType', 'startDate', 'endDate', 'deliveredStartDate', 'deliveredEndDate', 'x',
+  'pageSize',
+  'pageToken',
+  'refId',
+  'subject',
+  'campaignId',
+  'email',
+  'domain',
+  'status',
+  'recipientType',
+  'startDate',
+  'endDate',
+  'deliveredStartDate',
+  'deliveredEndDate',
+  'x',
 ];
 
 /** Raw (already URL-encoded) path/query pieces: good, odd and hostile. */
 const URL_VALUES = [
-  'template_01JZZZZZZZZZZZZZZZZZZZZZZZ', 'smtp_01JZZZZZZZZZZZZZZZZZZZZZZZ', 'example.com', 'xn--bcher-kva.example',
-  '%00', 'a%00b', '%ZZ', '%E0%A4%A', '%ED%A0%80', '%F0%9F%98%80', 'b%C3%BCcher.example', '..', '%2F', '%2e%2e',
-  '-1', '0', '51', '1e3', 'NaN', '2024-13-45', '2024-01-01', 'QUEUED', 'queued', 'to',
-  'eyJ2IjoxLCJhZnRlciI6ImFcdTAwMDAifQ', 'eyJ2IjoxLCJhZnRlciI6MX0', 'x'.repeat(3000), '%20', '+', "'%20OR%201=1--",
+  'template_01JZZZZZZZZZZZZZZZZZZZZZZZ',
+  'smtp_01JZZZZZZZZZZZZZZZZZZZZZZZ',
+  'example.com',
+  'xn--bcher-kva.example',
+  '%00',
+  'a%00b',
+  '%ZZ',
+  '%E0%A4%A',
+  '%ED%A0%80',
+  '%F0%9F%98%80',
+  'b%C3%BCcher.example',
+  '..',
+  '%2F',
+  '%2e%2e',
+  '-1',
+  '0',
+  '51',
+  '1e3',
+  'NaN',
+  '2024-13-45',
+  '2024-01-01',
+  'QUEUED',
+  'queued',
+  'to',
+  'eyJ2IjoxLCJhZnRlciI6ImFcdTAwMDAifQ',
+  'eyJ2IjoxLCJhZnRlciI6MX0',
+  'x'.repeat(3000),
+  '%20',
+  '+',
+  "'%20OR%201=1--",
 ];
 
 const pick = <T>(rnd: () => number, list: readonly T[]): T => list[Math.floor(rnd() * list.length)]!;
 
 function oddString(rnd: () => number): string {
   switch (Math.floor(rnd() * 12)) {
-    case 0: return 'a\u0000b';
-    case 1: return 'x\ud800y';
-    case 2: return '\udc00';
-    case 3: return 'x'.repeat(Math.floor(rnd() * 300_000));
-    case 4: return '\r\nBcc: evil@example.com';
-    case 5: return '😀'.repeat(50);
-    case 6: return '';
-    case 7: return ' ';
-    case 8: return '{{name}}'.repeat(100);
-    case 9: return '\u202e\u2028\u0085';
-    case 10: return 'user@[127.0.0.1]';
-    default: return String(rnd());
+    case 0:
+      return 'a\u0000b';
+    case 1:
+      return 'x\ud800y';
+    case 2:
+      return '\udc00';
+    case 3:
+      return 'x'.repeat(Math.floor(rnd() * 300_000));
+    case 4:
+      return '\r\nBcc: evil@example.com';
+    case 5:
+      return '😀'.repeat(50);
+    case 6:
+      return '';
+    case 7:
+      return ' ';
+    case 8:
+      return '{{name}}'.repeat(100);
+    case 9:
+      return '\u202e\u2028\u0085';
+    case 10:
+      return 'user@[127.0.0.1]';
+    default:
+      return String(rnd());
   }
 }
 
@@ -121,16 +181,26 @@ function oddString(rnd: () => number): string {
 function randomValue(rnd: () => number, depth = 0): unknown {
   const k = Math.floor(rnd() * (depth > 4 ? 6 : 9));
   switch (k) {
-    case 0: return null;
-    case 1: return rnd() < 0.5;
-    case 2: return pick(rnd, [0, -1, 1.5, 1e308, -0, 2 ** 53 + 1, 65536, 993]);
+    case 0:
+      return null;
+    case 1:
+      return rnd() < 0.5;
+    case 2:
+      return pick(rnd, [0, -1, 1.5, 1e308, -0, 2 ** 53 + 1, 65536, 993]);
     case 3:
-    case 4: return oddString(rnd);
-    case 5: return pick(rnd, ['Auto', 'SSL', 'text/html', 'a@example.org', 'standard', 'inline']);
-    case 6: return Array.from({ length: Math.floor(rnd() * 4) }, () => randomValue(rnd, depth + 1));
+    case 4:
+      return oddString(rnd);
+    case 5:
+      return pick(rnd, ['Auto', 'SSL', 'text/html', 'a@example.org', 'standard', 'inline']);
+    case 6:
+      return Array.from({ length: Math.floor(rnd() * 4) }, () => randomValue(rnd, depth + 1));
     default: {
       const o: Record<string, unknown> = {};
-      for (let i = Math.floor(rnd() * 4); i > 0; i--) o[pick(rnd, ['a', 'name', 'email', 'to', '__proto__', 'constructor', '\u0000', ''])] = randomValue(rnd, depth + 1);
+      for (let i = Math.floor(rnd() * 4); i > 0; i--)
+        o[pick(rnd, ['a', 'name', 'email', 'to', '__proto__', 'constructor', '\u0000', ''])] = randomValue(
+          rnd,
+          depth + 1,
+        );
       return o;
     }
   }
@@ -149,7 +219,8 @@ function mutate(rnd: () => number, value: unknown, depth = 0): unknown {
     const copy: Record<string, unknown> = { ...(value as Record<string, unknown>) };
     const keys = Object.keys(copy);
     const r = rnd();
-    if (keys.length === 0 || r < 0.1) copy[pick(rnd, ['extra', 'name', 'config', 'x\u0000'])] = randomValue(rnd);
+    if (keys.length === 0 || r < 0.1)
+      copy[pick(rnd, ['extra', 'name', 'config', 'x\u0000'])] = randomValue(rnd);
     else {
       const key = pick(rnd, keys);
       if (r < 0.25) delete copy[key];
@@ -163,20 +234,38 @@ function mutate(rnd: () => number, value: unknown, depth = 0): unknown {
 function rawBody(rnd: () => number, seed: unknown): Buffer {
   const text = JSON.stringify(seed) ?? 'null';
   switch (Math.floor(rnd() * 10)) {
-    case 0: return Buffer.from(text.slice(0, Math.floor(rnd() * text.length)));
-    case 1: return Buffer.from(Array.from({ length: 64 }, () => Math.floor(rnd() * 256)));
-    case 2: return Buffer.from(`${'['.repeat(100 + Math.floor(rnd() * 5000))}1`);
-    case 3: return Buffer.from(`{"custom_args":${'{"a":'.repeat(3000)}1${'}'.repeat(3000)}}`);
-    case 4: return Buffer.from(`[${'{},'.repeat(30_000 + Math.floor(rnd() * 90_000))}{}]`);
-    case 5: return Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)]);
-    case 6: return Buffer.from(text.replace(/"/, '"\\ud800'));
-    case 7: return Buffer.from(text.replace(/:"/, ':"\\u0000'));
-    case 8: return Buffer.from('');
-    default: return Buffer.concat([Buffer.from(text), Buffer.from([0xff, 0xfe])]);
+    case 0:
+      return Buffer.from(text.slice(0, Math.floor(rnd() * text.length)));
+    case 1:
+      return Buffer.from(Array.from({ length: 64 }, () => Math.floor(rnd() * 256)));
+    case 2:
+      return Buffer.from(`${'['.repeat(100 + Math.floor(rnd() * 5000))}1`);
+    case 3:
+      return Buffer.from(`{"custom_args":${'{"a":'.repeat(3000)}1${'}'.repeat(3000)}}`);
+    case 4:
+      return Buffer.from(`[${'{},'.repeat(30_000 + Math.floor(rnd() * 90_000))}{}]`);
+    case 5:
+      return Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)]);
+    case 6:
+      return Buffer.from(text.replace(/"/, '"\\ud800'));
+    case 7:
+      return Buffer.from(text.replace(/:"/, ':"\\u0000'));
+    case 8:
+      return Buffer.from('');
+    default:
+      return Buffer.concat([Buffer.from(text), Buffer.from([0xff, 0xfe])]);
   }
 }
 
-const CONTENT_TYPES = ['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', 'application/merge-patch+json', '', 'application/json; charset="utf-8"', 'multipart/form-data; boundary=x'];
+const CONTENT_TYPES = [
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'application/json; charset=latin1',
+  'application/merge-patch+json',
+  '',
+  'application/json; charset="utf-8"',
+  'multipart/form-data; boundary=x',
+];
 const ENCODINGS = ['gzip', 'br', 'deflate', 'compress', 'gzip, br', 'identity', 'x-gzip'];
 
 export interface FuzzKeys {
@@ -190,7 +279,8 @@ export function fuzzRequest(rnd: () => number, route: RouteInfo, keys: FuzzKeys)
   let query = '';
   if (rnd() < 0.5) {
     const parts: string[] = [];
-    for (let i = 1 + Math.floor(rnd() * 4); i > 0; i--) parts.push(`${pick(rnd, QUERY_NAMES)}=${pick(rnd, URL_VALUES)}`);
+    for (let i = 1 + Math.floor(rnd() * 4); i > 0; i--)
+      parts.push(`${pick(rnd, QUERY_NAMES)}=${pick(rnd, URL_VALUES)}`);
     query = `?${parts.join('&')}`;
   }
   const headers: Record<string, string> = {};

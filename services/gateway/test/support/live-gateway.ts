@@ -17,7 +17,12 @@ export interface RawRequest {
 }
 
 /** One HTTP request with full control over bytes and headers (no client-side normalisation). */
-export function rawRequest(base: string, req: RawRequest, agent?: Agent, timeoutMs = 30_000): Promise<RawResponse> {
+export function rawRequest(
+  base: string,
+  req: RawRequest,
+  agent?: Agent,
+  timeoutMs = 30_000,
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const url = new URL(base);
     const r = httpRequest(
@@ -37,12 +42,18 @@ export function rawRequest(base: string, req: RawRequest, agent?: Agent, timeout
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString() }),
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            text: Buffer.concat(chunks).toString(),
+          }),
         );
         res.on('error', reject);
       },
     );
-    r.on('timeout', () => r.destroy(new Error(`no answer within ${timeoutMs} ms: ${req.method} ${req.path}`)));
+    r.on('timeout', () =>
+      r.destroy(new Error(`no answer within ${timeoutMs} ms: ${req.method} ${req.path}`)),
+    );
     r.on('error', reject);
     r.end(req.body);
   });
@@ -64,7 +75,12 @@ export interface LiveGateway {
 /** The gateway as production runs it (services/gateway/src/main.ts in its own process). */
 export async function startLiveGateway(env: Record<string, string>): Promise<LiveGateway> {
   const port = await freePort();
-  const proc = spawnTs('services/gateway/src/main.ts', { LOG_LEVEL: 'error', HOST: '127.0.0.1', PORT: String(port), ...env });
+  const proc = spawnTs('services/gateway/src/main.ts', {
+    LOG_LEVEL: 'error',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    ...env,
+  });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 90_000;
   for (;;) {

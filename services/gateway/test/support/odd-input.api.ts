@@ -50,7 +50,10 @@ export function describeOddInput(mode: Mode): void {
         .serialize((b: unknown) => b as string)
         .send(raw as string);
     const expect400 = (res: { status: number; body: unknown }, error: string) => {
-      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { success: false, error } });
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 400,
+        body: { success: false, error },
+      });
     };
 
     describe('NUL and lone surrogates in JSON bodies', () => {
@@ -83,7 +86,13 @@ export function describeOddInput(mode: Mode): void {
           { template_id: `template_${NUL}`, name: 'n' },
           'template_id must not contain NUL characters',
         ],
-        ['send template_id', 'post', '/v1/email/send', sendBody({ template_id: `t${NUL}` }), 'template_id must not contain NUL characters'],
+        [
+          'send template_id',
+          'post',
+          '/v1/email/send',
+          sendBody({ template_id: `t${NUL}` }),
+          'template_id must not contain NUL characters',
+        ],
         [
           'send content',
           'post',
@@ -126,9 +135,27 @@ export function describeOddInput(mode: Mode): void {
           sendBody({ substitutions: { 'rcpt@example.org': { name: `x${NUL}` } } }),
           'substitutions.rcpt@example.org.name must not contain NUL characters',
         ],
-        ['mailer name', 'post', '/v1/mailer/smtp', smtpBody({}, { name: `R${NUL}` }), 'name must not contain NUL characters'],
-        ['mailer host', 'post', '/v1/smtpbasic/verify', smtpBody({ host: `h${NUL}.example` }), 'config.host must not contain NUL characters'],
-        ['mailer password', 'post', '/v1/mailer/smtp', smtpBody({ password: `p${NUL}` }), 'config.password must not contain NUL characters'],
+        [
+          'mailer name',
+          'post',
+          '/v1/mailer/smtp',
+          smtpBody({}, { name: `R${NUL}` }),
+          'name must not contain NUL characters',
+        ],
+        [
+          'mailer host',
+          'post',
+          '/v1/smtpbasic/verify',
+          smtpBody({ host: `h${NUL}.example` }),
+          'config.host must not contain NUL characters',
+        ],
+        [
+          'mailer password',
+          'post',
+          '/v1/mailer/smtp',
+          smtpBody({ password: `p${NUL}` }),
+          'config.password must not contain NUL characters',
+        ],
         [
           'mailer update',
           'put',
@@ -140,7 +167,11 @@ export function describeOddInput(mode: Mode): void {
           'imap mailer username',
           'post',
           '/v1/mailer/imap',
-          { name: 'I', email: 'i@example.com', config: { host: '192.0.2.1', username: `u${LONE}`, password: 'p' } },
+          {
+            name: 'I',
+            email: 'i@example.com',
+            config: { host: '192.0.2.1', username: `u${LONE}`, password: 'p' },
+          },
           'config.username must be valid Unicode text (it contains a lone surrogate)',
         ],
         [
@@ -150,13 +181,22 @@ export function describeOddInput(mode: Mode): void {
           { domain: 'odd.example', custom_args: { a: [`${NUL}`] } },
           'custom_args.a[0] must not contain NUL characters',
         ],
-        ['suppression email', 'post', '/v1/email/unsubscribe', { email: `a${NUL}@example.com` }, 'email must not contain NUL characters'],
+        [
+          'suppression email',
+          'post',
+          '/v1/email/unsubscribe',
+          { email: `a${NUL}@example.com` },
+          'email must not contain NUL characters',
+        ],
       ] as const)('%s', async (_name, method, path, body, error) => {
         expect400(await json(method, path, JSON.stringify(body)), error);
       });
 
       it('admin fields', async () => {
-        expect400(await json('post', '/admin/v1/tenants', JSON.stringify({ name: `T${NUL}` }), ADMIN), 'name must not contain NUL characters');
+        expect400(
+          await json('post', '/admin/v1/tenants', JSON.stringify({ name: `T${NUL}` }), ADMIN),
+          'name must not contain NUL characters',
+        );
         expect400(
           await json('post', '/admin/v1/tenants', JSON.stringify({ name: `T${LONE}` }), ADMIN),
           'name must be valid Unicode text (it contains a lone surrogate)',
@@ -174,7 +214,10 @@ export function describeOddInput(mode: Mode): void {
         ['get', '/v1/domain/a%00.example'],
         ['put', '/v1/domain/verify/a%00.example'],
       ] as const)('%s %s', async (method, path) => {
-        expect400(await request(gw.app)[method](path).set(bearer(gw.key)), 'URL path must not contain NUL characters');
+        expect400(
+          await request(gw.app)[method](path).set(bearer(gw.key)),
+          'URL path must not contain NUL characters',
+        );
       });
 
       it('admin paths', async () => {
@@ -216,9 +259,16 @@ export function describeOddInput(mode: Mode): void {
 
     describe('shape and encoding of the body', () => {
       it('custom_args nested 5,000 deep is refused while reading, as any body past 32 levels', async () => {
-        expect400(await json('post', '/v1/email/send', deepSendJson(5000)), 'JSON body is nested too deeply (at most 32 levels)');
         expect400(
-          await json('post', '/v1/domain/add', `{"domain":"d.example","custom_args":${'['.repeat(40)}${']'.repeat(40)}}`),
+          await json('post', '/v1/email/send', deepSendJson(5000)),
+          'JSON body is nested too deeply (at most 32 levels)',
+        );
+        expect400(
+          await json(
+            'post',
+            '/v1/domain/add',
+            `{"domain":"d.example","custom_args":${'['.repeat(40)}${']'.repeat(40)}}`,
+          ),
           'JSON body is nested too deeply (at most 32 levels)',
         );
         // 30 levels is fine for the edge; the route then judges the content.
@@ -229,8 +279,14 @@ export function describeOddInput(mode: Mode): void {
 
       it('too many values: 10,000 on ordinary routes, 100,000 on the send route', async () => {
         const many = (n: number) => `[${'{},'.repeat(n)}{}]`;
-        expect400(await json('post', '/v1/email/template', many(20_000)), 'JSON body has too many values (at most 10000)');
-        expect400(await json('post', '/v1/email/send', many(200_000)), 'JSON body has too many values (at most 100000)');
+        expect400(
+          await json('post', '/v1/email/template', many(20_000)),
+          'JSON body has too many values (at most 10000)',
+        );
+        expect400(
+          await json('post', '/v1/email/send', many(200_000)),
+          'JSON body has too many values (at most 100000)',
+        );
         const sendSized = await json('post', '/v1/email/send', many(20_000));
         expect(sendSized.status).toBe(400);
         expect(sendSized.body.error).toBe('body must be an object');
@@ -245,11 +301,18 @@ export function describeOddInput(mode: Mode): void {
       });
 
       it('a valid gzip body is read; NUL inside it is found after decompression', async () => {
-        const good = gzipSync(JSON.stringify({ name: 'Zipped', subject: 's', content: [{ type: 'text/plain', value: 'x' }] }));
+        const good = gzipSync(
+          JSON.stringify({ name: 'Zipped', subject: 's', content: [{ type: 'text/plain', value: 'x' }] }),
+        );
         const res = await json('post', '/v1/email/template', good).set('Content-Encoding', 'gzip');
         expect(res.status).toBe(201);
-        const bad = gzipSync(JSON.stringify({ name: `Z${NUL}`, subject: 's', content: [{ type: 'text/plain', value: 'x' }] }));
-        expect400(await json('post', '/v1/email/template', bad).set('Content-Encoding', 'gzip'), 'name must not contain NUL characters');
+        const bad = gzipSync(
+          JSON.stringify({ name: `Z${NUL}`, subject: 's', content: [{ type: 'text/plain', value: 'x' }] }),
+        );
+        expect400(
+          await json('post', '/v1/email/template', bad).set('Content-Encoding', 'gzip'),
+          'name must not contain NUL characters',
+        );
       });
 
       it('a gzip bomb stops at the limit after decompression (413)', async () => {
@@ -262,34 +325,66 @@ export function describeOddInput(mode: Mode): void {
 
       it('unsupported encodings, content types and charsets answer 415; bytes that are not UTF-8 400', async () => {
         const body = JSON.stringify({ email: 'a@example.com' });
-        const compress = await json('post', '/v1/email/unsubscribe', body).set('Content-Encoding', 'compress');
+        const compress = await json('post', '/v1/email/unsubscribe', body).set(
+          'Content-Encoding',
+          'compress',
+        );
         expect(compress.status).toBe(415);
-        expect(compress.body).toEqual({ success: false, error: 'Content-Encoding must be gzip, deflate, br or identity' });
-        const text = await request(gw.app).post('/v1/email/unsubscribe').set(bearer(gw.key)).set('Content-Type', 'text/plain').send(body);
+        expect(compress.body).toEqual({
+          success: false,
+          error: 'Content-Encoding must be gzip, deflate, br or identity',
+        });
+        const text = await request(gw.app)
+          .post('/v1/email/unsubscribe')
+          .set(bearer(gw.key))
+          .set('Content-Type', 'text/plain')
+          .send(body);
         expect(text.status).toBe(415);
         expect(text.body).toEqual({ success: false, error: 'Content-Type must be application/json' });
-        const latin1 = await json('post', '/v1/email/unsubscribe', body).set('Content-Type', 'application/json; charset=latin1');
+        const latin1 = await json('post', '/v1/email/unsubscribe', body).set(
+          'Content-Type',
+          'application/json; charset=latin1',
+        );
         expect(latin1.status).toBe(415);
         expect400(
-          await json('post', '/v1/email/unsubscribe', Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d])),
+          await json(
+            'post',
+            '/v1/email/unsubscribe',
+            Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]),
+          ),
           'Request body must be UTF-8 encoded JSON',
         );
-        const ok = await json('post', '/v1/email/unsubscribe', body).set('Content-Type', 'application/json; charset=UTF-8');
+        const ok = await json('post', '/v1/email/unsubscribe', body).set(
+          'Content-Type',
+          'application/json; charset=UTF-8',
+        );
         expect(ok.status).toBe(200);
       });
 
       it('1 MB for every route, the send limit only on the send route, and only once authenticated', async () => {
         const big = (n: number) =>
-          JSON.stringify({ name: 'big', subject: 's', content: [{ type: 'text/plain', value: 'x'.repeat(n) }] });
+          JSON.stringify({
+            name: 'big',
+            subject: 's',
+            content: [{ type: 'text/plain', value: 'x'.repeat(n) }],
+          });
         expect((await json('post', '/v1/email/template', big(900 * 1024))).status).toBe(201);
         const over = await json('post', '/v1/email/template', big(1100 * 1024));
         expect(over.status).toBe(413);
-        const sendBig = JSON.stringify(sendBody({ content: [{ type: 'text/plain', value: 'x'.repeat(3 * 1024 * 1024) }] }));
+        const sendBig = JSON.stringify(
+          sendBody({ content: [{ type: 'text/plain', value: 'x'.repeat(3 * 1024 * 1024) }] }),
+        );
         const send = await json('post', '/v1/email/send', sendBig);
         expect(send.body).toEqual({ success: false, error: 'Mailer not found' });
-        const anonymous = await request(gw.app).post('/v1/email/send').set('Content-Type', 'application/json').send(sendBig);
+        const anonymous = await request(gw.app)
+          .post('/v1/email/send')
+          .set('Content-Type', 'application/json')
+          .send(sendBig);
         expect(anonymous.status).toBe(401);
-        const anonymousAdmin = await request(gw.app).post('/admin/v1/tenants').set('Content-Type', 'application/json').send(big(2 * 1024 * 1024));
+        const anonymousAdmin = await request(gw.app)
+          .post('/admin/v1/tenants')
+          .set('Content-Type', 'application/json')
+          .send(big(2 * 1024 * 1024));
         expect(anonymousAdmin.status).toBe(401);
       });
     });

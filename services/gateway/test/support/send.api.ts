@@ -504,7 +504,9 @@ export function describeSendApi(mode: Mode): void {
         const body = {
           ...b,
           template_id: t.body.template_id,
-          attachments: [{ filename: 'a', content: Buffer.alloc(30 * mb - templateBytes + 1).toString('base64') }],
+          attachments: [
+            { filename: 'a', content: Buffer.alloc(30 * mb - templateBytes + 1).toString('base64') },
+          ],
         };
         const res = await send(body);
         expect(res.status).toBe(413);
