@@ -251,7 +251,8 @@ function rawBody(rnd: () => number, seed: unknown): Buffer {
     case 7:
       return Buffer.from(text.replace(/:"/, ':"\\u0000'));
     case 8:
-      return Buffer.from('');
+      // Empty, or just over the 1 MB default limit.
+      return rnd() < 0.5 ? Buffer.from('') : Buffer.from(JSON.stringify({ name: 'x'.repeat(1100 * 1024) }));
     default:
       return Buffer.concat([Buffer.from(text), Buffer.from([0xff, 0xfe])]);
   }
