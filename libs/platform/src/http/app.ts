@@ -41,7 +41,7 @@ function clientErrorOf(err: unknown): HttpError | null {
   if (status === 404) return new HttpError(404, ErrorText.notFound);
   if (status === 413) return new HttpError(413, ErrorText.payloadTooLarge);
   if (status === 415) return new HttpError(415, ErrorText.unsupportedMediaType);
-  return new HttpError(status === 400 ? 400 : status, ErrorText.invalidRequest);
+  return new HttpError(status, ErrorText.invalidRequest);
 }
 
 const requestDuration = histogram(
@@ -81,14 +81,10 @@ function observe(req: Request, res: Response, next: NextFunction): void {
 export function errorHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     let httpError: HttpError;
-    const type = (err as { type?: string })?.type;
+    const clientError = clientErrorOf(err);
     if (err instanceof HttpError) httpError = err;
-    else if (type === 'entity.parse.failed') httpError = new HttpError(400, ErrorText.malformedJson);
-    else if (type === 'entity.too.large') httpError = new HttpError(413, ErrorText.payloadTooLarge);
-    else if (type === 'encoding.unsupported' || type === 'charset.unsupported')
-      httpError = new HttpError(415, ErrorText.unsupportedMediaType);
-    else if (type === 'request.aborted') return;
-    else if (clientErrorOf(err)) httpError = clientErrorOf(err)!;
+    else if ((err as { type?: string })?.type === 'request.aborted') return;
+    else if (clientError) httpError = clientError;
     else {
       logger.error('unhandled request error', { err, method: req.method, path: req.path });
       httpError = new HttpError(500, ErrorText.internal);
