@@ -18,3 +18,5 @@ export * from './secrets/sealer';
 export * from './secrets/secret-key';
 export * from './dns/resolver';
 export * from './net/host-policy';
+export * from './http/json-body';
+export * from './http/input-guard';

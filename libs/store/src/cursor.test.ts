@@ -11,6 +11,13 @@ describe('page cursors', () => {
     expect(decodeCursor('garbage')).toBeNull();
     expect(decodeCursor(Buffer.from('{"v":2,"after":"x"}').toString('base64url'))).toBeNull();
     expect(decodeCursor(Buffer.from('[1]').toString('base64url'))).toBeNull();
+    expect(decodeCursor(Buffer.from('null').toString('base64url'))).toBeNull();
+  });
+
+  it('rejects forged tokens whose id is not an id (NUL, lone surrogates, spaces, too long)', () => {
+    for (const after of ['a\u0000b', 'x\ud800', 'a b', "'; --", '', 'x'.repeat(201)])
+      expect(decodeCursor(Buffer.from(JSON.stringify({ v: 1, after })).toString('base64url'))).toBeNull();
+    expect(decodeCursor(encodeCursor('01JABCDEFGHJKMNPQRSTVWXYZ0.12'))).toBe('01JABCDEFGHJKMNPQRSTVWXYZ0.12');
   });
 
   it('emits a next cursor only when a row beyond the page exists', () => {

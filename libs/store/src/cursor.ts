@@ -8,6 +8,9 @@ export function encodeCursor(lastId: string): string {
   return Buffer.from(JSON.stringify({ v: 1, after: lastId })).toString('base64url');
 }
 
+/** Ids are ASCII (`<prefix>_<ulid>`, copy ids `<ulid>.<n>`): a forged token cannot smuggle NUL or odd text into SQL. */
+const CURSOR_ID = /^[A-Za-z0-9_.~-]{1,200}$/;
+
 /** Returns the id to continue after, or null when the token is not one of ours. */
 export function decodeCursor(token: string): string | null {
   try {
@@ -15,7 +18,7 @@ export function decodeCursor(token: string): string | null {
       v?: number;
       after?: unknown;
     };
-    return parsed.v === 1 && typeof parsed.after === 'string' && parsed.after.length <= 200
+    return parsed?.v === 1 && typeof parsed.after === 'string' && CURSOR_ID.test(parsed.after)
       ? parsed.after
       : null;
   } catch {

@@ -1,5 +1,7 @@
+import { JSON_INPUT_LIMITS } from '@mailyard/contracts';
 import { type ReadinessCheck, type ServiceContext, createHttpApp } from '@mailyard/platform';
 import type { Express } from 'express';
+import { adminAuth } from './admin/admin-auth';
 import { adminRoutes } from './admin/routes';
 import { apiKeyAuth } from './auth/api-key-auth';
 import { KeyCache } from './auth/key-cache';
@@ -27,9 +29,18 @@ export function buildGatewayApp(
   return createHttpApp({
     logger,
     bodyLimit: config.HTTP_BODY_LIMIT,
+    largeBodyRoutes: [
+      {
+        method: 'POST',
+        path: '/v1/email/send',
+        limit: config.HTTP_SEND_BODY_LIMIT,
+        maxValues: JSON_INPUT_LIMITS.maxSendValues,
+      },
+    ],
     readiness,
-    routes: (app) => {
-      app.use(adminRoutes(db, config.ADMIN_API_KEY, keyCache));
+    // Keys are checked before any body is read (README "API conventions").
+    guards: (app) => {
+      app.use('/admin/v1', adminAuth(config.ADMIN_API_KEY));
       app.use(
         '/v1',
         apiKeyAuth(db, keyCache),
@@ -38,6 +49,9 @@ export function buildGatewayApp(
           windowMs: config.RATE_LIMIT_WINDOW_SECONDS * 1000,
         }),
       );
+    },
+    routes: (app) => {
+      app.use(adminRoutes(db, keyCache));
       app.use(templateRoutes(db));
       app.use(domainRoutes(ctx, { onOutboxWrite: hooks.onOutboxWrite }));
       app.use(mailerRoutes(ctx));

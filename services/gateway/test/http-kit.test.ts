@@ -46,6 +46,9 @@ describe('http kit error mapping', () => {
         await Promise.resolve();
         throw new TypeError('cannot read x of undefined');
       });
+      a.get('/express-400', () => {
+        throw Object.assign(new Error("Failed to decode param '%E0'"), { status: 400, expose: true });
+      });
       a.get('/teapot', () => {
         throw new HttpError(418, 'I am a teapot', 'details here');
       });
@@ -59,6 +62,12 @@ describe('http kit error mapping', () => {
       expect(res.body).toEqual({ success: false, error: 'Internal server error' });
       expect(res.text).not.toContain('hunter2');
     }
+  });
+
+  it('maps 4xx errors raised by express itself to the envelope without echoing them', async () => {
+    const res = await request(app).get('/express-400');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ success: false, error: 'Invalid request' });
   });
 
   it('renders HttpError with details', async () => {

@@ -77,6 +77,32 @@ describe('copies', () => {
     expect(substitutionsFor(req, 'y@dest.test')).toEqual({});
   });
 
+  it('validates substitutions shapes with field names; values become strings', () => {
+    const err = (substitutions: unknown) => {
+      const r = parseSendRequest({ ...base, substitutions });
+      return r.success ? null : r.error;
+    };
+    expect(err([])).toBe('substitutions must be an object');
+    expect(err('x')).toBe('substitutions must be an object');
+    expect(err({ 'x@dest.test': [] })).toBe('substitutions.x@dest.test must be an object');
+    expect(err({ 'x@dest.test': { a: { b: 1 } } })).toBe(
+      'substitutions.x@dest.test.a must be a string, number or boolean',
+    );
+    expect(err({ nobody: { a: 1 } })).toBe(
+      'substitutions keys must be recipient email addresses (got "nobody")',
+    );
+    const req = parse({ ...base, substitutions: { 'X@Dest.test': { s: 'v', n: 2, b: false, z: null } } });
+    expect(req.substitutions).toEqual({ 'x@dest.test': { s: 'v', n: '2', b: 'false', z: '' } });
+  });
+
+  it('validates a 100,000-value mail merge (the send route value limit)', () => {
+    const to = Array.from({ length: 1000 }, (_, i) => ({ email: `u${i}@dest.test` }));
+    const vars = Object.fromEntries(Array.from({ length: 95 }, (_, j) => [`v${j}`, 'value']));
+    const substitutions = Object.fromEntries(to.map((r) => [r.email, vars]));
+    const req = parse({ ...base, to, substitutions });
+    expect(Object.keys(req.substitutions ?? {})).toHaveLength(1000);
+  });
+
   it('refuses two substitution entries for one address', () => {
     const r = parseSendRequest({ ...base, substitutions: { 'x@dest.test': {}, 'X@dest.test': {} } });
     expect(r).toMatchObject({

@@ -72,32 +72,58 @@ const contentList = z.array(ContentSchema).superRefine((list, ctx) => {
   else if (new Set(list.map((c) => c.type)).size !== list.length) issue(ctx, ErrorText.contentTypeTwice);
 });
 
-/** Replacement values: strings, numbers and booleans (kept as their string form); null = empty. */
-const substitutionValue = z.unknown().transform((v, ctx) => {
-  if (typeof v === 'string') return v;
-  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  if (v === null) return '';
-  issue(ctx, `${fieldPath(ctx.path)} must be a string, number or boolean`);
-  return z.NEVER;
-});
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Keyed by recipient address; keys are normalized and lowercased (see substitutionsFor). */
-const substitutionsSchema = z
-  .record(z.string(), z.record(z.string(), substitutionValue))
-  .transform((subs, ctx) => {
-    const out: Record<string, Record<string, string>> = {};
-    for (const [key, vars] of Object.entries(subs)) {
-      const parsed = parseAddress(key);
-      if (!parsed) {
-        issue(ctx, `substitutions keys must be recipient email addresses (got ${JSON.stringify(key)})`);
-        continue;
-      }
-      const k = addressKey(parsed.email);
-      if (out[k]) issue(ctx, `substitutions has more than one entry for ${parsed.email}`);
-      out[k] = vars;
+/**
+ * Keyed by recipient address; keys are normalized and lowercased (see substitutionsFor). Values
+ * are strings, numbers and booleans (kept as their string form); null renders empty. A plain
+ * loop rather than nested zod records: a mail merge may carry 100,000 values, which zod's
+ * per-value machinery turned into seconds of blocked event loop.
+ */
+const substitutionsSchema = z.unknown().transform((subs, ctx) => {
+  if (!isPlainObject(subs)) {
+    issue(ctx, `${fieldPath(ctx.path)} must be an object`);
+    return z.NEVER;
+  }
+  const out: Record<string, Record<string, string>> = {};
+  let valid = true;
+  for (const [key, vars] of Object.entries(subs)) {
+    if (!isPlainObject(vars)) {
+      issue(ctx, `${fieldPath([...ctx.path, key])} must be an object`, [key]);
+      valid = false;
+      continue;
     }
-    return out;
-  });
+    const values: Record<string, string> = {};
+    for (const [name, v] of Object.entries(vars)) {
+      if (typeof v === 'string') values[name] = v;
+      else if (typeof v === 'number' || typeof v === 'boolean') values[name] = String(v);
+      else if (v === null) values[name] = '';
+      else {
+        issue(ctx, `${fieldPath([...ctx.path, key, name])} must be a string, number or boolean`, [key, name]);
+        valid = false;
+      }
+    }
+    out[key] = values;
+  }
+  if (!valid) return z.NEVER;
+  const byAddress: Record<string, Record<string, string>> = {};
+  for (const [key, vars] of Object.entries(out)) {
+    const parsed = parseAddress(key);
+    if (!parsed) {
+      issue(ctx, `substitutions keys must be recipient email addresses (got ${JSON.stringify(key)})`);
+      valid = false;
+      continue;
+    }
+    const k = addressKey(parsed.email);
+    if (byAddress[k]) {
+      issue(ctx, `substitutions has more than one entry for ${parsed.email}`);
+      valid = false;
+    }
+    byAddress[k] = vars;
+  }
+  return valid ? byAddress : z.NEVER;
+});
 
 const VISIBLE_ASCII = /^[\x21-\x7E]+$/;
 const VISIBLE_ASCII_AND_SPACE = /^[\x20-\x7E]+$/;

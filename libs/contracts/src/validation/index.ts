@@ -3,3 +3,4 @@ export * from './base64';
 export * from './control';
 export * from './headers';
 export * from './messages';
+export * from './json-input';

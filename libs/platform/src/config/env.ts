@@ -25,6 +25,10 @@ const flag = z
   .enum(['0', '1', 'true', 'false', ''])
   .default('0')
   .transform((v) => v === '1' || v === 'true');
+/** A byte size such as `1mb`, `512kb` or `1048576` (1024-based). */
+const byteSize = z
+  .string()
+  .regex(/^\s*\d+(\.\d+)?\s*(b|kb|mb|gb)?\s*$/i, 'must be a byte size such as 1mb, 512kb or 1048576');
 const positiveInt = (fallback: number) => integer('must be a positive integer', 1).default(fallback);
 const commaList = (message: string, valid: (item: string) => boolean) =>
   z
@@ -76,7 +80,10 @@ export const EnvSchema = z.object({
   RATE_LIMIT_ENTERPRISE: positiveInt(1000),
   RATE_LIMIT_WINDOW_SECONDS: positiveInt(60),
   API_KEY_CACHE_MS: integer('must be a non-negative integer', 0).default(5000),
-  HTTP_BODY_LIMIT: z.string().default('42mb'),
+  /** Largest JSON body of every route but the send route (read only after authentication). */
+  HTTP_BODY_LIMIT: byteSize.default('1mb'),
+  /** Largest body of POST /v1/email/send: a 30 MB message is 40 MiB as base64, plus JSON. */
+  HTTP_SEND_BODY_LIMIT: byteSize.default('42mb'),
   OUTBOX_POLL_MS: positiveInt(250),
   OUTBOX_BATCH: positiveInt(200),
   SHUTDOWN_TIMEOUT_MS: positiveInt(10000),

@@ -1,17 +1,47 @@
-import { ErrorText } from '@mailyard/contracts';
+import { ErrorText, JSON_INPUT_LIMITS } from '@mailyard/contracts';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../logger/logger';
 import { histogram } from '../metrics/registry';
 import { HttpError } from './errors';
 import { type ReadinessCheck, opsRouter } from './health';
+import { inputGuard } from './input-guard';
+import { type JsonBodyLimits, jsonBody, parseByteSize } from './json-body';
 import { requestContext } from './request-context';
+
+/** A route with a larger JSON body than the default (the send route). */
+export interface LargeBodyRoute {
+  method: string;
+  path: string;
+  limit: string | number;
+  maxValues?: number;
+}
 
 export interface HttpAppOptions {
   logger: Logger;
-  bodyLimit?: string;
+  /** Largest JSON body of every route (after decompression); default 1mb. */
+  bodyLimit?: string | number;
+  /** Routes allowed a larger body; they are still read only after `guards` let them through. */
+  largeBodyRoutes?: LargeBodyRoute[];
   readiness?: Record<string, ReadinessCheck>;
+  /**
+   * Authentication and rate limits: run before the URL is validated and before any body is
+   * read, so an unauthenticated request costs no parsing whatever it carries.
+   */
+  guards?: (app: Express) => void;
   /** Adds the service's routes, after body parsing and before the 404 / error handlers. */
   routes?: (app: Express) => void;
+}
+
+/** Maps the 4xx errors express and its router raise themselves (they carry `status`). */
+function clientErrorOf(err: unknown): HttpError | null {
+  const status =
+    (err as { status?: unknown; statusCode?: unknown })?.status ??
+    (err as { statusCode?: unknown })?.statusCode;
+  if (typeof status !== 'number' || status < 400 || status > 499) return null;
+  if (status === 404) return new HttpError(404, ErrorText.notFound);
+  if (status === 413) return new HttpError(413, ErrorText.payloadTooLarge);
+  if (status === 415) return new HttpError(415, ErrorText.unsupportedMediaType);
+  return new HttpError(status, ErrorText.invalidRequest);
 }
 
 const requestDuration = histogram(
@@ -51,13 +81,10 @@ function observe(req: Request, res: Response, next: NextFunction): void {
 export function errorHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     let httpError: HttpError;
-    const type = (err as { type?: string })?.type;
+    const clientError = clientErrorOf(err);
     if (err instanceof HttpError) httpError = err;
-    else if (type === 'entity.parse.failed') httpError = new HttpError(400, ErrorText.malformedJson);
-    else if (type === 'entity.too.large') httpError = new HttpError(413, ErrorText.payloadTooLarge);
-    else if (type === 'encoding.unsupported' || type === 'charset.unsupported')
-      httpError = new HttpError(415, ErrorText.unsupportedMediaType);
-    else if (type === 'request.aborted') return;
+    else if ((err as { type?: string })?.type === 'request.aborted') return;
+    else if (clientError) httpError = clientError;
     else {
       logger.error('unhandled request error', { err, method: req.method, path: req.path });
       httpError = new HttpError(500, ErrorText.internal);
@@ -76,7 +103,26 @@ export function createHttpApp(opts: HttpAppOptions): Express {
   app.use(requestContext);
   app.use(observe);
   app.use(opsRouter(opts.readiness ?? {}));
-  app.use(express.json({ limit: opts.bodyLimit ?? '1mb', strict: false }));
+  opts.guards?.(app);
+  app.use(inputGuard);
+  const limits = (
+    limit: string | number,
+    maxValues: number = JSON_INPUT_LIMITS.maxValues,
+  ): JsonBodyLimits => ({
+    limit: parseByteSize(limit),
+    maxDepth: JSON_INPUT_LIMITS.maxDepth,
+    maxValues,
+  });
+  app.use(
+    jsonBody({
+      ...limits(opts.bodyLimit ?? '1mb'),
+      routes: (opts.largeBodyRoutes ?? []).map((r) => ({
+        method: r.method,
+        path: r.path,
+        ...limits(r.limit, r.maxValues),
+      })),
+    }),
+  );
   opts.routes?.(app);
   app.use((_req, _res, next) => next(new HttpError(404, ErrorText.notFound)));
   app.use(errorHandler(opts.logger));

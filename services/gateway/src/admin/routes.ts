@@ -8,12 +8,10 @@ import { type Db, notFound, parseOrThrow } from '@mailyard/platform';
 import { createTenant, issueKey, revokeKey } from '@mailyard/store';
 import { Router } from 'express';
 import type { KeyCache } from '../auth/key-cache';
-import { adminAuth } from './admin-auth';
 
-/** DESIGN.md "tenant and key issuance": /admin/v1, guarded by ADMIN_API_KEY. */
-export function adminRoutes(db: Db, adminKey: string | undefined, keyCache: KeyCache): Router {
+/** DESIGN.md "tenant and key issuance": /admin/v1, mounted behind adminAuth (ADMIN_API_KEY). */
+export function adminRoutes(db: Db, keyCache: KeyCache): Router {
   const router = Router();
-  router.use('/admin/v1', adminAuth(adminKey));
 
   router.post('/admin/v1/tenants', async (req, res) => {
     const input = parseOrThrow(CreateTenantSchema, req.body);

@@ -1,0 +1,3 @@
+import { describeOddInput } from './support/odd-input.api';
+
+describeOddInput('embedded');
