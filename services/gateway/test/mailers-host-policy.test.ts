@@ -41,7 +41,8 @@ const allowing: Record<string, string> = { MAILER_ALLOW_PRIVATE_HOSTS: '1' };
 beforeAll(async () => {
   dns = await startDnsmasq(records('93.184.216.34'));
   r = await startSmtpReceiver({ auth: { user: 'u@smtp.test', pass: PASS } });
-  for (const env of [refusing, allowing]) Object.assign(env, { DNS_SERVERS: dns.server, DNS_TIMEOUT_MS: '1000' });
+  for (const env of [refusing, allowing])
+    Object.assign(env, { DNS_SERVERS: dns.server, DNS_TIMEOUT_MS: '1000' });
 });
 afterAll(async () => {
   await r?.close();
@@ -166,7 +167,10 @@ describe('a new destination needs the password again', () => {
     expect(created.status).toBe(201);
     const logins = r.authAttempts();
     const connections = r.connections();
-    const res = await gw.put('/v1/mailer/smtp', { mailer_id: created.body.mailer_id, config: { host: 'loop.test' } });
+    const res = await gw.put('/v1/mailer/smtp', {
+      mailer_id: created.body.mailer_id,
+      config: { host: 'loop.test' },
+    });
     expect(res.status).toBe(400);
     expect(r.authAttempts()).toBe(logins);
     expect(r.connections()).toBe(connections);
@@ -180,7 +184,10 @@ describe('a new destination needs the password again', () => {
       config: { host: '127.0.0.1', port: r.port, username: 'u@smtp.test', secure: 'None' },
     });
     expect(same.status).toBe(200);
-    const moved = await gw.put('/v1/mailer/smtp', { mailer_id: id, config: { host: 'loop.test', password: PASS } });
+    const moved = await gw.put('/v1/mailer/smtp', {
+      mailer_id: id,
+      config: { host: 'loop.test', password: PASS },
+    });
     expect(moved.status).toBe(200);
     expect((await gw.get(`/v1/mailer/${id}`)).body.data.config.host).toBe('loop.test');
   });
