@@ -28,16 +28,22 @@ const dnsConfig = () => ({ DNS_SERVERS: [dns.server], DNS_TIMEOUT_MS: 1000, DNS_
 /** A TCP server on `host` counting every connection it accepts. */
 async function countingServer(host = '127.0.0.1', port = 0) {
   let connections = 0;
+  const sockets = new Set<net.Socket>();
   const server = net.createServer((s) => {
     connections++;
+    sockets.add(s);
     s.on('error', () => {});
+    s.on('close', () => sockets.delete(s));
     s.end('hello\r\n');
   });
   await new Promise<void>((resolve) => server.listen(port, host, resolve));
   return {
     port: (server.address() as AddressInfo).port,
     connections: () => connections,
-    close: () => new Promise((r) => server.close(r)),
+    close: () => {
+      for (const s of sockets) s.destroy();
+      return new Promise((r) => server.close(r));
+    },
   };
 }
 
@@ -112,28 +118,31 @@ describe('resolveGuarded', () => {
 describe('guardedConnect', () => {
   it('opens no TCP connection to a refused target', async () => {
     const server = await countingServer();
-    for (const host of ['loop.test', '127.0.0.1', 'localhost', 'mixed.test', '[::ffff:127.0.0.1]']) {
-      const err = await guardedConnect({
-        host,
-        port: server.port,
-        allowPrivate: false,
-        timeoutMs: 2000,
-        dns: dnsConfig(),
-      }).catch((e) => e);
-      expect(err).toMatchObject({ code: 'ETARGET_PRIVATE' });
+    try {
+      for (const host of ['loop.test', '127.0.0.1', 'localhost', 'mixed.test', '[::ffff:127.0.0.1]']) {
+        const err = await guardedConnect({
+          host,
+          port: server.port,
+          allowPrivate: false,
+          timeoutMs: 2000,
+          dns: dnsConfig(),
+        }).catch((e) => e);
+        expect(err).toMatchObject({ code: 'ETARGET_PRIVATE' });
+      }
+      // a checked address handed in by the caller (MX) is checked too
+      await expect(
+        guardedConnect({
+          host: 'mx.test',
+          address: '127.0.0.1',
+          port: server.port,
+          allowPrivate: false,
+          timeoutMs: 2000,
+        }),
+      ).rejects.toMatchObject({ code: 'ETARGET_PRIVATE' });
+      expect(server.connections()).toBe(0);
+    } finally {
+      await server.close();
     }
-    // a checked address handed in by the caller (MX) is checked too
-    await expect(
-      guardedConnect({
-        host: 'mx.test',
-        address: '127.0.0.1',
-        port: server.port,
-        allowPrivate: false,
-        timeoutMs: 2000,
-      }),
-    ).rejects.toMatchObject({ code: 'ETARGET_PRIVATE' });
-    expect(server.connections()).toBe(0);
-    await server.close();
   });
 
   it('with the opt-out, resolves once and connects to the checked address only', async () => {
@@ -150,20 +159,24 @@ describe('guardedConnect', () => {
         throw Object.assign(new Error('no AAAA'), { code: 'ENODATA' });
       },
     } as unknown as import('node:dns/promises').Resolver;
-    const socket = await guardedConnect({
-      host: 'rebind.test',
-      port: first.port,
-      allowPrivate: true,
-      timeoutMs: 5000,
-      dns: rebinding,
-    });
-    expect(socket.remoteAddress).toBe('127.0.0.2');
-    socket.destroy();
-    expect(lookups).toBe(1);
-    expect(first.connections()).toBe(1);
-    expect(later.connections()).toBe(0);
-    await first.close();
-    await later.close();
+    try {
+      const socket = await guardedConnect({
+        host: 'rebind.test',
+        port: first.port,
+        allowPrivate: true,
+        timeoutMs: 5000,
+        dns: rebinding,
+      });
+      const remote = socket.remoteAddress;
+      socket.destroy();
+      expect(remote).toBe('127.0.0.2');
+      expect(lookups).toBe(1);
+      expect(first.connections()).toBe(1);
+      expect(later.connections()).toBe(0);
+    } finally {
+      await first.close();
+      await later.close();
+    }
   });
 
   it('reports a refused connection with the host and code, never the address', async () => {
