@@ -112,12 +112,13 @@ describe('mailer verification over TLS: Dovecot IMAPS, SMTP STARTTLS/SSL (server
       error: 'Could not connect to the IMAP server',
       details: '127.0.0.2:993: connect ECONNREFUSED 127.0.0.2:993',
     });
-    // A host name that does not resolve.
+    // A host name that does not resolve is refused before connecting (guarded connect).
     const unknown = await post('/v1/imapbasic/verify', imapBody({ host: 'imap.mailyard.invalid' }));
     expect(unknown.status).toBe(422);
-    expect(unknown.body).toMatchObject({
-      error: 'Could not connect to the IMAP server',
-      details: expect.stringMatching(/ENOTFOUND/),
+    expect(unknown.body).toEqual({
+      success: false,
+      error: 'Mailer host does not resolve',
+      details: expect.stringMatching(/^imap\.mailyard\.invalid does not resolve: /),
     });
   });
 

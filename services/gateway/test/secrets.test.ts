@@ -22,14 +22,14 @@ describe('sealed secrets at rest (servers)', () => {
       await post('/v1/mailer/smtp', {
         name: 'S',
         email: 's@example.com',
-        config: { host: 'smtp.example.com', port: 587, username: 's@example.com', password: SMTP_PASSWORD },
+        config: { host: '192.0.2.1', port: 587, username: 's@example.com', password: SMTP_PASSWORD },
       })
     ).body.mailer_id;
     imapId = (
       await post('/v1/mailer/imap', {
         name: 'I',
         email: 'i@example.com',
-        config: { host: 'imap.example.com', username: 'i@example.com', password: IMAP_PASSWORD },
+        config: { host: '192.0.2.2', username: 'i@example.com', password: IMAP_PASSWORD },
         webhook: { url: 'https://hooks.example.com/in', headers: { 'X-Secret': HOOK_SECRET } },
       })
     ).body.mailer_id;

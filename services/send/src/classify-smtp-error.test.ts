@@ -1,4 +1,10 @@
-import { classifyReply, classifySmtpError, describeReply, enhancedCodeOf } from './classify-smtp-error';
+import {
+  TARGET_REFUSED_REASON,
+  classifyReply,
+  classifySmtpError,
+  describeReply,
+  enhancedCodeOf,
+} from './classify-smtp-error';
 
 describe('classifySmtpError', () => {
   it('maps 550 5.1.1 to a permanent "address does not exist"', () => {
@@ -88,5 +94,30 @@ describe('classifySmtpError', () => {
     expect(enhancedCodeOf('550-5.7.1 Blocked')).toBe('5.7.1');
     expect(enhancedCodeOf('550 mailbox 5.1.1 unknown')).toBeUndefined();
     expect(describeReply(550, '5.7.26')).toBe('Sender authentication failed (SPF/DKIM/DMARC)');
+  });
+});
+
+describe('guarded connect refusals and failures', () => {
+  const target = (code: string, extra: object = {}) =>
+    Object.assign(new Error(`mx.example.test: ${code}`), { code, ...extra });
+
+  it('a private target is final, an unresolved one final unless DNS did not answer', () => {
+    expect(classifySmtpError(target('ETARGET_PRIVATE'))).toEqual({
+      kind: 'permanent',
+      failedReason: TARGET_REFUSED_REASON,
+      providerError: 'mx.example.test: ETARGET_PRIVATE',
+    });
+    expect(classifySmtpError(target('ETARGET_UNRESOLVED', { temporary: false })).kind).toBe('permanent');
+    expect(classifySmtpError(target('ETARGET_UNRESOLVED', { temporary: true })).kind).toBe('temporary');
+  });
+
+  it('a failed connection is temporary, a timeout named as one', () => {
+    expect(classifySmtpError(target('ETARGET_CONNECT', { causeCode: 'ECONNREFUSED' }))).toMatchObject({
+      kind: 'temporary',
+      failedReason: 'Could not connect to the mail server',
+    });
+    expect(classifySmtpError(target('ETARGET_CONNECT', { causeCode: 'ETIMEDOUT' })).failedReason).toBe(
+      'Connection to the mail server timed out',
+    );
   });
 });

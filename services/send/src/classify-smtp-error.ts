@@ -181,9 +181,42 @@ export function classifyReply(responseCode: number, response: string, command?: 
   return failure;
 }
 
+/** Every refusal of the guarded connect (a target that is or resolves to a non-public address). */
+export const TARGET_REFUSED_REASON = 'Mail server is not allowed (private, loopback or reserved address)';
+
+/**
+ * Refusals and failures of the guarded connect (platform OutboundTargetError, matched by code);
+ * their messages name the host, never the address.
+ */
+function classifyTargetError(
+  e: SmtpErrorLike & { temporary?: boolean; causeCode?: string },
+): DeliveryFailure | null {
+  const message = e.message ?? '';
+  switch (e.code) {
+    case 'ETARGET_PRIVATE':
+      return localFailure('permanent', TARGET_REFUSED_REASON, message);
+    case 'ETARGET_UNRESOLVED':
+      return localFailure(
+        e.temporary ? 'temporary' : 'permanent',
+        'Mail server host does not resolve',
+        message,
+      );
+    case 'ETARGET_CONNECT':
+      return localFailure(
+        'temporary',
+        e.causeCode === 'ETIMEDOUT' ? NO_REPLY.ETIMEDOUT!.reason : NO_REPLY.ECONNECTION!.reason,
+        message,
+      );
+    default:
+      return null;
+  }
+}
+
 /** Classifies whatever a transport threw. */
 export function classifySmtpError(err: unknown): DeliveryFailure {
   const e = (typeof err === 'object' && err !== null ? err : { message: String(err) }) as SmtpErrorLike;
+  const target = classifyTargetError(e);
+  if (target) return target;
   const response = typeof e.response === 'string' ? e.response : undefined;
   const code = typeof e.responseCode === 'number' ? e.responseCode : replyCodeOf(response);
   if (code !== undefined && code >= 400 && response) return classifyReply(code, response, e.command);

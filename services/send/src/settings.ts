@@ -18,6 +18,8 @@ export interface SendSettings {
   poolConnections: number;
   /** smtp mailers may point at private/loopback hosts (MAILER_ALLOW_PRIVATE_HOSTS). */
   allowPrivateHosts: boolean;
+  /** direct-to-MX delivery may reach private/loopback MX addresses (MX_ALLOW_PRIVATE_HOSTS). */
+  mxAllowPrivateHosts: boolean;
 }
 
 export function sendSettings(config: Config): SendSettings {
@@ -36,6 +38,7 @@ export function sendSettings(config: Config): SendSettings {
     mxConnections: config.SEND_MX_CONNECTIONS,
     poolConnections: config.SEND_POOL_CONNECTIONS,
     allowPrivateHosts: config.MAILER_ALLOW_PRIVATE_HOSTS,
+    mxAllowPrivateHosts: config.MX_ALLOW_PRIVATE_HOSTS,
   };
 }
 

@@ -126,7 +126,12 @@ describe('direct to MX', () => {
 
   beforeAll(async () => {
     mx = await startSmtpReceiver({ starttls: true });
-    h = await startSendService(stores, { DNS_SERVERS: dns.server, MX_PORT: String(mx.port) });
+    // The MX peers listen on loopback: the opt-out of the MX address policy (send-host-policy.test.ts refuses them).
+    h = await startSendService(stores, {
+      DNS_SERVERS: dns.server,
+      MX_PORT: String(mx.port),
+      MX_ALLOW_PRIVATE_HOSTS: '1',
+    });
     tenantId = await newTenant(h.ctx.db);
     mailerId = await insertDomainMailer(h.ctx.db, h.ctx.sealer, tenantId, {
       domain: DOMAIN,

@@ -22,6 +22,9 @@ export const MailerErrorText = {
   notImapMailer: 'Mailer is not a basic IMAP configuration',
   oauthConfig: 'The config of an OAuth mailer cannot be changed; reconnect it through POST /v1/oauth/login',
   hostNotAllowed: 'Mailer host is not allowed',
+  hostUnresolved: 'Mailer host does not resolve',
+  passwordForChange:
+    'config.password is required when host, port, username or secure changes: the stored password is not sent to a new destination',
   domainMailer: 'A domain mailer is managed through the /v1/domain endpoints',
   deactivatedDisable: 'Mailer is deactivated; re-authenticate it (enable, or update its credentials) first',
   oauthReauth: 'An OAuth mailer is re-activated by connecting it again through POST /v1/oauth/login',

@@ -90,6 +90,8 @@ export const EnvSchema = z.object({
   WEBHOOK_ALLOW_INSECURE: flag,
   /** Lets SMTP/IMAP mailers point at private, loopback or link-local hosts (internal relays). */
   MAILER_ALLOW_PRIVATE_HOSTS: flag,
+  /** Lets direct-to-MX delivery reach private, loopback or link-local MX addresses (tests, private networks). */
+  MX_ALLOW_PRIVATE_HOSTS: flag,
   // Sending domains: DNS verification, suggested records, background re-checks
   DNS_SERVERS: commaList(
     'must be a comma-separated list of IP addresses, each optionally with :port',

@@ -1,7 +1,10 @@
-import { HttpError } from '@mailyard/platform';
+import { HttpError, OutboundTargetError } from '@mailyard/platform';
 
-/** Why connecting and authenticating to a mail server failed. */
-export type CheckFailureKind = 'auth' | 'connect' | 'timeout' | 'tls' | 'other';
+/**
+ * Why connecting and authenticating to a mail server failed; `host` / `unresolved`: the guarded
+ * connect refused the target (DNS changed since the host was checked).
+ */
+export type CheckFailureKind = 'auth' | 'connect' | 'timeout' | 'tls' | 'other' | 'host' | 'unresolved';
 
 export interface CheckFailure {
   kind: CheckFailureKind;
@@ -59,6 +62,15 @@ export async function runCheck<E extends Error>(
   } finally {
     client.close();
   }
+}
+
+/** The failure of a guarded connect that refused or could not reach the target, else null. */
+export function targetFailure(err: unknown): CheckFailure | null {
+  if (!(err instanceof OutboundTargetError)) return null;
+  if (err.code === 'ETARGET_PRIVATE') return { kind: 'host', reason: err.message };
+  if (err.code === 'ETARGET_UNRESOLVED') return { kind: 'unresolved', reason: err.message };
+  const kind = err.causeCode === 'ETIMEDOUT' ? 'timeout' : 'connect';
+  return { kind, reason: err.message };
 }
 
 /** A failed check as the 422 envelope: a short error per kind, the server's reason in `details`. */

@@ -1,5 +1,13 @@
+import { isIP } from 'node:net';
+import { type GuardOptions, normalizeHost, resolveGuarded } from '@mailyard/platform';
 import { ImapFlow } from 'imapflow';
-import { type CheckFailure, type CheckResult, type ServerCredentials, runCheck } from './credential-check';
+import {
+  type CheckFailure,
+  type CheckResult,
+  type ServerCredentials,
+  runCheck,
+  targetFailure,
+} from './credential-check';
 
 const TLS_CODES = /SSL|TLS|CERT|certificate|self.signed/i;
 const CONNECT_CODES = new Set([
@@ -16,11 +24,27 @@ const TIMEOUT_CODES = new Set(['CONNECT_TIMEOUT', 'GREETING_TIMEOUT', 'ETIMEOUT'
 /**
  * Connects to the IMAP server with implicit TLS (basic IMAP is port 993 SSL only), logs in and
  * out, every phase bounded by `timeoutMs`. Never throws; the reason never holds the password.
- * The server certificate must be trusted (public CAs, or NODE_EXTRA_CA_CERTS).
+ * The host is resolved once and checked (resolveGuarded); imapflow connects to that address with
+ * the host name as TLS server name, so the certificate is checked against the name. The server
+ * certificate must be trusted (public CAs, or NODE_EXTRA_CA_CERTS).
  */
-export async function verifyImap(credentials: ServerCredentials, timeoutMs: number): Promise<CheckResult> {
+export async function verifyImap(
+  credentials: ServerCredentials,
+  timeoutMs: number,
+  guard: GuardOptions,
+): Promise<CheckResult> {
+  let address: string;
+  try {
+    address = (await resolveGuarded(credentials.host, guard)).address;
+  } catch (err) {
+    const failure = targetFailure(err);
+    if (failure) return { ok: false, ...failure };
+    throw err;
+  }
+  const name = normalizeHost(credentials.host);
   const client = new ImapFlow({
-    host: credentials.host,
+    host: address,
+    ...(isIP(name) ? {} : { servername: name }),
     port: credentials.port,
     secure: true,
     auth: { user: credentials.username, pass: credentials.password },
@@ -33,7 +57,11 @@ export async function verifyImap(credentials: ServerCredentials, timeoutMs: numb
   });
   // Errors after connect() settled (a socket closing late) must not become unhandled events.
   client.on('error', () => {});
-  return runCheck(credentials, client, (err: ImapError) => classify(err, credentials, timeoutMs));
+  return runCheck(credentials, client, (err: ImapError) => {
+    const failure = classify(err, credentials, timeoutMs);
+    // imapflow's messages name the address it connected to; the tenant sees the host only.
+    return { ...failure, reason: failure.reason.split(address).join(credentials.host) };
+  });
 }
 
 type ImapError = Error & {

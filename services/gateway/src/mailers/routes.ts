@@ -18,7 +18,6 @@ import {
   type ServiceContext,
   badRequest,
   conflict,
-  hostRefusal,
   notFound,
   parseOrThrow,
 } from '@mailyard/platform';
@@ -33,6 +32,7 @@ import { type Request, type Response, Router } from 'express';
 import { tenantOf } from '../auth/api-key-auth';
 import { readPage } from '../paging/read-page';
 import { type CheckFailureKind, type CheckResult, checkFailure } from './credential-check';
+import { assertMailerHost, mailerGuard } from './host-guard';
 import { verifyImap } from './imap-verify';
 import { sealWebhook } from './incoming-webhook';
 import { toMailerView } from './mailer-view';
@@ -47,6 +47,8 @@ const FAILURE_TEXT: Record<Protocol, Record<CheckFailureKind, string>> = {
     timeout: MailerErrorText.smtpTimeout,
     tls: MailerErrorText.smtpTlsFailed,
     other: MailerErrorText.smtpFailed,
+    host: MailerErrorText.hostNotAllowed,
+    unresolved: MailerErrorText.hostUnresolved,
   },
   imap: {
     auth: MailerErrorText.imapAuthFailed,
@@ -54,6 +56,8 @@ const FAILURE_TEXT: Record<Protocol, Record<CheckFailureKind, string>> = {
     timeout: MailerErrorText.imapTimeout,
     tls: MailerErrorText.imapTlsFailed,
     other: MailerErrorText.imapFailed,
+    host: MailerErrorText.hostNotAllowed,
+    unresolved: MailerErrorText.hostUnresolved,
   },
 };
 
@@ -64,6 +68,8 @@ const UPDATABLE: Record<Protocol, readonly ConfigType[]> = {
 };
 /** Config types whose credentials were verified at creation: a config change is verified again. */
 const VERIFIED_TYPES: readonly ConfigType[] = ['basic_smtp', 'basic_imap'];
+/** Where the password is sent: changing any of these requires the password again (DESIGN.md Security 7). */
+const DESTINATION_FIELDS = ['host', 'port', 'username', 'secure'] as const;
 
 function protocolOf(configType: ConfigType): Protocol | null {
   if (configType === 'smtp' || configType === 'basic_smtp') return 'smtp';
@@ -85,10 +91,11 @@ export function mailerRoutes(ctx: Pick<ServiceContext, 'db' | 'config' | 'sealer
   const { db, config, sealer } = ctx;
   const router = Router();
 
+  const guard = mailerGuard(config);
   const check = (protocol: Protocol, conn: MailerConnection, password: string): Promise<CheckResult> =>
     protocol === 'smtp'
-      ? verifySmtp({ ...conn, password }, config.SMTP_VERIFY_TIMEOUT_MS)
-      : verifyImap({ ...conn, password }, config.IMAP_VERIFY_TIMEOUT_MS);
+      ? verifySmtp({ ...conn, password }, config.SMTP_VERIFY_TIMEOUT_MS, guard)
+      : verifyImap({ ...conn, password }, config.IMAP_VERIFY_TIMEOUT_MS, guard);
 
   const checkOrThrow = async (
     protocol: Protocol,
@@ -100,10 +107,7 @@ export function mailerRoutes(ctx: Pick<ServiceContext, 'db' | 'config' | 'sealer
   };
 
   // Tenants must not reach internal hosts through a mailer (SSRF), unless the operator allows it.
-  const assertHostAllowed = async (host: string): Promise<void> => {
-    const refusal = await hostRefusal(host, config.MAILER_ALLOW_PRIVATE_HOSTS);
-    if (refusal) throw new HttpError(422, MailerErrorText.hostNotAllowed, refusal);
-  };
+  const assertHostAllowed = (host: string): Promise<void> => assertMailerHost(host, config);
 
   const loadMailer = async (res: Response, id: string): Promise<StoredMailer> => {
     const mailer = await mailers.get(db, tenantOf(res).tenantId, id);
@@ -186,9 +190,12 @@ export function mailerRoutes(ctx: Pick<ServiceContext, 'db' | 'config' | 'sealer
       if (mailer.connectionType === 'oauth') throw new HttpError(422, MailerErrorText.oauthConfig);
       const { password, ...settings } = given as Partial<MailerConnection> & { password?: string };
       const conn = { ...mailer.config, ...settings } as MailerConnection;
-      await assertHostAllowed(conn.host);
       if (settings.secure && settings.port === undefined && protocol === 'smtp')
         conn.port = mailer.config.port ?? defaultSmtpPort(conn.secure);
+      const stored = mailer.config as Partial<MailerConnection>;
+      const moved = DESTINATION_FIELDS.some((field) => conn[field] !== stored[field]);
+      if (moved && password === undefined) throw badRequest(MailerErrorText.passwordForChange);
+      await assertHostAllowed(conn.host);
       if (VERIFIED_TYPES.includes(mailer.configType) || mailer.state === 'deactivated') {
         const current = password ?? (await mailers.password(db, sealer, mailer.tenantId, mailer.id)) ?? '';
         await checkOrThrow(protocol, conn, current);
@@ -265,13 +272,15 @@ export function mailerRoutes(ctx: Pick<ServiceContext, 'db' | 'config' | 'sealer
       res.json({ success: true, mailer_id: id, state: 'active', message: 'Mailer was already active' });
       return;
     }
+    const protocol = protocolOf(mailer.configType);
+    // The host may resolve elsewhere since it was saved: checked again before it is used again.
+    if (protocol) await assertHostAllowed((mailer.config as MailerConnection).host);
     if (mailer.state === 'disabled') {
       const before = await mailers.setStateManually(db, tenantId, id, ['disabled'], 'active');
       if (before === null) throw notFound(MailerErrorText.mailerNotFound);
       if (before === 'deactivated') throw conflict(MailerErrorText.deactivatedDisable);
     } else {
       if (mailer.connectionType === 'oauth') throw new HttpError(422, MailerErrorText.oauthReauth);
-      const protocol = protocolOf(mailer.configType);
       if (protocol) {
         const password = (await mailers.password(db, sealer, tenantId, id)) ?? '';
         await checkOrThrow(protocol, mailer.config as MailerConnection, password);

@@ -1,6 +1,13 @@
 import { type SmtpSecureMode, smtpTlsOptions } from '@mailyard/contracts';
+import { type GuardOptions, guardedConnect } from '@mailyard/platform';
 import nodemailer from 'nodemailer';
-import { type CheckFailure, type CheckResult, type ServerCredentials, runCheck } from './credential-check';
+import {
+  type CheckFailure,
+  type CheckResult,
+  type ServerCredentials,
+  runCheck,
+  targetFailure,
+} from './credential-check';
 
 export interface SmtpSettings extends ServerCredentials {
   secure: SmtpSecureMode;
@@ -9,11 +16,23 @@ export interface SmtpSettings extends ServerCredentials {
 const TLS_CODES = /SSL|TLS|CERT|certificate|self.signed|wrong version number|handshake/i;
 
 /**
- * Connects to the SMTP server, negotiates TLS per `secure` and authenticates (nodemailer's
- * verify()), every phase bounded by `timeoutMs`. Never throws; the reason never holds the password.
+ * Connects to the SMTP server through the guarded connect (resolved once, checked, connected to
+ * the checked address; the name only for TLS), negotiates TLS per `secure` and authenticates
+ * (nodemailer's verify()), every phase bounded by `timeoutMs`. Never throws; the reason never
+ * holds the password nor the address the host resolved to.
  */
-export async function verifySmtp(settings: SmtpSettings, timeoutMs: number): Promise<CheckResult> {
+export async function verifySmtp(
+  settings: SmtpSettings,
+  timeoutMs: number,
+  guard: GuardOptions,
+): Promise<CheckResult> {
   const transport = nodemailer.createTransport({
+    getSocket: (_options, callback) => {
+      guardedConnect({ ...guard, host: settings.host, port: settings.port, timeoutMs }).then(
+        (connection) => callback(null, { connection }),
+        (err: Error) => callback(err, undefined as never),
+      );
+    },
     host: settings.host,
     port: settings.port,
     ...smtpTlsOptions(settings.secure),
@@ -32,6 +51,8 @@ export async function verifySmtp(settings: SmtpSettings, timeoutMs: number): Pro
 type SmtpError = Error & { code?: string; response?: string; command?: string };
 
 function classify(err: SmtpError, s: SmtpSettings, timeoutMs: number): CheckFailure {
+  const target = targetFailure(err);
+  if (target) return target;
   const where = `${s.host}:${s.port}`;
   switch (err.code) {
     case 'EAUTH':

@@ -59,7 +59,7 @@ export function describeMailersApi(mode: Mode): void {
       config_type: 'imap',
       connection_type: 'basic',
       config: {
-        host: 'imap.example.test',
+        host: '192.0.2.10',
         port: 993,
         username: 'support@imap.test',
         password: PASSWORD,
@@ -164,7 +164,7 @@ export function describeMailersApi(mode: Mode): void {
         config_type: 'imap',
         connection_type: 'basic',
         config: {
-          host: 'imap.example.test',
+          host: '192.0.2.10',
           port: 993,
           username: 'support@imap.test',
           secure: 'SSL',
@@ -216,18 +216,26 @@ export function describeMailersApi(mode: Mode): void {
       await put('/v1/mailer/smtp', {
         mailer_id: id,
         email: 'other@smtp.test',
-        config: { host: 'smtp.example.test', port: 2525 },
+        config: { host: '127.0.0.1', secure: 'None' },
       });
-      const data = (await get(id)).body.data;
+      let data = (await get(id)).body.data;
       expect(data).toMatchObject({ name: 'Renamed', email: 'other@smtp.test' });
+      let sending = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, gw.tenantId, id);
+      expect(sending?.kind === 'smtp' && sending.smtp.password).toBe(PASSWORD);
+
+      // A new destination needs the password again (400 without it; see mailers-host-policy.test.ts).
+      const moved = { host: '192.0.2.20', port: 2525 };
+      expect((await put('/v1/mailer/smtp', { mailer_id: id, config: moved })).status).toBe(400);
+      await put('/v1/mailer/smtp', { mailer_id: id, config: { ...moved, password: PASSWORD } });
+      data = (await get(id)).body.data;
       expect(data.config).toEqual({
-        host: 'smtp.example.test',
+        host: '192.0.2.20',
         port: 2525,
         username: 'sender@smtp.test',
         secure: 'None',
         password_set: true,
       });
-      let sending = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, gw.tenantId, id);
+      sending = await loadSendingMailer(gw.ctx.db, gw.ctx.sealer, gw.tenantId, id);
       expect(sending?.kind === 'smtp' && sending.smtp.password).toBe(PASSWORD);
 
       await put('/v1/mailer/smtp', { mailer_id: id, config: { password: 'new-password-42' } });
@@ -457,7 +465,7 @@ export function describeMailersApi(mode: Mode): void {
       expect(refused.body).toEqual({
         success: false,
         error: 'Could not connect to the SMTP server',
-        details: '127.0.0.1:1: connect ECONNREFUSED 127.0.0.1:1',
+        details: 'Could not connect to 127.0.0.1:1 (ECONNREFUSED)',
       });
       const mute = await post('/v1/smtpbasic/verify', smtpBody({ port: silentPort }));
       expect(mute.status).toBe(422);

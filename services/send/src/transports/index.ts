@@ -12,6 +12,8 @@ export type { Envelope, MessageTransport, RecipientResult } from './types';
 /**
  * Picks the transport for a mailer: domain mailers go through SMTP_RELAY_URL when set, else
  * straight to the recipients' MX; SMTP mailers through their own server. Owns every pool.
+ * Connections to tenant-chosen targets (SMTP mailer hosts, recipients' MX) go through the
+ * platform's guarded connect; the relay is the operator's own configuration and is not guarded.
  */
 export class Transports {
   readonly pools: PoolCache;
@@ -27,6 +29,7 @@ export class Transports {
       timeoutMs: s.smtpTimeoutMs,
       maxConnections: s.mxConnections,
       clientName: s.serviceDomain,
+      allowPrivate: s.mxAllowPrivateHosts,
     });
     this.relay = s.relayUrl
       ? new RelayTransport(this.pools, {
@@ -49,7 +52,14 @@ export class Transports {
       timeoutMs: this.s.smtpTimeoutMs,
       maxConnections: this.s.poolConnections,
       clientName: this.s.serviceDomain,
-      allowPrivateHosts: this.s.allowPrivateHosts,
+      guard: {
+        allowPrivate: this.s.allowPrivateHosts,
+        dns: {
+          DNS_SERVERS: this.s.dnsServers,
+          DNS_TIMEOUT_MS: this.s.dnsTimeoutMs,
+          DNS_TRIES: this.s.dnsTries,
+        },
+      },
     });
   }
 

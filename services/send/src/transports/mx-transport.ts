@@ -1,4 +1,3 @@
-import type { MxResolver } from './mx-resolver';
 /**
  * Domain mailers without SMTP_RELAY_URL: straight to each recipient domain's MX on MX_PORT.
  * Recipients are grouped by domain (one SMTP transaction per domain); the groups go out in
@@ -8,7 +7,16 @@ import type { MxResolver } from './mx-resolver';
  * when offered, opportunistically: certificates are not verified (MX certificates rarely match
  * and unauthenticated TLS still beats plaintext, as in Postfix's `smtp_tls_security_level =
  * may`), and a failed handshake falls back to plaintext.
+ *
+ * SSRF: the recipient domain is the tenant's choice, so are its MX records. An MX host with any
+ * address that is not public is skipped (unless MX_ALLOW_PRIVATE_HOSTS); when no MX host is left
+ * the copy fails for good without connecting. Every connection goes through the guarded connect
+ * with the checked address (no second resolution by nodemailer), and errors name the MX host,
+ * never its address.
  */
+import { OutboundTargetError, guardedConnect, isPrivateAddress } from '@mailyard/platform';
+import { TARGET_REFUSED_REASON, localFailure } from '../classify-smtp-error';
+import type { MxHost, MxResolver } from './mx-resolver';
 import type { PoolCache } from './pool-cache';
 import type { Envelope, MessageTransport, RecipientResult } from './types';
 
@@ -17,6 +25,8 @@ export interface MxSettings {
   timeoutMs: number;
   maxConnections: number;
   clientName: string;
+  /** MX_ALLOW_PRIVATE_HOSTS: private/loopback MX addresses may be used (tests, private networks). */
+  allowPrivate: boolean;
 }
 
 export class MxTransport implements MessageTransport {
@@ -41,8 +51,14 @@ export class MxTransport implements MessageTransport {
   private async deliverToDomain(domain: string, envelope: Envelope, raw: Buffer): Promise<RecipientResult[]> {
     const answer = await this.resolver.resolve(domain);
     if (!answer.ok) return envelope.to.map((email) => ({ email, ok: false, failure: answer.failure }));
+    const allowed = answer.hosts.filter((mx) => this.allowed(mx));
+    if (allowed.length === 0) {
+      const refused = OutboundTargetError.private(answer.hosts[0]!.host).message;
+      const failure = localFailure('permanent', TARGET_REFUSED_REASON, refused);
+      return envelope.to.map((email) => ({ email, ok: false, failure }));
+    }
     let last: RecipientResult[] = [];
-    for (const mx of answer.hosts) {
+    for (const mx of allowed) {
       for (const address of mx.addresses) {
         last = await this.pools.send(this.pool(mx.host, address), envelope, raw);
         if (!shouldTryNext(last)) return last;
@@ -51,14 +67,20 @@ export class MxTransport implements MessageTransport {
     return last;
   }
 
+  private allowed(mx: MxHost): boolean {
+    return this.settings.allowPrivate || !mx.addresses.some(isPrivateAddress);
+  }
+
   private pool(host: string, address: string) {
     const s = this.settings;
     return this.pools.get(`mx:${host}|${address}:${s.port}`, () => ({
-      host: address,
+      connect: (timeoutMs) =>
+        guardedConnect({ host, address, port: s.port, allowPrivate: s.allowPrivate, timeoutMs }),
+      host,
       port: s.port,
       secure: false,
       opportunisticTLS: true,
-      tls: { rejectUnauthorized: false, ...(host !== address ? { servername: host } : {}) },
+      tls: { rejectUnauthorized: false },
       name: s.clientName,
       maxConnections: s.maxConnections,
       connectionTimeout: s.timeoutMs,

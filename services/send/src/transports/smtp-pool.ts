@@ -12,10 +12,16 @@
  *   the idle connection meanwhile) is tried once more on a new connection.
  * - Every send has an overall deadline (queueing included); when it passes the connection is
  *   closed and the send fails with ETIMEDOUT.
+ * - With `connect`, every connection's socket comes from it (the guarded connect: resolved once,
+ *   checked, connected to the checked address); nodemailer then only speaks SMTP over it, with
+ *   `host` as the TLS server name. Its errors (OutboundTargetError) are the send's error.
  */
+import type { Socket } from 'node:net';
 import SMTPConnection, { type SMTPConnectionOptions } from 'nodemailer/lib/smtp-connection';
 
 export interface SmtpPoolOptions extends SMTPConnectionOptions {
+  /** Opens the TCP connection of a new SMTP connection (plain; TLS is nodemailer's). */
+  connect?: (timeoutMs: number) => Promise<Socket>;
   auth?: { user: string; pass: string };
   maxConnections: number;
   idleTimeoutMs?: number;
@@ -158,10 +164,39 @@ export class SmtpPool {
     });
   }
 
-  private open(deadline: number): Promise<Conn> {
+  private async open(deadline: number): Promise<Conn> {
     this.total++;
-    const { auth, maxConnections: _m, idleTimeoutMs: _i, deliveryTimeoutMs: _d, ...options } = this.o;
-    const smtp = new SMTPConnection(options);
+    const {
+      connect,
+      auth,
+      maxConnections: _m,
+      idleTimeoutMs: _i,
+      deliveryTimeoutMs: _d,
+      ...options
+    } = this.o;
+    let socket: Socket | undefined;
+    if (connect) {
+      try {
+        const budget = Math.max(1, Math.min(deadline - Date.now(), options.connectionTimeout ?? 30_000));
+        socket = await connect(budget);
+      } catch (err) {
+        this.forgetSlot();
+        throw err;
+      }
+      if (this.closed) {
+        socket.destroy();
+        this.forgetSlot();
+        throw new Error('SMTP pool is closed');
+      }
+    }
+    return this.handshake(
+      new SMTPConnection(socket ? { ...options, connection: socket } : options),
+      auth,
+      deadline,
+    );
+  }
+
+  private handshake(smtp: SMTPConnection, auth: SmtpPoolOptions['auth'], deadline: number): Promise<Conn> {
     const conn: Conn = { smtp, alive: true, messages: 0, idleTimer: null };
     const gone = () => {
       if (!conn.alive) return;
@@ -228,6 +263,11 @@ export class SmtpPool {
   private forget(conn: Conn): void {
     const i = this.idle.indexOf(conn);
     if (i >= 0) this.idle.splice(i, 1);
+    this.forgetSlot();
+  }
+
+  /** A connection slot is free again (its connection ended, or it never got a socket). */
+  private forgetSlot(): void {
     this.total = Math.max(0, this.total - 1);
     // A slot is free: the next waiter opens a connection of its own.
     const waiter = this.waiters.shift();

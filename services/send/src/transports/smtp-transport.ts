@@ -3,10 +3,13 @@
  * credentials. `secure`: Auto = STARTTLS when offered; Tls = STARTTLS required; SSL = TLS from
  * the start; None = plain, STARTTLS ignored. Certificates are verified (the credentials travel
  * over that channel). One pool per mailer configuration; a changed configuration (or password)
- * gets a new pool.
+ * gets a new pool. Connections go through the guarded connect (MAILER_ALLOW_PRIVATE_HOSTS): the
+ * host is resolved with the project's resolver for each new connection, refused when it is or
+ * resolves to a non-public address, and the checked address is the one connected to; the host
+ * name is the TLS server name.
  */
 import type { SmtpSecureMode } from '@mailyard/contracts';
-import { hostRefusal } from '@mailyard/platform';
+import { type GuardOptions, guardedConnect, normalizeHost } from '@mailyard/platform';
 import { type DestinationOptions, type PoolCache, settingsKey } from './pool-cache';
 import type { Envelope, MessageTransport, RecipientResult } from './types';
 
@@ -42,25 +45,18 @@ export class SmtpMailerTransport implements MessageTransport {
       timeoutMs: number;
       maxConnections: number;
       clientName: string;
-      allowPrivateHosts: boolean;
+      /** MAILER_ALLOW_PRIVATE_HOSTS and the project's resolver (DNS_SERVERS). */
+      guard: GuardOptions;
     },
   ) {}
 
-  async deliver(envelope: Envelope, raw: Buffer): Promise<RecipientResult[]> {
+  deliver(envelope: Envelope, raw: Buffer): Promise<RecipientResult[]> {
     const s = this.server;
-    // The gateway refuses such hosts at save time; this catches DNS that changed since.
-    const refusal = await cachedRefusal(s.host, this.o.allowPrivateHosts);
-    if (refusal) {
-      const failure = {
-        kind: 'permanent' as const,
-        failedReason: 'Mailer host is not allowed',
-        providerError: refusal,
-      };
-      return envelope.to.map((email) => ({ email, ok: false as const, failure }));
-    }
     const key = `mailer:${this.mailerId}:${settingsKey([s.host, s.port, s.secure, s.username, s.password])}`;
     const transporter = this.pools.get(key, () => ({
-      host: s.host,
+      // Every new connection resolves the host again and is refused if it now points inward.
+      connect: (timeoutMs) => guardedConnect({ ...this.o.guard, host: s.host, port: s.port, timeoutMs }),
+      host: normalizeHost(s.host),
       port: s.port,
       ...secureOptions(s.secure),
       ...(s.username ? { auth: { user: s.username, pass: s.password } } : {}),
@@ -72,18 +68,4 @@ export class SmtpMailerTransport implements MessageTransport {
     }));
     return this.pools.send(transporter, envelope, raw);
   }
-}
-
-const REFUSAL_TTL_MS = 60_000;
-const refusals = new Map<string, { refusal: string | null; at: number }>();
-
-/** hostRefusal with a short cache: one DNS lookup per host a minute, not one per message. */
-async function cachedRefusal(host: string, allowPrivate: boolean): Promise<string | null> {
-  if (allowPrivate) return null;
-  const hit = refusals.get(host);
-  if (hit && Date.now() - hit.at < REFUSAL_TTL_MS) return hit.refusal;
-  const refusal = await hostRefusal(host, false);
-  if (refusals.size > 10_000) refusals.clear();
-  refusals.set(host, { refusal, at: Date.now() });
-  return refusal;
 }
