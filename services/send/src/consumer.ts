@@ -47,6 +47,7 @@ import type { CopyLoader, CopyRecipientRow, LoadedCopy, RecordedEvent } from './
 import type { MailerCache } from './mailer-cache';
 import { checkPhishing } from './phishing';
 import { renderCopy } from './render';
+import { trackCopy } from './track-copy';
 import { type SendSettings, retryDelayMs } from './settings';
 import type { Transports } from './transports';
 
@@ -298,12 +299,19 @@ async function sendCopy(
   let raw: Buffer;
   let messageId: string;
   try {
+    const tracked = trackCopy(
+      request,
+      rendered,
+      { tenantId: cmd.tenant_id, refId: cmd.ref_id, recipients: copy.recipients },
+      { baseUrl: deps.settings.trackingBaseUrl, serviceDomain: deps.settings.serviceDomain, sealer: deps.sealer },
+    );
     const built = await buildMessage({
       request,
       recipients,
-      rendered,
+      rendered: tracked.rendered,
       copyId: cmd.copy_id,
       serviceDomain: deps.settings.serviceDomain,
+      serviceHeaders: tracked.headers,
     });
     messageId = built.messageId;
     raw =

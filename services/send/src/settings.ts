@@ -1,4 +1,4 @@
-import type { Config } from '@mailyard/platform';
+import { type Config, trackingBaseUrl } from '@mailyard/platform';
 
 /** The send service's configuration, derived from the environment (README "Send service"). */
 export interface SendSettings {
@@ -18,6 +18,8 @@ export interface SendSettings {
   poolConnections: number;
   /** smtp mailers may point at private/loopback hosts (MAILER_ALLOW_PRIVATE_HOSTS). */
   allowPrivateHosts: boolean;
+  /** Public origin of the tracking service (TRACKING_BASE_URL), for tracked sends. */
+  trackingBaseUrl: string;
 }
 
 export function sendSettings(config: Config): SendSettings {
@@ -36,6 +38,7 @@ export function sendSettings(config: Config): SendSettings {
     mxConnections: config.SEND_MX_CONNECTIONS,
     poolConnections: config.SEND_POOL_CONNECTIONS,
     allowPrivateHosts: config.MAILER_ALLOW_PRIVATE_HOSTS,
+    trackingBaseUrl: trackingBaseUrl(config),
   };
 }
 
