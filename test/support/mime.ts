@@ -43,9 +43,7 @@ function leaves(raw: string): Array<{ type: string; text: string }> {
   const boundary = /boundary="?([^";]+)"?/i.exec(headers['content-type'] ?? '')?.[1];
   if (type.startsWith('multipart/') && boundary) {
     const sections = body.split(`--${boundary}`).slice(1);
-    return sections
-      .filter((s) => !s.startsWith('--'))
-      .flatMap((s) => leaves(s.replace(/^\r?\n/, '')));
+    return sections.filter((s) => !s.startsWith('--')).flatMap((s) => leaves(s.replace(/^\r?\n/, '')));
   }
   const encoding = (headers['content-transfer-encoding'] ?? '7bit').toLowerCase();
   return [{ type: type.split(';')[0]!.trim(), text: decode(body, encoding) }];

@@ -5,6 +5,9 @@
  * bus messages and suppressions checked. Runs on the real servers (the tracking service with a
  * context of its own, as its own process would have) and on the embedded defaults.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { EmailEvent } from '@mailyard/contracts';
 import { Exchange } from '@mailyard/contracts';
 import { buildGatewayApp } from '@mailyard/gateway';
@@ -22,6 +25,7 @@ import { start as startTracking } from '@mailyard/tracking';
 import request from 'supertest';
 import { insertSmtpMailer } from '../../services/send/test/support/fixtures';
 import { eventually } from '../../services/send/test/support/harness';
+import { cityRecord, writeMmdb } from '../../services/tracking/test/support/mmdb';
 import { parseMessage } from './mime';
 import { type SmtpReceiver, startSmtpReceiver } from './peers/smtp-receiver';
 import { freePort } from './process';
@@ -36,8 +40,17 @@ const WP_HREF = 'https://blog.example/wp-login.php?action=rp&amp;key=Xy1%2Bz&amp
 const WP_URL = 'https://blog.example/wp-login.php?action=rp&key=Xy1%2Bz&login=ada&_wpnonce=9f2e';
 const TEXT_URL = 'https://shop.example/p?a=1&b=2';
 
+/**
+ * On the servers, GEOIP_DB points at a MaxMind-format database the test writes; embedded runs
+ * without one (empty geo fields).
+ */
 export function describeTracking(mode: 'embedded' | 'servers'): void {
   jest.setTimeout(120_000);
+  const withGeo = mode === 'servers';
+  const geoDir = mkdtempSync(join(tmpdir(), 'mailyard-tracking-'));
+  const expectedGeo = withGeo
+    ? { country: 'NL', region: 'NH', city: 'Amsterdam', time_zone: 'Europe/Amsterdam' }
+    : { country: '', region: '', city: '', time_zone: '' };
 
   let sendCtx: ServiceContext;
   let trackCtx: ServiceContext;
@@ -62,7 +75,13 @@ export function describeTracking(mode: 'embedded' | 'servers'): void {
         await vhost.drop();
       };
     } else {
-      storeEnv = { DATABASE_URL: '', AMQP_URL: '', REDIS_URL: '', DATA_DIR: 'memory://', SECRET_KEY: '5c'.repeat(32) };
+      storeEnv = {
+        DATABASE_URL: '',
+        AMQP_URL: '',
+        REDIS_URL: '',
+        DATA_DIR: 'memory://',
+        SECRET_KEY: '5c'.repeat(32),
+      };
     }
     // TRACKING_BASE_URL unset: the default http://127.0.0.1:<TRACKING_PORT> is what the links use.
     const config = configFrom({
@@ -77,15 +96,31 @@ export function describeTracking(mode: 'embedded' | 'servers'): void {
       HOST: '127.0.0.1',
     });
     sendCtx = await openContext(config, createLogger('tracking-test', 'error'));
-    trackCtx = mode === 'servers' ? await openContext(config, createLogger('tracking-test', 'error')) : sendCtx;
+    trackCtx =
+      mode === 'servers' ? await openContext(config, createLogger('tracking-test', 'error')) : sendCtx;
     const consumer = await sendCtx.bus.consume(
-      { queue: `tracking-test-${Date.now()}`, bindings: [{ exchange: Exchange.events, routingKey: 'email.#' }] },
+      {
+        queue: `tracking-test-${Date.now()}`,
+        bindings: [{ exchange: Exchange.events, routingKey: 'email.#' }],
+      },
       async (d) => {
         published.push(d.envelope.payload as EmailEvent);
       },
     );
     send = await startSend(sendCtx);
-    tracking = await startTracking(trackCtx, { TRACKING_TRUST_PROXY: 'loopback' });
+    const geoDb = join(geoDir, 'city.mmdb');
+    writeMmdb(geoDb, {
+      '203.0.113.0/24': cityRecord({
+        country: 'NL',
+        region: 'NH',
+        city: 'Amsterdam',
+        timeZone: 'Europe/Amsterdam',
+      }),
+    });
+    tracking = await startTracking(trackCtx, {
+      TRACKING_TRUST_PROXY: 'loopback',
+      ...(withGeo ? { GEOIP_DB: geoDb } : {}),
+    });
     const stopTracking = tracking.stop.bind(tracking);
     tracking.stop = async () => {
       await consumer.cancel();
@@ -102,10 +137,14 @@ export function describeTracking(mode: 'embedded' | 'servers'): void {
     if (sendCtx) await closeContext(sendCtx);
     await receiver?.close();
     await drop();
+    rmSync(geoDir, { recursive: true, force: true });
   });
 
   async function newTenant() {
-    const t = await createTenant(sendCtx.db, { name: `t-${Math.random().toString(36).slice(2, 8)}`, tier: 'enterprise' });
+    const t = await createTenant(sendCtx.db, {
+      name: `t-${Math.random().toString(36).slice(2, 8)}`,
+      tier: 'enterprise',
+    });
     const mailerId = await insertSmtpMailer(sendCtx.db, sendCtx.sealer, t.id, { port: receiver.port });
     return { id: t.id, auth: { Authorization: `Bearer ${t.apiKey}` }, mailerId };
   }
@@ -131,7 +170,9 @@ export function describeTracking(mode: 'embedded' | 'servers'): void {
           },
         ],
         custom_args: { campaign: 'spring' },
-        ...(tracked ? { settings: { open_tracking: { enable: true }, click_tracking: { enable: true } } } : {}),
+        ...(tracked
+          ? { settings: { open_tracking: { enable: true }, click_tracking: { enable: true } } }
+          : {}),
       })
       .expect(200);
     return res.body.ref_id;
@@ -172,7 +213,9 @@ export function describeTracking(mode: 'embedded' | 'servers'): void {
     // RFC 8058 headers on a tracked send.
     const listUnsub = received.headers['list-unsubscribe']!;
     expect(listUnsub).toMatch(
-      new RegExp(`^<${trackingBase}/u/[A-Za-z0-9_.-]+>, <mailto:unsubscribe@mailyard\\.test\\?subject=unsubscribe%20[A-Za-z0-9_.-]+>$`),
+      new RegExp(
+        `^<${trackingBase}/u/[A-Za-z0-9_.-]+>, <mailto:unsubscribe@mailyard\\.test\\?subject=unsubscribe%20[A-Za-z0-9_.-]+>$`,
+      ),
     );
     expect(received.headers['list-unsubscribe-post']).toBe('List-Unsubscribe=One-Click');
 
@@ -220,10 +263,7 @@ export function describeTracking(mode: 'embedded' | 'servers'): void {
           device_type: 'mobile',
           platform: 'email client',
           url: '',
-          country: '',
-          city: '',
-          region: '',
-          time_zone: '',
+          ...expectedGeo,
           bot: false,
         },
       },
@@ -240,6 +280,7 @@ export function describeTracking(mode: 'embedded' | 'servers'): void {
       browser_name: 'Chrome',
       platform: 'browser',
       ip: '127.0.0.1',
+      country: '',
     });
 
     // Click (text part).
@@ -252,7 +293,10 @@ export function describeTracking(mode: 'embedded' | 'servers'): void {
       const all = await eventsOf(refId, 'MAIL_OPENED');
       return all.length === 2 ? all : null;
     }, 'second open');
-    expect(opens[1]!.details.tracking).toMatchObject({ browser_name: 'Apple Mail Privacy Protection', bot: true });
+    expect(opens[1]!.details.tracking).toMatchObject({
+      browser_name: 'Apple Mail Privacy Protection',
+      bot: true,
+    });
     expect(opens[0]!.details.event_at).not.toBe(opens[1]!.details.event_at);
     expect((await logOf(tenant, refId)).status).toBe('MAIL_CLICKED');
 
@@ -260,7 +304,13 @@ export function describeTracking(mode: 'embedded' | 'servers'): void {
     const token = htmlClicks[0]!.split('/c/')[1]!;
     const [body, sig] = token.split('.') as [string, string];
     const tampered = `${body.slice(0, -2)}${body.endsWith('A') ? 'B' : 'A'}${body.slice(-1)}.${sig}`;
-    for (const bad of [`/c/${tampered}`, `/c/${token.slice(0, -1)}`, `/c/${pixel!.split('/o/')[1]}`, '/c/nope', `/o/${token}`]) {
+    for (const bad of [
+      `/c/${tampered}`,
+      `/c/${token.slice(0, -1)}`,
+      `/c/${pixel!.split('/o/')[1]}`,
+      '/c/nope',
+      `/o/${token}`,
+    ]) {
       const res = await request(trackingBase).get(bad);
       expect(res.status).toBe(404);
       expect(res.headers.location).toBeUndefined();
@@ -292,12 +342,19 @@ export function describeTracking(mode: 'embedded' | 'servers'): void {
     const [unsub] = await eventsOf(refId, 'MAIL_UNSUBSCRIBED');
     expect(unsub).toMatchObject({ success: true, details: { email: ['reader@example.com'] } });
     // Again: still suppressed, no second event.
-    await request(trackingBase).post(path(unsubUrl)).type('form').send('List-Unsubscribe=One-Click').expect(200);
+    await request(trackingBase)
+      .post(path(unsubUrl))
+      .type('form')
+      .send('List-Unsubscribe=One-Click')
+      .expect(200);
     expect(await eventsOf(refId, 'MAIL_UNSUBSCRIBED')).toHaveLength(1);
 
     // A later send to the address is suppressed for this tenant only.
     const later = await sendMail(tenant, 'reader@example.com', true);
-    await eventually(async () => (await logOf(tenant, later))?.failure_reason === 'recipient unsubscribed', 'suppressed');
+    await eventually(
+      async () => (await logOf(tenant, later))?.failure_reason === 'recipient unsubscribed',
+      'suppressed',
+    );
     expect((await logOf(tenant, later)).status).toBe('FAILED');
 
     const other = await newTenant();

@@ -47,8 +47,8 @@ import type { CopyLoader, CopyRecipientRow, LoadedCopy, RecordedEvent } from './
 import type { MailerCache } from './mailer-cache';
 import { checkPhishing } from './phishing';
 import { renderCopy } from './render';
-import { trackCopy } from './track-copy';
 import { type SendSettings, retryDelayMs } from './settings';
+import { trackCopy } from './track-copy';
 import type { Transports } from './transports';
 
 export interface ConsumerDeps {
@@ -303,7 +303,11 @@ async function sendCopy(
       request,
       rendered,
       { tenantId: cmd.tenant_id, refId: cmd.ref_id, recipients: copy.recipients },
-      { baseUrl: deps.settings.trackingBaseUrl, serviceDomain: deps.settings.serviceDomain, sealer: deps.sealer },
+      {
+        baseUrl: deps.settings.trackingBaseUrl,
+        serviceDomain: deps.settings.serviceDomain,
+        sealer: deps.sealer,
+      },
     );
     const built = await buildMessage({
       request,

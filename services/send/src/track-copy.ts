@@ -51,7 +51,12 @@ export function trackCopy(
   const primary = target.recipients.find((r) => r.type === 'to') ?? target.recipients[0];
   if ((!open && !click) || !primary) return { rendered, headers: {} };
   const key = keyOf(opts.sealer);
-  const claims = { tenantId: target.tenantId, refId: target.refId, logId: primary.logId, email: primary.email };
+  const claims = {
+    tenantId: target.tenantId,
+    refId: target.refId,
+    logId: primary.logId,
+    email: primary.email,
+  };
   const url = (path: string) => `${opts.baseUrl}${path}`;
   const clickUrl = (original: string) =>
     url(TrackingPath.click(signLinkToken(key, { ...claims, kind: 'click', url: original })));

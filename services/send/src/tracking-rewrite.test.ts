@@ -58,7 +58,9 @@ describe('rewriteHtml', () => {
     const html = '<body><a href="https://a.example/">a</a></body>';
     expect(rewriteHtml(html, {})).toBe(html);
     const out = rewriteHtml(html, { clickUrl, pixelUrl: 'https://t.example/o/1' });
-    expect(out).toBe(`<body><a href="https://t.example/c/1">a</a>${pixelTag('https://t.example/o/1')}</body>`);
+    expect(out).toBe(
+      `<body><a href="https://t.example/c/1">a</a>${pixelTag('https://t.example/o/1')}</body>`,
+    );
   });
 
   it('stays linear on pathological input', () => {

@@ -20,7 +20,10 @@ export { parseUserAgent } from './user-agent';
  * and an outbox relay publishing the events it records. `env` holds its own variables
  * (settings.ts); the launcher passes process.env.
  */
-export async function start(ctx: ServiceContext, env: NodeJS.ProcessEnv = process.env): Promise<RunningService> {
+export async function start(
+  ctx: ServiceContext,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<RunningService> {
   const { config, logger, db } = ctx;
   const settings = trackingSettings(config, env);
   const geo = await openGeoLookup(settings.geoipDb);

@@ -36,7 +36,11 @@ export function trackingDetails(hit: Hit, geo: GeoLookup, url = ''): Tracking {
   };
 }
 
-export function buildTrackingEvent(event: EmailEventType, r: TrackedRecipient, tracking: Tracking): EmailEvent {
+export function buildTrackingEvent(
+  event: EmailEventType,
+  r: TrackedRecipient,
+  tracking: Tracking,
+): EmailEvent {
   return {
     event,
     success: true,

@@ -81,12 +81,18 @@ export function parseUserAgent(header: string | undefined): ClientInfo {
   const base = { os, device_type: deviceType };
 
   for (const [re, name] of LINK_SCANNERS) {
-    if (re.test(ua))
-      return { ...EMPTY, ...base, browser_name: name, platform: 'link scanner', bot: true };
+    if (re.test(ua)) return { ...EMPTY, ...base, browser_name: name, platform: 'link scanner', bot: true };
   }
   for (const [re, name] of MAIL_CLIENTS) {
     const m = re.exec(ua);
-    if (m) return { ...base, browser_name: name, browser_version: m[1] ?? '', platform: 'email client', bot: false };
+    if (m)
+      return {
+        ...base,
+        browser_name: name,
+        browser_version: m[1] ?? '',
+        platform: 'email client',
+        bot: false,
+      };
   }
   if (isAppleMail(ua, parsed.device.vendor)) {
     return { ...base, browser_name: 'Apple Mail', browser_version: '', platform: 'email client', bot: false };
@@ -103,5 +109,7 @@ export function parseUserAgent(header: string | undefined): ClientInfo {
 
 /** Apple Mail (macOS, iOS) loads content in WebKit without Safari's `Version/` and `Safari/` tokens. */
 function isAppleMail(ua: string, vendor: string | undefined): boolean {
-  return vendor === 'Apple' && ua.includes('AppleWebKit/') && !ua.includes('Safari/') && !ua.includes('Version/');
+  return (
+    vendor === 'Apple' && ua.includes('AppleWebKit/') && !ua.includes('Safari/') && !ua.includes('Version/')
+  );
 }

@@ -1,5 +1,12 @@
 import { ErrorText } from '@mailyard/contracts';
-import { HttpError, type LinkClaims, type LinkKind, type Logger, counter, verifyLinkToken } from '@mailyard/platform';
+import {
+  HttpError,
+  type LinkClaims,
+  type LinkKind,
+  type Logger,
+  counter,
+  verifyLinkToken,
+} from '@mailyard/platform';
 import type { Request } from 'express';
 import type { Hit, Recorder } from '../record';
 

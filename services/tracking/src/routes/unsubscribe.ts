@@ -14,7 +14,7 @@ import type { Express } from 'express';
 import { recordHitIn } from '../record';
 import { type RouteDeps, claimsOf, hitOf, hitsTotal } from './deps';
 
-const escape = (s: string) =>
+const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 function page(title: string, body: string): string {
@@ -28,7 +28,7 @@ export function unsubscribeRoute(app: Express, deps: RouteDeps): void {
     res.send(
       page(
         'Unsubscribe',
-        `<h1>Unsubscribe</h1><p>Stop receiving these emails at <strong>${escape(claims.email)}</strong>?</p>` +
+        `<h1>Unsubscribe</h1><p>Stop receiving these emails at <strong>${escapeHtml(claims.email)}</strong>?</p>` +
           `<form method="post" action=""><input type="hidden" name="List-Unsubscribe" value="One-Click">` +
           '<button type="submit">Unsubscribe</button></form>',
       ),
@@ -48,7 +48,7 @@ export function unsubscribeRoute(app: Express, deps: RouteDeps): void {
     res.send(
       page(
         'Unsubscribed',
-        `<h1>Unsubscribed</h1><p><strong>${escape(claims.email)}</strong> will no longer receive these emails.</p>`,
+        `<h1>Unsubscribed</h1><p><strong>${escapeHtml(claims.email)}</strong> will no longer receive these emails.</p>`,
       ),
     );
   });
