@@ -54,7 +54,7 @@ describe('running the processes', () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 300_000);
 
   it('starts the send service alone with its own health and metrics port', async () => {
     const db = await createTestDatabase();
@@ -104,7 +104,10 @@ describe('running the processes', () => {
     const vhost = createTestVhost();
     try {
       const port = await freePort();
-      const p = spawnTs('services/tracking/src/main.ts', { TRACKING_PORT: String(port), ...serverEnv(db, vhost) });
+      const p = spawnTs('services/tracking/src/main.ts', {
+        TRACKING_PORT: String(port),
+        ...serverEnv(db, vhost),
+      });
       await p.waitFor(/Mailyard tracking started \(servers mode\)/);
       const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
       expect(await ready.json()).toEqual({ status: 'ready', checks: { db: 'ok', bus: 'ok', kv: 'ok' } });
@@ -129,6 +132,8 @@ describe('running the processes', () => {
     });
     const { code } = await p.exited;
     expect(code).toBe(1);
-    expect(p.output()).toContain('Invalid configuration: TRACKING_TRUST_PROXY must be false, true, a hop count');
+    expect(p.output()).toContain(
+      'Invalid configuration: TRACKING_TRUST_PROXY must be false, true, a hop count',
+    );
   });
 });
