@@ -38,6 +38,14 @@ export async function start(
     { trustProxy: settings.trustProxy, readiness },
   );
   const server = await listen(app, settings.port, settings.host);
+  if (config.DATABASE_URL && !settings.baseUrl.startsWith('https://')) {
+    logger.warn(
+      'TRACKING_BASE_URL is not an https origin: mail clients may refuse one-click unsubscribe (RFC 8058)',
+      {
+        tracking_base_url: settings.baseUrl,
+      },
+    );
+  }
   const url = `http://${settings.host === '0.0.0.0' ? '127.0.0.1' : settings.host}:${boundPort(server)}`;
   return {
     name: 'tracking',
