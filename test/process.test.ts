@@ -31,7 +31,7 @@ describe('running the processes', () => {
         REDIS_URL: '',
       };
       const first = spawnTs('scripts/start.ts', env);
-      await first.waitFor(/Mailyard mailyard started \(embedded mode\)/);
+      await first.waitFor(/Mailyard mailyard started \(embedded mode\)/, 120_000);
       expect(first.output()).toContain(`http://127.0.0.1:${port}/v1`);
       expect(first.output()).toContain(join(dataDir, 'pg'));
       const created = await fetch(`http://127.0.0.1:${port}/v1/email/template`, {
@@ -45,7 +45,7 @@ describe('running the processes', () => {
       expect(await first.exited).toEqual({ code: 0, signal: null });
 
       const second = spawnTs('scripts/start.ts', env);
-      await second.waitFor(/started/);
+      await second.waitFor(/started/, 120_000);
       const got = await fetch(`http://127.0.0.1:${port}/v1/email/template/${template_id}`, { headers: auth });
       expect(got.status).toBe(200);
       expect(((await got.json()) as { template: { name: string } }).template.name).toBe('kept');
@@ -54,7 +54,7 @@ describe('running the processes', () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 300_000);
 
   it('starts the send service alone with its own health and metrics port', async () => {
     const db = await createTestDatabase();
@@ -97,5 +97,43 @@ describe('running the processes', () => {
       await db.drop();
       await vhost.drop();
     }
+  });
+
+  it('starts the tracking service alone against the real servers', async () => {
+    const db = await createTestDatabase();
+    const vhost = createTestVhost();
+    try {
+      const port = await freePort();
+      const p = spawnTs('services/tracking/src/main.ts', {
+        TRACKING_PORT: String(port),
+        ...serverEnv(db, vhost),
+      });
+      await p.waitFor(/Mailyard tracking started \(servers mode\)/);
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+      expect(await ready.json()).toEqual({ status: 'ready', checks: { db: 'ok', bus: 'ok', kv: 'ok' } });
+      const bad = await fetch(`http://127.0.0.1:${port}/c/not-a-token`, { redirect: 'manual' });
+      expect(bad.status).toBe(404);
+      p.child.kill('SIGTERM');
+      expect((await p.exited).code).toBe(0);
+    } finally {
+      await db.drop();
+      await vhost.drop();
+    }
+  });
+
+  it('refuses an invalid tracking setting with one clear line', async () => {
+    const p = spawnTs('services/tracking/src/main.ts', {
+      TRACKING_TRUST_PROXY: 'somewhere',
+      TRACKING_PORT: '0',
+      DATABASE_URL: '',
+      AMQP_URL: '',
+      REDIS_URL: '',
+      DATA_DIR: 'memory://',
+    });
+    const { code } = await p.exited;
+    expect(code).toBe(1);
+    expect(p.output()).toContain(
+      'Invalid configuration: TRACKING_TRUST_PROXY must be false, true, a hop count',
+    );
   });
 });

@@ -24,3 +24,4 @@ export * from './net/outbound-error';
 export * from './net/guarded-resolve';
 export * from './net/guarded-connect';
 export * from './net/guarded-http';
+export * from './tracking/link-token';

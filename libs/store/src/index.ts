@@ -9,3 +9,4 @@ export * from './mailer-activity';
 export * from './sends';
 export * from './email-logs';
 export * from './suppressions';
+export * from './email-events';

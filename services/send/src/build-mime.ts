@@ -26,6 +26,8 @@ export interface BuildInput {
   copyId: string;
   serviceDomain: string;
   date?: Date;
+  /** Headers the service adds (tracking's List-Unsubscribe); they replace custom ones of the same name. */
+  serviceHeaders?: Record<string, string>;
 }
 
 export interface BuiltMessage {
@@ -60,6 +62,10 @@ export async function buildMessage(input: BuildInput): Promise<BuiltMessage> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(custom ?? {})) {
     if (isThreadingHeader(name) || isProtectedHeader(name)) continue;
+    headers[name] = value;
+  }
+  for (const [name, value] of Object.entries(input.serviceHeaders ?? {})) {
+    for (const k of Object.keys(headers)) if (k.toLowerCase() === name.toLowerCase()) delete headers[k];
     headers[name] = value;
   }
   headers['X-Is-Svc'] = 'true';

@@ -48,6 +48,7 @@ import type { MailerCache } from './mailer-cache';
 import { checkPhishing } from './phishing';
 import { renderCopy } from './render';
 import { type SendSettings, retryDelayMs } from './settings';
+import { trackCopy } from './track-copy';
 import type { Transports } from './transports';
 
 export interface ConsumerDeps {
@@ -298,12 +299,23 @@ async function sendCopy(
   let raw: Buffer;
   let messageId: string;
   try {
+    const tracked = trackCopy(
+      request,
+      rendered,
+      { tenantId: cmd.tenant_id, refId: cmd.ref_id, recipients: copy.recipients },
+      {
+        baseUrl: deps.settings.trackingBaseUrl,
+        serviceDomain: deps.settings.serviceDomain,
+        sealer: deps.sealer,
+      },
+    );
     const built = await buildMessage({
       request,
       recipients,
-      rendered,
+      rendered: tracked.rendered,
       copyId: cmd.copy_id,
       serviceDomain: deps.settings.serviceDomain,
+      serviceHeaders: tracked.headers,
     });
     messageId = built.messageId;
     raw =

@@ -1,4 +1,4 @@
-import type { Config } from '@mailyard/platform';
+import { type Config, trackingBaseUrl } from '@mailyard/platform';
 
 /** The send service's configuration, derived from the environment (README "Send service"). */
 export interface SendSettings {
@@ -20,6 +20,8 @@ export interface SendSettings {
   allowPrivateHosts: boolean;
   /** direct-to-MX delivery may reach private/loopback MX addresses (MX_ALLOW_PRIVATE_HOSTS). */
   mxAllowPrivateHosts: boolean;
+  /** Public origin of the tracking service (TRACKING_BASE_URL), for tracked sends. */
+  trackingBaseUrl: string;
 }
 
 export function sendSettings(config: Config): SendSettings {
@@ -39,6 +41,7 @@ export function sendSettings(config: Config): SendSettings {
     poolConnections: config.SEND_POOL_CONNECTIONS,
     allowPrivateHosts: config.MAILER_ALLOW_PRIVATE_HOSTS,
     mxAllowPrivateHosts: config.MX_ALLOW_PRIVATE_HOSTS,
+    trackingBaseUrl: trackingBaseUrl(config),
   };
 }
 

@@ -61,6 +61,8 @@ export const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly']).default('info'),
   PORT: port(3000),
   TRACKING_PORT: port(3001),
+  /** Public origin of the tracking service (links, pixel, List-Unsubscribe); default http://127.0.0.1:<TRACKING_PORT>. */
+  TRACKING_BASE_URL: optionalUrl(['http', 'https']),
   SMTP_PORT: port(2525),
   /** Health/metrics port of worker processes (send: 3002 when unset; 0 turns it off). */
   OPS_PORT: integer('must be a port number from 0 to 65535', 0, 65535).optional(),

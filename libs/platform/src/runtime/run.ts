@@ -52,7 +52,16 @@ export async function runProcess(opts: RunOptions): Promise<void> {
   }
   const running: RunningService[] = [];
   for (const [name, start] of Object.entries(opts.services)) {
-    running.push(await start({ ...ctx, logger: logger.child({ service: name }) }));
+    try {
+      running.push(await start({ ...ctx, logger: logger.child({ service: name }) }));
+    } catch (err) {
+      // A service's own settings (its settings.ts) are checked when it starts.
+      if (!(err instanceof ConfigError)) throw err;
+      process.stderr.write(`${err.message}\n`);
+      await Promise.allSettled(running.reverse().map((s) => s.stop()));
+      await closeContext(ctx);
+      process.exit(1);
+    }
   }
 
   let ops: Server | undefined;

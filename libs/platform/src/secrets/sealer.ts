@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 
 const VERSION = 1;
 const IV_BYTES = 12;
@@ -65,5 +65,13 @@ export class Sealer {
 
   openText(sealed: Buffer | Uint8Array): string {
     return this.open(sealed).toString('utf8');
+  }
+
+  /**
+   * A 32-byte key for another purpose (HKDF-SHA256 of SECRET_KEY with `info` naming it), so one
+   * secret serves several uses without any of them seeing the sealing key itself.
+   */
+  deriveKey(info: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.key, Buffer.alloc(0), info, 32));
   }
 }

@@ -1,0 +1,159 @@
+/**
+ * recordEmailEvents on real PostgreSQL: the event row, the log status moving only forward and
+ * the outbox row commit together; every repeated open is its own event with a distinct,
+ * strictly increasing microsecond event_at, even when written concurrently.
+ */
+import { type EmailEvent, emptyTracking, ulid } from '@mailyard/contracts';
+import { type Db, configFrom, migrate, openDatabase } from '@mailyard/platform';
+import { type TestDatabase, createTestDatabase } from '../../../test/support/servers';
+import { createTenant, findTrackedRecipient, recordEmailEvents } from '../src';
+
+let tdb: TestDatabase;
+let db: Db;
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  db = await openDatabase(configFrom({ DATABASE_URL: tdb.url }));
+  await migrate(db);
+});
+
+afterAll(async () => {
+  await db?.close();
+  await tdb?.drop();
+});
+
+async function seedSend(tenantId: string, recipients: string[]) {
+  const refId = ulid();
+  const copyId = `${refId}.1`;
+  await db.query(
+    `INSERT INTO sends (ref_id, tenant_id, mailer_id, custom_args, request) VALUES ($1, $2, 'm1', '{"c":1}', '{}')`,
+    [refId, tenantId],
+  );
+  const logIds: string[] = [];
+  for (const r of recipients) {
+    const id = ulid();
+    logIds.push(id);
+    await db.query(
+      `INSERT INTO email_logs (id, ref_id, tenant_id, copy_id, recipient, recipient_domain, recipient_type, status, mailer_id, message_id)
+       VALUES ($1, $2, $3, $4, $5, 'example.com', 'to', 'MAIL_DELIVERED', 'm1', '<m@x>')`,
+      [id, refId, tenantId, copyId, r],
+    );
+  }
+  // The send service's own event for attempt 1 of the copy.
+  await db.query(
+    `INSERT INTO email_events (tenant_id, ref_id, copy_id, event, attempt, event_at, payload)
+     VALUES ($1, $2, $3, 'MAIL_DELIVERED', 1, now(), '{}')`,
+    [tenantId, refId, copyId],
+  );
+  return { refId, copyId, logIds };
+}
+
+function event(name: EmailEvent['event'], refId: string, email: string): EmailEvent {
+  return {
+    event: name,
+    success: true,
+    details: {
+      ref_id: refId,
+      mailer_id: 'm1',
+      email: [email],
+      custom_args: null,
+      message_id: '<m@x>',
+      thread_id: '',
+      webhook_id: '',
+      event_at: new Date().toISOString(),
+      tracking: { ...emptyTracking(), ip: '192.0.2.1' },
+      failed_reason: '',
+    },
+  };
+}
+
+const status = async (logId: string) =>
+  (
+    await db.query<{ status: string; last_event: string }>(
+      'SELECT status, last_event FROM email_logs WHERE id = $1',
+      [logId],
+    )
+  ).rows[0];
+
+it('writes the event, advances the log and publishes through the outbox, with one stamp', async () => {
+  const tenant = await createTenant(db, { name: 'a', tier: 'standard' });
+  const s = await seedSend(tenant.id, ['a@example.com']);
+  const [recorded] = await recordEmailEvents(db, [
+    {
+      tenantId: tenant.id,
+      copyId: s.copyId,
+      logIds: s.logIds,
+      event: event('MAIL_OPENED', s.refId, 'a@example.com'),
+    },
+  ]);
+  expect(recorded!.details.event_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+  expect(await status(s.logIds[0]!)).toEqual({ status: 'MAIL_OPENED', last_event: 'MAIL_OPENED' });
+  const ev = await db.query<{ attempt: number; payload: EmailEvent }>(
+    "SELECT attempt, payload FROM email_events WHERE ref_id = $1 AND event = 'MAIL_OPENED'",
+    [s.refId],
+  );
+  expect(ev.rows).toEqual([{ attempt: -1, payload: recorded }]);
+  const ob = await db.query<{ routing_key: string; message: { payload: EmailEvent; tenant_id: string } }>(
+    `SELECT routing_key, message FROM outbox WHERE message->'payload'->'details'->>'ref_id' = $1`,
+    [s.refId],
+  );
+  expect(ob.rows).toHaveLength(1);
+  expect(ob.rows[0]!.routing_key).toBe('email.mail_opened');
+  expect(ob.rows[0]!.message.payload).toEqual(recorded);
+  expect(ob.rows[0]!.message.tenant_id).toBe(tenant.id);
+});
+
+it('records every repeated open, concurrently, with distinct increasing event_at', async () => {
+  const tenant = await createTenant(db, { name: 'b', tier: 'standard' });
+  const s = await seedSend(tenant.id, ['a@example.com', 'b@example.com']);
+  const writes = Array.from({ length: 8 }, (_, i) =>
+    recordEmailEvents(db, [
+      {
+        tenantId: tenant.id,
+        copyId: s.copyId,
+        logIds: [s.logIds[i % 2]!],
+        event: event('MAIL_OPENED', s.refId, i % 2 ? 'b@example.com' : 'a@example.com'),
+      },
+    ]),
+  );
+  const recorded = (await Promise.all(writes)).flat();
+  expect(recorded).toHaveLength(8);
+  const { rows } = await db.query<{ attempt: number; at: string }>(
+    `SELECT attempt, payload->'details'->>'event_at' AS at FROM email_events
+      WHERE ref_id = $1 AND event = 'MAIL_OPENED' ORDER BY event_at`,
+    [s.refId],
+  );
+  expect(rows).toHaveLength(8);
+  expect(new Set(rows.map((r) => r.at)).size).toBe(8);
+  expect(rows.map((r) => r.attempt)).toEqual([-1, -2, -3, -4, -5, -6, -7, -8]);
+  const ats = rows.map((r) => r.at);
+  expect([...ats].sort()).toEqual(ats);
+});
+
+it("never moves a status backwards and ignores another tenant's rows", async () => {
+  const tenant = await createTenant(db, { name: 'c', tier: 'standard' });
+  const other = await createTenant(db, { name: 'd', tier: 'standard' });
+  const s = await seedSend(tenant.id, ['a@example.com']);
+  const logId = s.logIds[0]!;
+  const rec = (name: EmailEvent['event'], tenantId = tenant.id) =>
+    recordEmailEvents(db, [
+      { tenantId, copyId: s.copyId, logIds: [logId], event: event(name, s.refId, 'a@example.com') },
+    ]);
+  await rec('MAIL_CLICKED');
+  expect(await status(logId)).toEqual({ status: 'MAIL_CLICKED', last_event: 'MAIL_CLICKED' });
+  await rec('MAIL_OPENED');
+  expect(await status(logId)).toEqual({ status: 'MAIL_CLICKED', last_event: 'MAIL_CLICKED' });
+  await rec('MAIL_UNSUBSCRIBED', other.id);
+  expect(await status(logId)).toEqual({ status: 'MAIL_CLICKED', last_event: 'MAIL_CLICKED' });
+  await rec('MAIL_UNSUBSCRIBED');
+  expect(await status(logId)).toEqual({ status: 'MAIL_UNSUBSCRIBED', last_event: 'MAIL_UNSUBSCRIBED' });
+
+  expect(await findTrackedRecipient(db, other.id, s.refId, logId)).toBeNull();
+  expect(await findTrackedRecipient(db, tenant.id, s.refId, logId)).toMatchObject({
+    copyId: s.copyId,
+    email: 'a@example.com',
+    mailerId: 'm1',
+    messageId: '<m@x>',
+    customArgs: { c: 1 },
+  });
+});

@@ -1,0 +1,79 @@
+/**
+ * Applies a send's tracking settings to one rendered copy, before MIME building (consumer.ts):
+ * - `settings.open_tracking.enable`: a 1x1 pixel in the HTML part (TRACKING_BASE_URL/o/<token>);
+ * - `settings.click_tracking.enable`: links in the HTML and text parts wrapped as
+ *   TRACKING_BASE_URL/c/<token>, the token signing the exact original URL;
+ * - either one: `List-Unsubscribe` (the tracking service's one-click URL and a mailto) and
+ *   `List-Unsubscribe-Post: List-Unsubscribe=One-Click` (RFC 8058).
+ * Tracking is off unless the send enables it: then the copy is returned untouched.
+ *
+ * Tokens (libs/platform link-token) name the copy's primary recipient: its first `to` row. With
+ * substitutions every copy has exactly one `to` recipient, so events are per recipient; a copy
+ * sent to several recipients at once (no substitutions, or cc/bcc) attributes its opens, clicks
+ * and unsubscribes to that primary recipient (docs/tracking.md).
+ */
+import type { StoredSendRequest } from '@mailyard/contracts';
+import { type Sealer, TrackingPath, linkTokenKey, signLinkToken } from '@mailyard/platform';
+import type { RenderedCopy } from './render';
+import { rewriteHtml, rewriteText } from './tracking-rewrite';
+
+export interface TrackingTarget {
+  tenantId: string;
+  refId: string;
+  /** The copy's recipients (email_logs rows): the first `to` row is the one tracked. */
+  recipients: ReadonlyArray<{ logId: string; email: string; type: string }>;
+}
+
+export interface TrackedCopy {
+  rendered: RenderedCopy;
+  /** Headers to add to the message (empty when tracking is off). */
+  headers: Record<string, string>;
+}
+
+const keys = new WeakMap<Sealer, Buffer>();
+function keyOf(sealer: Sealer): Buffer {
+  let key = keys.get(sealer);
+  if (!key) {
+    key = linkTokenKey(sealer);
+    keys.set(sealer, key);
+  }
+  return key;
+}
+
+export function trackCopy(
+  request: Pick<StoredSendRequest, 'settings'>,
+  rendered: RenderedCopy,
+  target: TrackingTarget,
+  opts: { baseUrl: string; serviceDomain: string; sealer: Sealer },
+): TrackedCopy {
+  const open = request.settings?.open_tracking?.enable === true;
+  const click = request.settings?.click_tracking?.enable === true;
+  const primary = target.recipients.find((r) => r.type === 'to') ?? target.recipients[0];
+  if ((!open && !click) || !primary) return { rendered, headers: {} };
+  const key = keyOf(opts.sealer);
+  const claims = {
+    tenantId: target.tenantId,
+    refId: target.refId,
+    logId: primary.logId,
+    email: primary.email,
+  };
+  const url = (path: string) => `${opts.baseUrl}${path}`;
+  const clickUrl = (original: string) =>
+    url(TrackingPath.click(signLinkToken(key, { ...claims, kind: 'click', url: original })));
+  const out: RenderedCopy = { ...rendered };
+  if (rendered.html !== undefined) {
+    out.html = rewriteHtml(rendered.html, {
+      ...(click ? { clickUrl } : {}),
+      ...(open ? { pixelUrl: url(TrackingPath.open(signLinkToken(key, { ...claims, kind: 'open' }))) } : {}),
+    });
+  }
+  if (click && rendered.text !== undefined) out.text = rewriteText(rendered.text, clickUrl);
+  const unsubscribe = signLinkToken(key, { ...claims, kind: 'unsubscribe' });
+  return {
+    rendered: out,
+    headers: {
+      'List-Unsubscribe': `<${url(TrackingPath.unsubscribe(unsubscribe))}>, <mailto:unsubscribe@${opts.serviceDomain}?subject=unsubscribe%20${unsubscribe}>`,
+      'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+    },
+  };
+}

@@ -1,0 +1,61 @@
+import {
+  OutboxRelay,
+  type RunningService,
+  type ServiceContext,
+  boundPort,
+  closeServer,
+  linkTokenKey,
+  listen,
+  storeReadiness,
+} from '@mailyard/platform';
+import { buildTrackingApp } from './app';
+import { openGeoLookup } from './geoip';
+import { trackingSettings } from './settings';
+
+export { buildTrackingApp } from './app';
+export { parseUserAgent } from './user-agent';
+
+/**
+ * Starts the tracking service: open pixel, click redirect and unsubscribe on TRACKING_PORT,
+ * and an outbox relay publishing the events it records. `env` holds its own variables
+ * (settings.ts); the launcher passes process.env.
+ */
+export async function start(
+  ctx: ServiceContext,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<RunningService> {
+  const { config, logger, db } = ctx;
+  const settings = trackingSettings(config, env);
+  const geo = await openGeoLookup(settings.geoipDb);
+  const relay = new OutboxRelay(db, ctx.bus, logger, {
+    pollMs: config.OUTBOX_POLL_MS,
+    batchSize: config.OUTBOX_BATCH,
+  });
+  relay.start();
+  const readiness = storeReadiness(ctx);
+  const app = buildTrackingApp(
+    { db, logger, geo, key: linkTokenKey(ctx.sealer), afterCommit: () => relay.notify() },
+    { trustProxy: settings.trustProxy, readiness },
+  );
+  const server = await listen(app, settings.port, settings.host);
+  if (config.DATABASE_URL && !settings.baseUrl.startsWith('https://')) {
+    logger.warn(
+      'TRACKING_BASE_URL is not an https origin: mail clients may refuse one-click unsubscribe (RFC 8058)',
+      {
+        tracking_base_url: settings.baseUrl,
+      },
+    );
+  }
+  const url = `http://${settings.host === '0.0.0.0' ? '127.0.0.1' : settings.host}:${boundPort(server)}`;
+  return {
+    name: 'tracking',
+    banner: [
+      `tracking ${url} (public ${settings.baseUrl})  health ${url}/healthz${settings.geoipDb ? `  geoip ${settings.geoipDb}` : ''}`,
+    ],
+    readiness,
+    async stop() {
+      await closeServer(server);
+      await relay.stop();
+    },
+  };
+}

@@ -1,0 +1,4 @@
+import { runProcess } from '@mailyard/platform';
+import { start } from './index';
+
+void runProcess({ name: 'tracking', services: { tracking: (ctx) => start(ctx) } });

@@ -1,0 +1,74 @@
+/**
+ * The tracking service's configuration: the shared Config (TRACKING_PORT, TRACKING_BASE_URL,
+ * HOST) plus its own variables, parsed here with their own zod schema (README / docs/tracking.md):
+ *
+ * - `TRACKING_TRUST_PROXY`: which proxies' X-Forwarded-For the service believes for the client
+ *   IP, in Express's `trust proxy` forms: `false` (default: the socket address), `true` (the
+ *   left-most address: only behind a proxy that overwrites the header), a hop count (`1`), or a
+ *   comma-separated list of addresses, CIDR ranges or `loopback`/`linklocal`/`uniquelocal`.
+ * - `GEOIP_DB`: path of a MaxMind-format (.mmdb) City or Country database; unset = no geo fields.
+ */
+import { isIP } from 'node:net';
+import { type Config, ConfigError, trackingBaseUrl } from '@mailyard/platform';
+import { z } from 'zod';
+
+export type TrustProxy = boolean | number | string[];
+
+const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+const trustProxy = z
+  .string()
+  .trim()
+  .default('false')
+  .transform((v, ctx): TrustProxy => {
+    if (v === '' || v === 'false' || v === '0') return false;
+    if (v === 'true') return true;
+    if (/^\d+$/.test(v)) return Number(v);
+    const items = v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    const ok = items.every((s) => NAMED_RANGES.has(s) || isIP(s.split('/')[0]!) !== 0);
+    if (!ok) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message:
+          'must be false, true, a hop count, or a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal',
+      });
+      return z.NEVER;
+    }
+    return items;
+  });
+
+export const TrackingEnvSchema = z.object({
+  TRACKING_TRUST_PROXY: trustProxy,
+  GEOIP_DB: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v ? v : undefined)),
+});
+
+export interface TrackingSettings {
+  port: number;
+  host: string;
+  /** Public origin, no trailing slash. */
+  baseUrl: string;
+  trustProxy: TrustProxy;
+  geoipDb?: string;
+}
+
+export function trackingSettings(config: Config, env: NodeJS.ProcessEnv = process.env): TrackingSettings {
+  const parsed = TrackingEnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(`Invalid configuration: ${String(issue.path[0])} ${issue.message}`);
+  }
+  return {
+    port: config.TRACKING_PORT,
+    host: config.HOST,
+    baseUrl: trackingBaseUrl(config),
+    trustProxy: parsed.data.TRACKING_TRUST_PROXY,
+    ...(parsed.data.GEOIP_DB ? { geoipDb: parsed.data.GEOIP_DB } : {}),
+  };
+}

@@ -1,0 +1,3 @@
+import { describeTracking } from './support/tracking.suite';
+
+describeTracking('embedded');
