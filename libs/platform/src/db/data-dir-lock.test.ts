@@ -1,7 +1,14 @@
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DataDirLockedError, LOCK_FILE, type LockRecord, isStale, lockDataDir, systemProbe } from './data-dir-lock';
+import {
+  DataDirLockedError,
+  LOCK_FILE,
+  type LockRecord,
+  isStale,
+  lockDataDir,
+  systemProbe,
+} from './data-dir-lock';
 
 const record = (over: Partial<LockRecord> = {}): LockRecord => ({
   pid: 4242,
