@@ -375,13 +375,16 @@ export function describeBusContract(name: string, factory: () => Promise<Bus>): 
       );
       const witness = await collect(queueName('w'), [{ exchange: Exchange.events, routingKey: `${ns}.pf` }]);
       for (let i = 0; i < 6; i++) await bus.publish(Exchange.events, `${ns}.pf`, env(i));
-      await waitFor(() => active === 2, 'two handlers running at once');
-      // Every message is routed (a second queue got all six and the end marker after them), yet
-      // only two reached the held consumer.
-      await untilEnd(witness, Exchange.events, `${ns}.pf`);
-      expect(witness.ns()).toHaveLength(6);
-      expect(q.received).toHaveLength(2);
-      release.resolve();
+      try {
+        await waitFor(() => active === 2, 'two handlers running at once');
+        // Every message is routed (a second queue got all six and the end marker after them),
+        // yet only two reached the held consumer.
+        await untilEnd(witness, Exchange.events, `${ns}.pf`);
+        expect(witness.ns()).toHaveLength(6);
+        expect(q.received).toHaveLength(2);
+      } finally {
+        release.resolve(); // a failure must not leave handlers held (cancel waits for them)
+      }
       await waitFor(() => q.received.length === 7 && active === 0, 'six handled messages and the marker');
       expect(maxActive).toBe(2);
       expect(q.ns().sort()).toEqual([0, 1, 2, 3, 4, 5]);
