@@ -11,8 +11,10 @@ const USER = 'support@imap.test';
 const PASS = 'Dove-c0t-Secret!';
 
 /**
- * imapbasic/verify against a real Dovecot on 127.0.0.1:993 (implicit TLS with the test CA,
- * trusted through NODE_EXTRA_CA_CERTS), and SMTP verify over STARTTLS and implicit TLS.
+ * imapbasic/verify against a real Dovecot on port 993 of a loopback address of its own
+ * (127.x.y.z, so it never waits for or collides with another test's Dovecot; implicit TLS with
+ * a certificate from the test CA, trusted through NODE_EXTRA_CA_CERTS), and SMTP verify over
+ * STARTTLS and implicit TLS.
  */
 describe('mailer verification over TLS: Dovecot IMAPS, SMTP STARTTLS/SSL (servers)', () => {
   // Generous per-phase timeouts: a loaded machine must not turn a slow TLS handshake into a 422.
@@ -54,7 +56,7 @@ describe('mailer verification over TLS: Dovecot IMAPS, SMTP STARTTLS/SSL (server
     email: USER,
     config_type: 'imap',
     connection_type: 'basic',
-    config: { host: '127.0.0.1', port: 993, username: USER, password: PASS, secure: 'SSL', ...config },
+    config: { host: dovecot!.host, port: 993, username: USER, password: PASS, secure: 'SSL', ...config },
     ...extra,
   });
   const { post } = gw;
@@ -90,7 +92,7 @@ describe('mailer verification over TLS: Dovecot IMAPS, SMTP STARTTLS/SSL (server
       config_type: 'basic_imap',
       connection_type: 'basic',
       state: 'active',
-      config: { host: '127.0.0.1', port: 993, username: USER, secure: 'SSL', password_set: true },
+      config: { host: dovecot!.host, port: 993, username: USER, secure: 'SSL', password_set: true },
       webhook: { url: 'https://hooks.example.com/in', method: 'POST', headers_present: [] },
     });
     expect(JSON.stringify(got.body)).not.toContain(PASS);
@@ -111,7 +113,7 @@ describe('mailer verification over TLS: Dovecot IMAPS, SMTP STARTTLS/SSL (server
     const port143 = await post('/v1/imapbasic/verify', imapBody({ port: 143 }));
     expect(port143.status).toBe(400);
     expect(port143.body.error).toBe('Basic IMAP supports port 993 with SSL only');
-    // Nothing listens on 127.0.0.2:993 (Dovecot is bound to 127.0.0.1 only).
+    // Nothing listens on 127.0.0.2:993 (test servers on 993 use 127.x.y.z with x >= 1).
     const refused = await post('/v1/imapbasic/verify', imapBody({ host: '127.0.0.2' }));
     expect(refused.status).toBe(422);
     expect(refused.body).toEqual({
