@@ -2,6 +2,13 @@
 const transform = { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] };
 const common = { testEnvironment: 'node', transform, moduleFileExtensions: ['ts', 'js', 'json'] };
 
+/**
+ * Files that stop and restart the shared RabbitMQ: in a project of their own, so they never run
+ * while other files use the broker. `pnpm test:jest` runs them after the rest, one at a time
+ * (scripts/test-jest.sh); `pnpm test` runs everything with --runInBand anyway.
+ */
+const BROKER_RESTART = ['bus-amqp-reconnect', 'outbox-relay'];
+
 module.exports = {
   testTimeout: 60000,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
@@ -11,6 +18,12 @@ module.exports = {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/{libs,services}/*/test/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
+      testPathIgnorePatterns: [`/libs/platform/test/(${BROKER_RESTART.join('|')})\\.test\\.ts$`],
+    },
+    {
+      ...common,
+      displayName: 'broker-restart',
+      testMatch: BROKER_RESTART.map((f) => `<rootDir>/libs/platform/test/${f}.test.ts`),
     },
   ],
 };

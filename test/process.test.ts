@@ -1,11 +1,55 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { type Socket, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, spawnTs } from './support/process';
+import { apiUrl, spawnTs, startOnFreePort } from './support/process';
 import { createTestDatabase, createTestVhost, serverEnv } from './support/servers';
 
 const KEY = 'myk_process_test_bootstrap_key_0123456789abcdef';
 const auth = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' };
+
+jest.setTimeout(240_000);
+
+/** A TCP server that accepts connections and never says a word (an SMTP server that hangs). */
+async function startSilentServer() {
+  const sockets: Socket[] = [];
+  const server = createServer((s) => {
+    sockets.push(s);
+    s.on('error', () => {}).resume();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  return {
+    port: typeof address === 'object' && address ? address.port : 0,
+    /** Resolves once `n` connections arrived: the request using it is under way. */
+    async connected(n: number, timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (sockets.length < n) {
+        if (Date.now() > deadline) throw new Error(`silent server: ${sockets.length} of ${n} connections`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** POST /v1/smtpbasic/verify against 127.0.0.1:<port>; resolves with status and body. */
+async function verifySmtp(api: string, port: number): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${api}/v1/smtpbasic/verify`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({
+      name: 'Hanging',
+      email: 'u@smtp.test',
+      config: { host: '127.0.0.1', port, username: 'u@smtp.test', password: 'pw', secure: 'None' },
+    }),
+  });
+  return { status: res.status, body: await res.json() };
+}
 
 describe('running the processes', () => {
   it('refuses an invalid configuration with one clear line', async () => {
@@ -17,52 +61,102 @@ describe('running the processes', () => {
     );
   });
 
-  it('runs embedded with data kept in DATA_DIR across restarts, and drains on SIGTERM', async () => {
+  it('runs embedded with data kept in DATA_DIR across restarts, and drains in-flight work on SIGTERM', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'mailyard-data-'));
+    const silent = await startSilentServer();
     try {
-      const port = await freePort();
       const env = {
         DATA_DIR: dataDir,
-        PORT: String(port),
+        PORT: '0',
         TRACKING_PORT: '0',
         BOOTSTRAP_API_KEY: KEY,
         DATABASE_URL: '',
         AMQP_URL: '',
         REDIS_URL: '',
+        MAILER_ALLOW_PRIVATE_HOSTS: '1',
+        // The in-flight request below lasts this long; the drain allows far more.
+        SMTP_VERIFY_TIMEOUT_MS: '3000',
+        SHUTDOWN_TIMEOUT_MS: '120000',
       };
       const first = spawnTs('scripts/start.ts', env);
       await first.waitFor(/Mailyard mailyard started \(embedded mode\)/, 120_000);
-      expect(first.output()).toContain(`http://127.0.0.1:${port}/v1`);
+      const api = apiUrl(first);
       expect(first.output()).toContain(join(dataDir, 'pg'));
-      const created = await fetch(`http://127.0.0.1:${port}/v1/email/template`, {
+      const created = await fetch(`${api}/v1/email/template`, {
         method: 'POST',
         headers: auth,
         body: JSON.stringify({ name: 'kept', subject: 's', content: [{ type: 'text/plain', value: 'v' }] }),
       });
       expect(created.status).toBe(201);
       const { template_id } = (await created.json()) as { template_id: string };
+
+      // Real in-flight work: an SMTP verification waiting on a server that never greets. SIGTERM
+      // arrives while it is under way; the drain lets it finish (its own timeout, a 422) first.
+      const inFlight = verifySmtp(api, silent.port);
+      await silent.connected(1);
       first.child.kill('SIGTERM');
+      const answered = await inFlight;
+      expect(answered.status).toBe(422);
+      expect(answered.body).toMatchObject({
+        success: false,
+        error: 'The SMTP server did not answer in time',
+      });
       expect(await first.exited).toEqual({ code: 0, signal: null });
+      expect(first.output()).not.toContain('shutdown timed out');
 
       const second = spawnTs('scripts/start.ts', env);
       await second.waitFor(/started/, 120_000);
-      const got = await fetch(`http://127.0.0.1:${port}/v1/email/template/${template_id}`, { headers: auth });
+      const got = await fetch(`${apiUrl(second)}/v1/email/template/${template_id}`, { headers: auth });
       expect(got.status).toBe(200);
       expect(((await got.json()) as { template: { name: string } }).template.name).toBe('kept');
       second.child.kill('SIGTERM');
       expect((await second.exited).code).toBe(0);
     } finally {
+      await silent.close();
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 300_000);
+
+  it('exits 1 when the drain overruns SHUTDOWN_TIMEOUT_MS', async () => {
+    const db = await createTestDatabase();
+    const vhost = createTestVhost();
+    const silent = await startSilentServer();
+    try {
+      const p = spawnTs('services/gateway/src/main.ts', {
+        ...serverEnv(db, vhost),
+        PORT: '0',
+        BOOTSTRAP_API_KEY: KEY,
+        MAILER_ALLOW_PRIVATE_HOSTS: '1',
+        // A request that would take two minutes against a drain allowed one second.
+        SMTP_VERIFY_TIMEOUT_MS: '120000',
+        SHUTDOWN_TIMEOUT_MS: '1000',
+      });
+      await p.waitFor(/Mailyard gateway started \(servers mode\)/);
+      const inFlight = verifySmtp(apiUrl(p), silent.port).then(
+        () => 'answered',
+        () => 'cut off',
+      );
+      await silent.connected(1);
+      p.child.kill('SIGTERM');
+      expect(await p.exited).toEqual({ code: 1, signal: null });
+      expect(p.output()).toContain('shutdown timed out');
+      expect(await inFlight).toBe('cut off'); // the unfinished request died with the process
+    } finally {
+      await silent.close();
+      await db.drop();
+      await vhost.drop();
+    }
+  });
 
   it('starts the send service alone with its own health and metrics port', async () => {
     const db = await createTestDatabase();
     const vhost = createTestVhost();
     try {
-      const opsPort = await freePort();
-      const p = spawnTs('services/send/src/main.ts', { OPS_PORT: String(opsPort), ...serverEnv(db, vhost) });
-      await p.waitFor(/Mailyard send started \(servers mode\)/);
+      // OPS_PORT=0 means "no ops server", so the port is chosen up front (retried if taken).
+      const { p, port: opsPort } = await startOnFreePort(
+        (port) => spawnTs('services/send/src/main.ts', { OPS_PORT: String(port), ...serverEnv(db, vhost) }),
+        /Mailyard send started \(servers mode\)/,
+      );
       const ready = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
       expect(await ready.json()).toEqual({ status: 'ready', checks: { db: 'ok', bus: 'ok', kv: 'ok' } });
       const metrics = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
@@ -79,16 +173,16 @@ describe('running the processes', () => {
     const db = await createTestDatabase();
     const vhost = createTestVhost();
     try {
-      const port = await freePort();
       const p = spawnTs('services/gateway/src/main.ts', {
-        PORT: String(port),
+        PORT: '0',
         ...serverEnv(db, vhost),
         BOOTSTRAP_API_KEY: KEY,
       });
       await p.waitFor(/Mailyard gateway started \(servers mode\)/);
-      const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+      const base = apiUrl(p);
+      const ready = await fetch(`${base}/readyz`);
       expect(await ready.json()).toEqual({ status: 'ready', checks: { db: 'ok', bus: 'ok', kv: 'ok' } });
-      const list = await fetch(`http://127.0.0.1:${port}/v1/email/templates`, { headers: auth });
+      const list = await fetch(`${base}/v1/email/templates`, { headers: auth });
       expect(list.status).toBe(200);
       expect(p.output()).not.toContain('guest:guest');
       p.child.kill('SIGTERM');
@@ -103,12 +197,11 @@ describe('running the processes', () => {
     const db = await createTestDatabase();
     const vhost = createTestVhost();
     try {
-      const port = await freePort();
-      const p = spawnTs('services/tracking/src/main.ts', {
-        TRACKING_PORT: String(port),
-        ...serverEnv(db, vhost),
-      });
-      await p.waitFor(/Mailyard tracking started \(servers mode\)/);
+      const { p, port } = await startOnFreePort(
+        (port) =>
+          spawnTs('services/tracking/src/main.ts', { TRACKING_PORT: String(port), ...serverEnv(db, vhost) }),
+        /Mailyard tracking started \(servers mode\)/,
+      );
       const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
       expect(await ready.json()).toEqual({ status: 'ready', checks: { db: 'ok', bus: 'ok', kv: 'ok' } });
       const bad = await fetch(`http://127.0.0.1:${port}/c/not-a-token`, { redirect: 'manual' });

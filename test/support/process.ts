@@ -1,9 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import { type Server, createServer } from 'node:net';
 import { join } from 'node:path';
 
 export const REPO_ROOT = join(__dirname, '..', '..');
 
+/**
+ * A port the kernel had free a moment ago. RACY: it is released before the caller binds it, so
+ * another process may take it first. Prefer binding port 0 and reading the bound port (the
+ * services print it in their banner: apiUrl()); where a port must be chosen up front, retry on
+ * EADDRINUSE (startOnFreePort).
+ */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
@@ -14,6 +20,57 @@ export function freePort(): Promise<number> {
     });
     srv.on('error', reject);
   });
+}
+
+/**
+ * Listens on `port` on a loopback address of its own, 127.x.y.z with x >= 1 (never 127.0.0.x, which
+ * tests use as "nothing listens here"), trying other addresses while one is in use: for servers
+ * that must sit on a fixed port (basic IMAP is 993 only) without colliding with other tests.
+ */
+export async function listenOnLoopbackAlias(server: Server, port: number): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    const octet = () => 1 + Math.floor(Math.random() * 254);
+    const host = `127.${octet()}.${octet()}.${octet()}`;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+      return host;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= 20) throw err;
+    }
+  }
+}
+
+/** The API base URL a started gateway printed in its banner (PORT=0 binds any free port). */
+export function apiUrl(p: Spawned): string {
+  const url = /API (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(p.output())?.[1];
+  if (!url) throw new Error(`no API URL in the banner:\n${p.output()}`);
+  return url;
+}
+
+/**
+ * Spawns a process that must listen on a port chosen up front (freePort), and waits for `ready`;
+ * when it fails with EADDRINUSE because another process took the port meanwhile, tries another.
+ */
+export async function startOnFreePort(
+  spawnWith: (port: number) => Spawned,
+  ready: RegExp,
+  timeoutMs = 60_000,
+): Promise<{ p: Spawned; port: number }> {
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    const p = spawnWith(port);
+    const seen = await p.waitFor(new RegExp(`${ready.source}|EADDRINUSE`), timeoutMs);
+    if (!seen.includes('EADDRINUSE')) return { p, port };
+    p.child.kill('SIGKILL');
+    await p.exited;
+    if (attempt >= 5) throw new Error(`port ${port} in use, gave up:\n${p.output()}`);
+  }
 }
 
 export interface Spawned {

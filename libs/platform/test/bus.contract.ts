@@ -1,8 +1,10 @@
 /**
  * The behaviour every Bus implementation must have (DESIGN.md "Bus"). Run by
- * bus-memory.test.ts and bus-amqp.test.ts. Timing assertions are lower bounds only.
+ * bus-memory.test.ts and bus-amqp.test.ts. Timing assertions are lower bounds only; nothing must
+ * happen within a time. "Nothing else arrived" is proven by an end marker published last that
+ * did arrive (a queue delivers in publish order), not by a pause.
  */
-import { type BusEnvelope, Exchange } from '@mailyard/contracts';
+import { type BusEnvelope, Exchange, type ExchangeName } from '@mailyard/contracts';
 import { uniqueName } from '../../../test/support/servers';
 import { envelope } from '../src/bus/envelope';
 import { type Binding, type Bus, type Consumer, type Delivery, PermanentError } from '../src/bus/types';
@@ -33,8 +35,15 @@ export function deferred<T = void>() {
   return { promise, resolve };
 }
 
-/** Time to wait before concluding that something did not happen. */
+/**
+ * Time to wait before concluding that a retry did not happen: used only where no later message
+ * can prove it (a redelivery comes after a delay of its own). A slow machine cannot make these
+ * checks fail; they can only miss a very late extra delivery.
+ */
 const QUIET_MS = 400;
+
+/** Payload `n` of the end marker: published last, its arrival proves what came before has. */
+const END = -1;
 
 export function describeBusContract(name: string, factory: () => Promise<Bus>): void {
   describe(`Bus contract: ${name}`, () => {
@@ -71,7 +80,22 @@ export function describeBusContract(name: string, factory: () => Promise<Bus>): 
         await handle(d);
       });
       consumers.push(consumer);
-      return { received, at, consumer, ns: () => received.map((d) => d.envelope.payload.n) };
+      return {
+        received,
+        at,
+        consumer,
+        /** Payload numbers received, the end marker left out. */
+        ns: () => received.map((d) => d.envelope.payload.n).filter((n) => n !== END),
+      };
+    }
+
+    /**
+     * Publishes the end marker to `key` (which must route to `q`) and waits until `q` has it:
+     * every message published before it that was routed to `q` has then been received.
+     */
+    async function untilEnd(q: { received: Delivery<Payload>[] }, exchange: ExchangeName, key: string) {
+      await bus.publish(exchange, key, env(END));
+      await waitFor(() => q.received.some((d) => d.envelope.payload.n === END), `end marker via ${key}`);
     }
 
     it('routes by topic pattern: `*` matches one word, `#` zero or more', async () => {
@@ -97,7 +121,9 @@ export function describeBusContract(name: string, factory: () => Promise<Bus>): 
         'routed messages',
       );
       await waitFor(() => d.received.length >= 2, 'routed messages on d');
-      await sleep(QUIET_MS);
+      await untilEnd(a, Exchange.events, `${ns}.email.end`); // a and b
+      await untilEnd(c, Exchange.commands, `${ns}.email.delivered`);
+      await untilEnd(d, Exchange.events, `${ns}.end.delivered`);
       expect(a.ns()).toEqual([1]);
       expect(b.ns().sort()).toEqual([1, 2, 3]);
       expect(c.ns()).toEqual([6]);
@@ -148,8 +174,8 @@ export function describeBusContract(name: string, factory: () => Promise<Bus>): 
       await bus.publish(Exchange.events, `${ns}.x`, env(2));
       await bus.publish(Exchange.events, `${ns}.x.y.z`, env(3));
       await waitFor(() => target.received.length === 1, 'the routed message');
-      await sleep(QUIET_MS);
-      expect(other.received).toHaveLength(0);
+      await untilEnd(other, Exchange.events, `${ns}.x.y`);
+      expect(other.ns()).toEqual([]);
     });
 
     it('delivers the envelope intact with exchange, routing key, failures 0 and the trace context', async () => {
@@ -186,8 +212,8 @@ export function describeBusContract(name: string, factory: () => Promise<Bus>): 
       await waitFor(() => first.received.length === 1, 'first delivery');
       await first.consumer.cancel();
       const second = await collect(queue, bindings);
-      await sleep(QUIET_MS);
-      expect(second.received).toHaveLength(0);
+      await untilEnd(second, Exchange.events, `${ns}.ack`);
+      expect(second.ns()).toEqual([]);
       expect(await bus.parked(queue)).toEqual([]);
     });
 
@@ -198,11 +224,10 @@ export function describeBusContract(name: string, factory: () => Promise<Bus>): 
       await declare.consumer.cancel();
       await bus.publish(Exchange.events, `${ns}.later`, env(1));
       await bus.publish(Exchange.events, `${ns}.later`, env(2));
-      await sleep(100);
-      expect(declare.received).toHaveLength(0);
       const consumer = await collect(queue, bindings);
       await waitFor(() => consumer.received.length === 2, 'queued messages');
       expect(consumer.ns()).toEqual([1, 2]);
+      expect(declare.received).toHaveLength(0);
     });
 
     it('retries a failing handler after the retry delays, counting failures, then acks', async () => {
@@ -321,9 +346,11 @@ export function describeBusContract(name: string, factory: () => Promise<Bus>): 
       await bus.publishDelayed(queue, env(1), 500);
       await bus.publish(Exchange.events, `${ns}.now`, env(2));
       await waitFor(() => q.received.length === 2, 'both messages');
-      expect(q.ns()).toEqual([2, 1]);
-      expect(q.at[1]! - start).toBeGreaterThanOrEqual(490);
-      const delayed = q.received[1]!;
+      expect(q.ns().sort()).toEqual([1, 2]);
+      // Not before the delay (a lower bound: a slow machine only makes it later).
+      const i = q.received.findIndex((d) => d.envelope.payload.n === 1);
+      expect(q.at[i]! - start).toBeGreaterThanOrEqual(490);
+      const delayed = q.received[i]!;
       expect(delayed.exchange).toBe('');
       expect(delayed.routingKey).toBe(queue);
       expect(delayed.failures).toBe(0);
@@ -331,8 +358,10 @@ export function describeBusContract(name: string, factory: () => Promise<Bus>): 
     });
 
     it('prefetch limits how many handlers run at once', async () => {
+      // Handlers hold until released, so "two at once" needs no timing: it is reached and seen.
       let active = 0;
       let maxActive = 0;
+      const release = deferred();
       const q = await collect(
         queueName('q'),
         [{ exchange: Exchange.events, routingKey: `${ns}.pf` }],
@@ -340,12 +369,23 @@ export function describeBusContract(name: string, factory: () => Promise<Bus>): 
         async () => {
           active++;
           maxActive = Math.max(maxActive, active);
-          await sleep(100);
+          await release.promise;
           active--;
         },
       );
+      const witness = await collect(queueName('w'), [{ exchange: Exchange.events, routingKey: `${ns}.pf` }]);
       for (let i = 0; i < 6; i++) await bus.publish(Exchange.events, `${ns}.pf`, env(i));
-      await waitFor(() => q.received.length === 6 && active === 0, 'six handled messages');
+      try {
+        await waitFor(() => active === 2, 'two handlers running at once');
+        // Every message is routed (a second queue got all six and the end marker after them),
+        // yet only two reached the held consumer.
+        await untilEnd(witness, Exchange.events, `${ns}.pf`);
+        expect(witness.ns()).toHaveLength(6);
+        expect(q.received).toHaveLength(2);
+      } finally {
+        release.resolve(); // a failure must not leave handlers held (cancel waits for them)
+      }
+      await waitFor(() => q.received.length === 7 && active === 0, 'six handled messages and the marker');
       expect(maxActive).toBe(2);
       expect(q.ns().sort()).toEqual([0, 1, 2, 3, 4, 5]);
     });
@@ -373,13 +413,11 @@ export function describeBusContract(name: string, factory: () => Promise<Bus>): 
       expect(finished).toBe(true);
 
       await bus.publish(Exchange.events, `${ns}.c`, env(2));
-      await sleep(QUIET_MS);
-      expect(q.ns()).toEqual([1]);
       // The first was acked, the second waited in the queue.
       const next = await collect(queue, bindings);
-      await waitFor(() => next.received.length >= 1, 'the queued message');
-      await sleep(QUIET_MS);
+      await untilEnd(next, Exchange.events, `${ns}.c`);
       expect(next.ns()).toEqual([2]);
+      expect(q.ns()).toEqual([1]);
     });
 
     it('close() waits for in-flight handlers; afterwards publish and check reject', async () => {

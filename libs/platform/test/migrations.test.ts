@@ -50,7 +50,10 @@ describe('migrations', () => {
     const lite = await openDatabase({ DATABASE_URL: undefined, DATA_DIR: 'memory://', DB_POOL_SIZE: 1 });
     const pg = await openDatabase({ DATABASE_URL: pgDb.url, DATA_DIR: '', DB_POOL_SIZE: 2 });
     try {
+      // Each side migrated here: this test must not depend on another one having run first.
       await migrate(lite);
+      await migrate(pg);
+      expect(await tables(lite)).toEqual(expect.arrayContaining(EXPECTED_TABLES));
       const columns = async (db: typeof lite) =>
         (
           await db.query<{ c: string }>(

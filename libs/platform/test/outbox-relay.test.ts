@@ -88,6 +88,19 @@ async function writeRows(ns: string, count: number): Promise<BusEnvelope[]> {
   return envs;
 }
 
+/**
+ * Proves nothing more is on its way, by a positive signal instead of a pause: one more row,
+ * published after everything else was (confirmed) into the same queue, has been consumed. Returns
+ * its id so callers can leave it out.
+ */
+async function untilEndRow(ns: string, consumed: { hasAll(ids: string[]): boolean }): Promise<string> {
+  const [end] = await writeRows(ns, 1);
+  const relay = new OutboxRelay(db, await newBus(), logger, { pollMs: 20, batchSize: 1000 });
+  await relay.drainOnce();
+  await waitFor(() => consumed.hasAll([end!.id]), 'the end row');
+  return end!.id;
+}
+
 const pendingCount = async () =>
   (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox WHERE sent_at IS NULL')).rows[0]!.n;
 
@@ -122,8 +135,8 @@ it('publishes only committed rows: a rolled-back row never, an open transaction 
   expect(await relay.drainOnce()).toBe(1);
 
   await waitFor(() => consumed.hasAll([marker!.id, late.id]), 'marker and late row');
-  await sleep(400);
-  expect(consumed.ids.sort()).toEqual([marker!.id, late.id].sort());
+  const end = await untilEndRow(ns, consumed);
+  expect(consumed.ids.filter((id) => id !== end).sort()).toEqual([marker!.id, late.id].sort());
   expect(consumed.ids).not.toContain(rolledBack.id);
   const rows = await db.query<{ id: number; sent: boolean }>(
     "SELECT id, sent_at IS NOT NULL AS sent FROM outbox WHERE message->>'id' = ANY($1::text[])",
@@ -167,8 +180,8 @@ it('two relays on one table publish every row exactly once between them', async 
   expect(counts[0]! + counts[1]!).toBe(1000);
   expect(counts[0]).toBeGreaterThan(0);
   expect(counts[1]).toBeGreaterThan(0);
-  await sleep(300);
-  expect(consumed.ids).toHaveLength(1000);
+  await untilEndRow(ns, consumed);
+  expect(consumed.ids).toHaveLength(1001);
 });
 
 it('loses nothing when a relay process is killed with SIGKILL mid-batch', async () => {
@@ -218,13 +231,13 @@ it('loses nothing when a relay process is killed with SIGKILL mid-batch', async 
   await waitFor(() => consumed.hasAll(envs.map((e) => e.id)), 'all 2000 rows', 60_000);
   await relay.stop();
   expect(await pendingCount()).toBe(0);
-  await sleep(300);
+  await untilEndRow(ns, consumed); // trailing duplicates, if any, have arrived
 
   const duplicates = consumed.ids.length - consumed.unique().size;
   console.log(
     `outbox kill test: 2000 rows, ${pendingAfterKill} pending after SIGKILL, ${consumed.ids.length} deliveries, ${duplicates} duplicates`,
   );
-  expect(consumed.unique().size).toBe(2000);
+  expect(consumed.unique().size).toBe(2001);
 }, 120_000);
 
 it('resumes after a broker restart while rows are pending; failed batches stay pending', async () => {

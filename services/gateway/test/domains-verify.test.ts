@@ -13,7 +13,7 @@ import type { OutboxRelay } from '@mailyard/platform';
 import request from 'supertest';
 import { type DnsRecords, type Dnsmasq, startDnsmasq } from '../../../test/support/peers/dnsmasq';
 import { DomainCheckJob, runDomainChecks } from '../src/domains/domain-checks';
-import { type CapturedEvents, captureEvents, startRelay } from './support/bus-events';
+import { type CapturedEvents, captureEvents, outboxRows, startRelay } from './support/bus-events';
 import { type SharedStores, type TestGateway, bearer, createStores, startGateway } from './support/harness';
 
 const DAY = 86_400_000;
@@ -30,7 +30,10 @@ describe('domain verification against DNS (servers)', () => {
   /** Records currently served, per domain; dnsmasq is rewritten from all of them. */
   const zone = new Map<string, DnsRecords>();
 
-  const env = { SERVICE_DOMAIN: 'mailyard.test', DNS_TIMEOUT_MS: '400', DNS_TRIES: '1' };
+  // Generous DNS timeouts against dnsmasq, so a loaded machine never turns an answer into a
+  // timeout; only the never-answering servers below use short ones (they time out either way).
+  const env = { SERVICE_DOMAIN: 'mailyard.test', DNS_TIMEOUT_MS: '5000', DNS_TRIES: '2' };
+  const silentEnv = { ...env, DNS_TIMEOUT_MS: '400', DNS_TRIES: '1' };
 
   beforeAll(async () => {
     stores = await createStores('servers');
@@ -84,6 +87,24 @@ describe('domain verification against DNS (servers)', () => {
     await dns.setRecords(all);
   }
   const eventsFor = (domain: string) => events.received.filter((e) => e.payload.details.domain === domain);
+  /** DOMAIN_VERIFICATION rows the outbox holds for a domain: written in the check's own transaction. */
+  const outboxEventsFor = async (domain: string) =>
+    (await outboxRows(gw.ctx, RoutingKey.domainVerification)).filter(
+      (r) => (r.message.payload as DomainVerificationEvent).details.domain === domain,
+    );
+  /**
+   * Proves that no event is still on its way, by a positive signal instead of a sleep: a marker
+   * event enqueued now (a manual verify always emits) is relayed after every row before it, and
+   * has arrived.
+   */
+  let markers = 0;
+  async function flushEvents(): Promise<void> {
+    const marker = `marker-${++markers}.example.com`;
+    await add({ domain: marker });
+    await verify(marker);
+    await relay.drainOnce();
+    await events.waitFor((e) => e.payload.details.domain === marker, 60_000);
+  }
   const record = (data: DomainData, purpose: string) => data.records.find((r) => r.purpose === purpose)!;
 
   it('verifies with the records of the add response and publishes DOMAIN_VERIFICATION', async () => {
@@ -225,7 +246,7 @@ describe('domain verification against DNS (servers)', () => {
     await new Promise<void>((resolve) => silent.bind(0, '127.0.0.1', resolve));
     silent.on('message', () => {}); // bound, never answers
     const port = (silent.address() as AddressInfo).port;
-    const slow = await startGateway(stores, { ...env, DNS_SERVERS: `127.0.0.1:${port}` });
+    const slow = await startGateway(stores, { ...silentEnv, DNS_SERVERS: `127.0.0.1:${port}` });
     try {
       const res = await verify('slowdns.example.com', slow.app);
       expect(res.status).toBe(200);
@@ -274,8 +295,8 @@ describe('domain verification against DNS (servers)', () => {
     expect(pass1.checked).toBeGreaterThanOrEqual(1);
     expect(await lastChecked('recheck.example.com')).not.toBe(checkedEarly);
     expect(new Date(await lastChecked('recheck.example.com')).getTime()).toBe(t1.getTime());
-    await relay.drainOnce();
-    await new Promise((r) => setTimeout(r, 300));
+    expect(await outboxEventsFor('recheck.example.com')).toHaveLength(1);
+    await flushEvents();
     expect(eventsFor('recheck.example.com')).toHaveLength(1);
 
     // Records vanish: the next daily check unverifies and emits DOMAIN_VERIFICATION(false).
@@ -364,8 +385,8 @@ describe('domain verification against DNS (servers)', () => {
     } finally {
       silent.close();
     }
-    await relay.drainOnce();
-    await new Promise((r) => setTimeout(r, 300));
+    expect(await outboxEventsFor('flaky.example.com')).toHaveLength(1);
+    await flushEvents();
     expect(eventsFor('flaky.example.com').map((e) => e.payload.details.verified)).toEqual([true]);
   });
 

@@ -3,6 +3,7 @@ import { deactivateMailer, loadSendingMailer } from '@mailyard/store';
 import { ImapFlow } from 'imapflow';
 import { type Dovecot, TEST_CA_CERT, TEST_CA_KEY, startDovecot } from '../../../test/support/peers/dovecot';
 import { type SmtpAuthServer, startSmtpAuthServer } from '../../../test/support/peers/smtp-auth-server';
+import { listenOnLoopbackAlias } from '../../../test/support/process';
 import { useGateway } from './support/harness';
 
 const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
@@ -10,11 +11,19 @@ const USER = 'support@imap.test';
 const PASS = 'Dove-c0t-Secret!';
 
 /**
- * imapbasic/verify against a real Dovecot on 127.0.0.1:993 (implicit TLS with the test CA,
- * trusted through NODE_EXTRA_CA_CERTS), and SMTP verify over STARTTLS and implicit TLS.
+ * imapbasic/verify against a real Dovecot on port 993 of a loopback address of its own
+ * (127.x.y.z, so it never waits for or collides with another test's Dovecot; implicit TLS with
+ * a certificate from the test CA, trusted through NODE_EXTRA_CA_CERTS), and SMTP verify over
+ * STARTTLS and implicit TLS.
  */
 describe('mailer verification over TLS: Dovecot IMAPS, SMTP STARTTLS/SSL (servers)', () => {
-  const gw = useGateway('servers', { SMTP_VERIFY_TIMEOUT_MS: '2000', IMAP_VERIFY_TIMEOUT_MS: '2000' });
+  // Generous per-phase timeouts: a loaded machine must not turn a slow TLS handshake into a 422.
+  // Only the silent server below reaches them.
+  const TIMEOUT_MS = 10_000;
+  const gw = useGateway('servers', {
+    SMTP_VERIFY_TIMEOUT_MS: String(TIMEOUT_MS),
+    IMAP_VERIFY_TIMEOUT_MS: String(TIMEOUT_MS),
+  });
   let dovecot: Dovecot | null = null;
   let starttls: SmtpAuthServer;
   let implicit: SmtpAuthServer;
@@ -47,7 +56,7 @@ describe('mailer verification over TLS: Dovecot IMAPS, SMTP STARTTLS/SSL (server
     email: USER,
     config_type: 'imap',
     connection_type: 'basic',
-    config: { host: '127.0.0.1', port: 993, username: USER, password: PASS, secure: 'SSL', ...config },
+    config: { host: dovecot!.host, port: 993, username: USER, password: PASS, secure: 'SSL', ...config },
     ...extra,
   });
   const { post } = gw;
@@ -83,7 +92,7 @@ describe('mailer verification over TLS: Dovecot IMAPS, SMTP STARTTLS/SSL (server
       config_type: 'basic_imap',
       connection_type: 'basic',
       state: 'active',
-      config: { host: '127.0.0.1', port: 993, username: USER, secure: 'SSL', password_set: true },
+      config: { host: dovecot!.host, port: 993, username: USER, secure: 'SSL', password_set: true },
       webhook: { url: 'https://hooks.example.com/in', method: 'POST', headers_present: [] },
     });
     expect(JSON.stringify(got.body)).not.toContain(PASS);
@@ -104,7 +113,7 @@ describe('mailer verification over TLS: Dovecot IMAPS, SMTP STARTTLS/SSL (server
     const port143 = await post('/v1/imapbasic/verify', imapBody({ port: 143 }));
     expect(port143.status).toBe(400);
     expect(port143.body.error).toBe('Basic IMAP supports port 993 with SSL only');
-    // Nothing listens on 127.0.0.2:993 (Dovecot is bound to 127.0.0.1 only).
+    // Nothing listens on 127.0.0.2:993 (test servers on 993 use 127.x.y.z with x >= 1).
     const refused = await post('/v1/imapbasic/verify', imapBody({ host: '127.0.0.2' }));
     expect(refused.status).toBe(422);
     expect(refused.body).toEqual({
@@ -160,17 +169,17 @@ describe('mailer verification over TLS: Dovecot IMAPS, SMTP STARTTLS/SSL (server
   });
 
   it('a silent server on 993 is a timeout 422 within the bounded time', async () => {
-    await dovecot!.stop();
-    dovecot = null;
+    // Basic IMAP connects to port 993 only; the silent server takes 993 on a loopback address of
+    // its own (127.x.y.z), so it never collides with Dovecot or another test process on 127.0.0.1.
     const silent: Server = createServer((s) => s.on('error', () => {}).resume());
-    await new Promise<void>((resolve) => silent.listen(993, '127.0.0.1', resolve));
+    const host = await listenOnLoopbackAlias(silent, 993);
     try {
-      const res = await post('/v1/imapbasic/verify', imapBody());
+      const res = await post('/v1/imapbasic/verify', imapBody({ host }));
       expect(res.status).toBe(422);
       expect(res.body).toEqual({
         success: false,
         error: 'The IMAP server did not answer in time',
-        details: '127.0.0.1:993 did not answer within 2000 ms (CONNECT_TIMEOUT)',
+        details: `${host}:993 did not answer within ${TIMEOUT_MS} ms (CONNECT_TIMEOUT)`,
       });
     } finally {
       await new Promise((r) => silent.close(r));

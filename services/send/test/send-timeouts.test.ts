@@ -16,9 +16,10 @@ const receivers: SmtpReceiver[] = [];
 
 beforeAll(async () => {
   stores = await createStores();
-  // 300 ms SMTP timeouts: a whole delivery may take at most 1.2 s.
+  // 3 s SMTP timeouts (a whole delivery may take at most 12 s): far above what a loaded machine
+  // needs on loopback, so only the stalled receiver below ever reaches them.
   h = await startSendService(stores, {
-    SEND_SMTP_TIMEOUT_MS: '300',
+    SEND_SMTP_TIMEOUT_MS: '3000',
     SEND_MAX_ATTEMPTS: '2',
     SEND_RETRY_DELAYS: '0.5',
   });
@@ -49,19 +50,24 @@ async function terminal(refId: string) {
 }
 
 it('replaces a pooled connection the server closed while it was idle', async () => {
-  const r = await startSmtpReceiver({ idleTimeoutMs: 150 });
+  // The receiver drops connections idle for 1.5 s: less than the client's 3 s socket timeout, so
+  // it is the server that closes the pooled connection.
+  const r = await startSmtpReceiver({ idleTimeoutMs: 1_500 });
   receivers.push(r);
   const mailerId = await insertSmtpMailer(h.ctx.db, h.ctx.sealer, tenantId, { port: r.port, secure: 'None' });
   const first = await acceptSend(h.ctx.db, tenantId, send(mailerId, 'one@example.com'));
   expect((await terminal(first.refId)).map((e) => e.event)).toEqual(['MAIL_DELIVERED']);
-  await new Promise((resolve) => setTimeout(resolve, 500)); // the receiver drops the idle connection
+  await eventually(async () => r.closedConnections() >= 1, 'the receiver to drop the idle connection');
+  expect(r.connections()).toBe(1);
   const second = await acceptSend(h.ctx.db, tenantId, send(mailerId, 'two@example.com'));
   expect((await terminal(second.refId)).map((e) => [e.event, e.attempt])).toEqual([['MAIL_DELIVERED', 1]]);
   expect(r.messages.map((m) => m.to)).toEqual([['one@example.com'], ['two@example.com']]);
+  expect(r.connections()).toBe(2);
 });
 
 it('abandons a stalled delivery (socket idle timeout, or the delivery deadline) and retries it', async () => {
-  const r = await startSmtpReceiver({ dataDelayMs: 2_500 });
+  // Answers DATA only after a minute: far beyond the 3 s socket timeout and 12 s deadline.
+  const r = await startSmtpReceiver({ dataDelayMs: 60_000 });
   receivers.push(r);
   const mailerId = await insertSmtpMailer(h.ctx.db, h.ctx.sealer, tenantId, { port: r.port, secure: 'None' });
   const { refId } = await acceptSend(h.ctx.db, tenantId, send(mailerId, 'slow@example.com'));

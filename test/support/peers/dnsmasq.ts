@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createSocket } from 'node:dgram';
 import { Resolver } from 'node:dns/promises';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../process';
 
 export interface DnsRecords {
   txt?: { name: string; value: string }[];
@@ -47,14 +47,22 @@ export function dnsmasqConfig(records: DnsRecords): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** dnsmasq could not bind its port (UDP or TCP): another process holds it. */
+class PortInUse extends Error {}
+
 /**
  * A real dnsmasq on 127.0.0.1:<free port> answering only the given records (no upstream, no
  * /etc/hosts). Point DNS_SERVERS at `server`.
+ *
+ * The port: a free UDP port is only a candidate (another process may take it before dnsmasq
+ * binds it, and dnsmasq also needs it on TCP), so dnsmasq binds it itself and a start that fails
+ * with "Address in use" tries another candidate. A restart (setRecords) keeps the port, retrying
+ * while something else briefly holds it.
  */
 export async function startDnsmasq(records: DnsRecords = {}): Promise<Dnsmasq> {
   const dir = mkdtempSync(join(tmpdir(), 'mailyard-dnsmasq-'));
   const confFile = join(dir, 'dnsmasq.conf');
-  const port = await freePort();
+  let port = 0;
   let child: ChildProcess | null = null;
   let output = '';
 
@@ -84,10 +92,26 @@ export async function startDnsmasq(records: DnsRecords = {}): Promise<Dnsmasq> {
       proc.once('error', (err) =>
         reject(new Error(`dnsmasq could not start (is it installed?): ${err.message}`)),
       );
-      proc.once('exit', (code) => reject(new Error(`dnsmasq exited with ${code}: ${output}`)));
+      proc.once('exit', (code) =>
+        reject(
+          /Address (already )?in use/i.test(output)
+            ? new PortInUse(`dnsmasq: port ${port} is in use: ${output}`)
+            : new Error(`dnsmasq exited with ${code}: ${output}`),
+        ),
+      );
     });
     failed.catch(() => {});
     child = proc;
+    // "started" is logged only once its sockets are bound: until then an answer on this port
+    // could come from whoever else holds it.
+    const started = new Promise<void>((resolve) => {
+      const check = () => {
+        if (/started, version/.test(output)) resolve();
+      };
+      proc.stdout!.on('data', check);
+      proc.stderr!.on('data', check);
+    });
+    await Promise.race([started, failed]);
     await Promise.race([waitUntilAnswering(port), failed]);
   };
 
@@ -102,15 +126,28 @@ export async function startDnsmasq(records: DnsRecords = {}): Promise<Dnsmasq> {
     clearTimeout(timer);
   };
 
+  /** Launches on the current port, retrying while it is in use, until `deadline`. */
+  const launchRetrying = async (deadline: number, pickNewPort: boolean): Promise<void> => {
+    for (;;) {
+      if (pickNewPort || !port) port = await udpPortCandidate();
+      try {
+        return await launch();
+      } catch (err) {
+        if (!(err instanceof PortInUse) || Date.now() > deadline) throw err;
+        if (!pickNewPort) await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  };
+
   writeFileSync(confFile, dnsmasqConfig(records));
-  await launch();
+  await launchRetrying(Date.now() + 30_000, true);
   return {
     port,
     server: `127.0.0.1:${port}`,
     async setRecords(next) {
       writeFileSync(confFile, dnsmasqConfig(next));
       await halt();
-      await launch();
+      await launchRetrying(Date.now() + 30_000, false);
     },
     async stop() {
       await halt();
@@ -119,8 +156,20 @@ export async function startDnsmasq(records: DnsRecords = {}): Promise<Dnsmasq> {
   };
 }
 
+/** A UDP port the kernel had free a moment ago on 127.0.0.1 (a candidate: dnsmasq binds it). */
+function udpPortCandidate(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const socket = createSocket('udp4');
+    socket.once('error', reject);
+    socket.bind(0, '127.0.0.1', () => {
+      const { port } = socket.address();
+      socket.close(() => resolve(port));
+    });
+  });
+}
+
 /** Resolves once dnsmasq answers (NXDOMAIN for a name it does not hold counts as an answer). */
-async function waitUntilAnswering(port: number, timeoutMs = 10_000): Promise<void> {
+async function waitUntilAnswering(port: number, timeoutMs = 30_000): Promise<void> {
   const resolver = new Resolver({ timeout: 200, tries: 1 });
   resolver.setServers([`127.0.0.1:${port}`]);
   const deadline = Date.now() + timeoutMs;

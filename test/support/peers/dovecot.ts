@@ -40,6 +40,12 @@ export interface DovecotOptions {
   messages?: number | DovecotMessage[];
   /** IMAPS port; basic IMAP is port 993 only (SPEC.md "Limits"), so that is the default. */
   port?: number;
+  /**
+   * Listen address. Default: a loopback address of its own (127.x.y.z, x >= 1), with a
+   * certificate for it signed by the test CA, so several Dovecots can all sit on port 993.
+   * `127.0.0.1` serves the test CA certificate itself and waits while 127.0.0.1:<port> is taken.
+   */
+  host?: string;
 }
 
 export interface Dovecot {
@@ -61,10 +67,67 @@ export async function ensureTestCa(): Promise<string> {
 }
 
 /**
- * A real Dovecot IMAPS server on 127.0.0.1:993 (root needed for the port) with one user,
- * serving the test certificate. Fails fast when this process does not trust that certificate.
+ * A real Dovecot IMAPS server on <host>:993 (root needed for the port) with one user, serving a
+ * certificate the test CA vouches for. Fails fast when this process does not trust the test CA.
  */
 export async function startDovecot(opts: DovecotOptions): Promise<Dovecot> {
+  for (let attempt = 0; ; attempt++) {
+    const host = opts.host ?? randomLoopbackAlias();
+    try {
+      return await startOn(opts, host);
+    } catch (err) {
+      // Another Dovecot drew the same address (very unlikely): draw again.
+      if (opts.host || attempt >= 3) throw err;
+    }
+  }
+}
+
+function randomLoopbackAlias(): string {
+  const octet = () => 1 + Math.floor(Math.random() * 254);
+  return `127.${octet()}.${octet()}.${octet()}`;
+}
+
+/** A key and certificate for `ip` signed by the test CA (which is its own CA, CA:TRUE). */
+async function leafCertificate(dir: string, ip: string): Promise<{ cert: string; key: string }> {
+  const key = join(dir, 'leaf.key');
+  const csr = join(dir, 'leaf.csr');
+  const cert = join(dir, 'leaf.pem');
+  const ext = join(dir, 'leaf.ext');
+  writeFileSync(ext, `subjectAltName=IP:${ip}\nbasicConstraints=CA:FALSE\n`);
+  await run('openssl', [
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    `/CN=${ip}`,
+    '-keyout',
+    key,
+    '-out',
+    csr,
+  ]);
+  await run('openssl', [
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-CA',
+    TEST_CA_CERT,
+    '-CAkey',
+    TEST_CA_KEY,
+    '-set_serial',
+    String(Date.now()),
+    '-days',
+    '2',
+    '-extfile',
+    ext,
+    '-out',
+    cert,
+  ]);
+  return { cert, key };
+}
+
+async function startOn(opts: DovecotOptions, host: string): Promise<Dovecot> {
   const port = opts.port ?? 993;
   if (/[:\s/]/.test(opts.user) || /[:\n]/.test(opts.pass))
     throw new Error('dovecot peer: user/pass must not contain ":", "/" or whitespace');
@@ -76,9 +139,9 @@ export async function startDovecot(opts: DovecotOptions): Promise<Dovecot> {
     );
   }
   await reapStale();
-  // Port 993 is shared by every test process on this machine: wait while another one holds it.
+  // On 127.0.0.1, port 993 is shared by every test process on this machine: wait while another one holds it.
   const deadline = Date.now() + 120_000;
-  while (await isListening(port)) {
+  while (host === '127.0.0.1' && (await isListening(port))) {
     if (Date.now() > deadline) throw new Error(`dovecot peer: 127.0.0.1:${port} is in use by something else`);
     await new Promise((r) => setTimeout(r, 250));
     await reapStale();
@@ -86,16 +149,19 @@ export async function startDovecot(opts: DovecotOptions): Promise<Dovecot> {
   const dir = mkdtempSync(join(tmpdir(), DIR_PREFIX));
   writeFileSync(join(dir, 'owner.pid'), String(process.pid));
   seedMaildir(join(dir, 'home', opts.user, 'Maildir'), opts.user, opts.messages ?? 0);
-  const env = {
-    ...process.env,
-    DOVE_USER: opts.user,
-    DOVE_PASS: opts.pass,
-    DOVE_CERT: caPath,
-    DOVE_KEY: TEST_CA_KEY,
-    DOVE_PORT: String(port),
-  };
   const script = join(SCRIPT_DIR, 'dovecot-up.sh');
   try {
+    const served =
+      host === '127.0.0.1' ? { cert: caPath, key: TEST_CA_KEY } : await leafCertificate(dir, host);
+    const env = {
+      ...process.env,
+      DOVE_USER: opts.user,
+      DOVE_PASS: opts.pass,
+      DOVE_CERT: served.cert,
+      DOVE_KEY: served.key,
+      DOVE_PORT: String(port),
+      DOVE_ADDR: host,
+    };
     await run('bash', [script, dir, 'start'], { env });
   } catch (err) {
     await run('bash', [script, dir, 'stop']).catch(() => {});
@@ -105,7 +171,7 @@ export async function startDovecot(opts: DovecotOptions): Promise<Dovecot> {
   }
   let stopped = false;
   return {
-    host: '127.0.0.1',
+    host,
     port,
     user: opts.user,
     pass: opts.pass,

@@ -42,6 +42,8 @@ export interface SmtpReceiver {
   authAttempts(): number;
   /** SMTP connections (sessions) opened so far. */
   connections(): number;
+  /** SMTP connections closed so far (by either side). */
+  closedConnections(): number;
   /** Resolves once at least `n` messages were accepted. */
   waitForMessages(n: number, timeoutMs?: number): Promise<ReceivedMessage[]>;
   close(): Promise<void>;
@@ -63,6 +65,7 @@ export async function startSmtpReceiver(opts: SmtpReceiverOptions = {}): Promise
   let data = 0;
   let logins = 0;
   let sessions = 0;
+  let closed = 0;
   const waiters = new Set<() => void>();
   const notify = () => waiters.forEach((w) => w());
   const auth = opts.auth;
@@ -79,6 +82,9 @@ export async function startSmtpReceiver(opts: SmtpReceiverOptions = {}): Promise
     onConnect(_session, callback) {
       sessions++;
       callback();
+    },
+    onClose() {
+      closed++;
     },
     onAuth(a, _session, callback) {
       logins++;
@@ -131,6 +137,7 @@ export async function startSmtpReceiver(opts: SmtpReceiverOptions = {}): Promise
     dataCount: () => data,
     authAttempts: () => logins,
     connections: () => sessions,
+    closedConnections: () => closed,
     waitForMessages(n, timeoutMs = 30_000) {
       return new Promise((resolve, reject) => {
         const check = () => {

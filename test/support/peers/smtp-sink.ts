@@ -34,11 +34,26 @@ export interface SmtpSinkOptions {
 /**
  * Postfix's `smtp-sink` on 127.0.0.1:<port>: accepts every message (250) and, with `dump`,
  * writes each to a file (`-d <dir>/%M.`); as root it must run as another user (`-u nobody`).
+ * Without `port`, a free port is only a candidate (freePort releases it before smtp-sink binds
+ * it): a start that fails with "Address already in use" tries another.
  */
 export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSink> {
-  const port = opts.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'mailyard-smtp-sink-'));
   chmodSync(dir, 0o777);
+  for (let attempt = 0; ; attempt++) {
+    const port = opts.port ?? (await freePort());
+    try {
+      return await launchSink(opts, port, dir);
+    } catch (err) {
+      if (opts.port || !/in use/i.test((err as Error).message) || attempt >= 5) {
+        rmSync(dir, { recursive: true, force: true });
+        throw err;
+      }
+    }
+  }
+}
+
+async function launchSink(opts: SmtpSinkOptions, port: number, dir: string): Promise<SmtpSink> {
   const args = [
     '-u',
     'nobody',
