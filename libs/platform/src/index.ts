@@ -18,3 +18,4 @@ export * from './secrets/sealer';
 export * from './secrets/secret-key';
 export * from './dns/resolver';
 export * from './net/host-policy';
+export * from './net/pinned-lookup';

@@ -9,3 +9,5 @@ export * from './mailer-activity';
 export * from './sends';
 export * from './email-logs';
 export * from './suppressions';
+export * from './webhooks';
+export * from './webhook-deliveries';

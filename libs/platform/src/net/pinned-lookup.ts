@@ -1,0 +1,48 @@
+import { type LookupAddress, type LookupOptions, lookup as dnsLookup } from 'node:dns';
+import { isPrivateAddress } from './host-policy';
+
+/**
+ * A `dns.lookup`-compatible function for outbound connections to user-supplied targets
+ * (webhooks): the name is resolved once, every address is checked, and the socket connects to
+ * the checked address (node's `lookup` option), so a DNS answer that changes between a check
+ * and the connection (rebinding) cannot reach a private address. Refusals never name the
+ * resolved address.
+ *
+ * Stand-in seam until the project's guarded connect (libs/platform/src/net, `guardedLookup`)
+ * lands: callers take the lookup function as a dependency, so switching is one import.
+ */
+export class OutboundTargetRefused extends Error {
+  override name = 'OutboundTargetRefused';
+  readonly code = 'EOUTBOUNDREFUSED';
+  constructor(readonly host: string) {
+    super(`${host} resolves to a private, loopback or link-local address`);
+  }
+}
+
+export type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
+
+export type PinnedLookup = (hostname: string, options: LookupOptions, callback: LookupCallback) => void;
+
+export function pinnedLookup(opts: { allowPrivate: boolean }): PinnedLookup {
+  return (hostname, options, callback) => {
+    // Bracketed IPv6 literals reach lookup without brackets in node; strip defensively.
+    const host = hostname.replace(/^\[(.*)\]$/, '$1');
+    dnsLookup(host, { ...options, all: true, verbatim: true }, (err, addresses) => {
+      if (err) return callback(err, '');
+      const list = addresses as LookupAddress[];
+      if (list.length === 0) {
+        const e = Object.assign(new Error(`${host} does not resolve`), { code: 'ENOTFOUND' });
+        return callback(e, '');
+      }
+      if (!opts.allowPrivate && list.some((a) => isPrivateAddress(a.address)))
+        return callback(new OutboundTargetRefused(host), '');
+      if (options.all) return callback(null, list);
+      const first = list[0]!;
+      callback(null, first.address, first.family);
+    });
+  };
+}
