@@ -6,5 +6,6 @@
 import { start as gateway } from '@mailyard/gateway';
 import { runProcess } from '@mailyard/platform';
 import { start as send } from '@mailyard/send';
+import { start as webhookDispatcher } from '@mailyard/webhook-dispatcher';
 
-void runProcess({ name: 'mailyard', services: { send, gateway } });
+void runProcess({ name: 'mailyard', services: { send, 'webhook-dispatcher': webhookDispatcher, gateway } });

@@ -202,7 +202,8 @@ const toView = (r: ViewRow): WebhookDeliveryView => ({
     error: a.error,
   })),
   // A claimed row's next_attempt_at is its lease, not a schedule: shown only while waiting.
-  next_attempt_at: r.status === 'pending' || r.status === 'retrying' ? (r.next_attempt_at?.toISOString() ?? null) : null,
+  next_attempt_at:
+    r.status === 'pending' || r.status === 'retrying' ? (r.next_attempt_at?.toISOString() ?? null) : null,
   dropped_reason: r.dropped_reason,
   replay_of: r.replay_of,
   created_at: r.created_at.toISOString(),
@@ -227,7 +228,8 @@ export const webhookDeliveries = {
     if (q.status) add((p) => `d.status = ${p}`, q.status);
     if (q.startDate)
       add((p) => `d.created_at ${q.startDate!.exclusive ? '>' : '>='} ${p}::timestamptz`, q.startDate.at);
-    if (q.endDate) add((p) => `d.created_at ${q.endDate!.exclusive ? '<' : '<='} ${p}::timestamptz`, q.endDate.at);
+    if (q.endDate)
+      add((p) => `d.created_at ${q.endDate!.exclusive ? '<' : '<='} ${p}::timestamptz`, q.endDate.at);
     const filters = where.join(' AND ');
     const countParams = [...params];
     if (after !== null) add((p) => `d.id < ${p}`, after);
@@ -247,7 +249,10 @@ export const webhookDeliveries = {
   },
 
   async get(db: Queryable, tenantId: string, id: string): Promise<WebhookDeliveryView | null> {
-    const { rows } = await db.query<ViewRow>(`${VIEW_SELECT} WHERE d.tenant_id = $1 AND d.id = $2`, [tenantId, id]);
+    const { rows } = await db.query<ViewRow>(`${VIEW_SELECT} WHERE d.tenant_id = $1 AND d.id = $2`, [
+      tenantId,
+      id,
+    ]);
     return rows[0] ? toView(rows[0]) : null;
   },
 

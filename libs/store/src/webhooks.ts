@@ -83,10 +83,9 @@ export const webhooks = {
   },
 
   async list(db: Queryable, tenantId: string): Promise<WebhookRegistration[]> {
-    const { rows } = await db.query<Row>(
-      `SELECT ${COLUMNS} FROM webhooks WHERE tenant_id = $1 ORDER BY id`,
-      [tenantId],
-    );
+    const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM webhooks WHERE tenant_id = $1 ORDER BY id`, [
+      tenantId,
+    ]);
     return rows.map(toRegistration);
   },
 
@@ -115,7 +114,12 @@ export const webhooks = {
     return res.rowCount > 0;
   },
 
-  async setSecret(db: Queryable, tenantId: string, event: WebhookEvent, secretSealed: Buffer): Promise<boolean> {
+  async setSecret(
+    db: Queryable,
+    tenantId: string,
+    event: WebhookEvent,
+    secretSealed: Buffer,
+  ): Promise<boolean> {
     const res = await db.query(
       'UPDATE webhooks SET secret_sealed = $3, updated_at = now() WHERE tenant_id = $1 AND event = $2',
       [tenantId, event, secretSealed],

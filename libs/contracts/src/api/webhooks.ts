@@ -42,7 +42,8 @@ export const WebhookErrorText = {
   webhookUrlInvalid: 'webhook_url must be an https URL',
   webhookUrlInsecureInvalid: 'webhook_url must be an http or https URL',
   webhookUrlTooLong: 'webhook_url must be at most 2048 characters',
-  webhookUrlPrivate: 'webhook_url must be publicly reachable: it resolves to a private, loopback or link-local address',
+  webhookUrlPrivate:
+    'webhook_url must be publicly reachable: it resolves to a private, loopback or link-local address',
   webhookUrlUnresolvable: 'webhook_url host name does not resolve',
   webhookUrlUnreachable: 'webhook_url could not be connected to',
   eventRequired: 'event is required',
@@ -139,7 +140,10 @@ const optionsSchema = z.object(
 );
 
 const urlSchema = z
-  .string({ required_error: WebhookErrorText.webhookUrlRequired, invalid_type_error: WebhookErrorText.webhookUrlInvalid })
+  .string({
+    required_error: WebhookErrorText.webhookUrlRequired,
+    invalid_type_error: WebhookErrorText.webhookUrlInvalid,
+  })
   .trim()
   .min(1, WebhookErrorText.webhookUrlRequired)
   .max(2048, WebhookErrorText.webhookUrlTooLong);
@@ -163,7 +167,8 @@ const methodSchema = z.literal('POST', {
 });
 
 /** `null` counts as absent, as in the send payload. */
-const nullable = <T extends z.ZodTypeAny>(s: T) => z.preprocess((v) => (v === null ? undefined : v), s.optional());
+const nullable = <T extends z.ZodTypeAny>(s: T) =>
+  z.preprocess((v) => (v === null ? undefined : v), s.optional());
 
 export const RegisterWebhookSchema = z.object({
   webhook_url: urlSchema,
@@ -276,7 +281,9 @@ export const DeliveriesQuerySchema = z.object({
       .regex(/^[A-Z_]{1,64}$/, 'event must be an event name such as MAIL_DELIVERED or DOMAIN_VERIFICATION'),
   ),
   status: queryParam(
-    z.enum(WEBHOOK_DELIVERY_STATUSES, { errorMap: () => ({ message: WebhookErrorText.invalidDeliveryStatus }) }),
+    z.enum(WEBHOOK_DELIVERY_STATUSES, {
+      errorMap: () => ({ message: WebhookErrorText.invalidDeliveryStatus }),
+    }),
   ),
   startDate: queryParam(timeParam('start', 'startDate')),
   endDate: queryParam(timeParam('end', 'endDate')),

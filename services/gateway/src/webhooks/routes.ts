@@ -13,7 +13,14 @@ import {
   newId,
   parseWebhookBody,
 } from '@mailyard/contracts';
-import { type ServiceContext, badRequest, conflict, notFound, pinnedLookup, unprocessable } from '@mailyard/platform';
+import {
+  type ServiceContext,
+  badRequest,
+  conflict,
+  notFound,
+  pinnedLookup,
+  unprocessable,
+} from '@mailyard/platform';
 import { loadMailerWebhook, loadWebhookById, webhookDeliveries, webhooks } from '@mailyard/store';
 import { Router } from 'express';
 import type { z } from 'zod';
@@ -82,7 +89,8 @@ export function webhookRoutes(ctx: ServiceContext): Router {
     if (!options.ok) throw badRequest(options.error);
     const tenantId = tenantOf(res).tenantId;
     if (!(await webhooks.get(db, tenantId, input.event))) throw notFound(WebhookErrorText.webhookNotFound);
-    const url = input.webhook_url === undefined ? undefined : await checkWebhookUrl(input.webhook_url, urlCheck);
+    const url =
+      input.webhook_url === undefined ? undefined : await checkWebhookUrl(input.webhook_url, urlCheck);
     const updated = await webhooks.update(db, tenantId, input.event, {
       url,
       ...(options.events ? { events: options.events } : {}),

@@ -28,7 +28,9 @@ export async function checkWebhookUrl(raw: string, opts: UrlCheckOptions): Promi
 }
 
 export function parseWebhookUrl(raw: string, allowInsecure: boolean): URL {
-  const invalid = allowInsecure ? WebhookErrorText.webhookUrlInsecureInvalid : WebhookErrorText.webhookUrlInvalid;
+  const invalid = allowInsecure
+    ? WebhookErrorText.webhookUrlInsecureInvalid
+    : WebhookErrorText.webhookUrlInvalid;
   let url: URL;
   try {
     url = new URL(raw);
@@ -54,7 +56,8 @@ function tryConnect(host: string, port: number, opts: UrlCheckOptions): Promise<
     socket.once('connect', () => done(null));
     socket.once('error', (err: NodeJS.ErrnoException) => {
       if (err instanceof OutboundTargetRefused) return done('private');
-      if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN' || err.code === 'ENODATA') return done('unresolvable');
+      if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN' || err.code === 'ENODATA')
+        return done('unresolvable');
       done('unreachable');
     });
   });
