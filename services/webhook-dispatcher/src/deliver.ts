@@ -12,7 +12,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { type OutboundLookup, isRefusedTarget } from './outbound';
+import { type OutboundGuard, type OutboundLookup, isRefusedTarget, refuseLiteral } from './outbound';
 import { signWebhook } from './sign';
 
 export interface DeliveryRequest {
@@ -27,7 +27,7 @@ export interface DeliveryRequest {
 }
 
 export interface DeliveryDeps {
-  lookup: OutboundLookup;
+  guard: OutboundGuard;
   timeoutMs: number;
   /** Seconds since the epoch (injectable for tests). */
   now?: () => number;
@@ -96,6 +96,8 @@ export function deliver(req: DeliveryRequest, deps: DeliveryDeps): Promise<Deliv
     } catch {
       return resolve({ ok: false, statusCode: null, latencyMs: 0, error: 'invalid webhook URL' });
     }
+    const refused = refuseLiteral(deps.guard, url.hostname);
+    if (refused) return resolve({ ok: false, statusCode: null, latencyMs: 0, error: describeError(refused) });
     const body = Buffer.from(req.body, 'utf8');
     const timestampS = Math.floor(deps.now?.() ?? Date.now() / 1000);
     const headers = { ...buildHeaders(req, timestampS), 'Content-Length': String(body.length) };
@@ -103,8 +105,8 @@ export function deliver(req: DeliveryRequest, deps: DeliveryDeps): Promise<Deliv
     const request = send(url, {
       method: req.method,
       headers,
-      lookup: deps.lookup,
-      agent: agentFor(url.protocol, deps.lookup),
+      lookup: deps.guard.lookup,
+      agent: agentFor(url.protocol, deps.guard.lookup),
     });
     const timer = setTimeout(() => {
       finish({ ok: false, statusCode: null, error: `timed out after ${deps.timeoutMs} ms` });

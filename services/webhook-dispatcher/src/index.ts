@@ -4,7 +4,7 @@ import { AccountBatcher } from './batch';
 import { createDispatchHandler } from './consumer';
 import { deliver } from './deliver';
 import { flushAccount } from './flush';
-import { outboundLookup } from './outbound';
+import { outboundGuard } from './outbound';
 import type { DispatchEvent } from './route-event';
 import { dispatcherSettings } from './settings';
 import { DeliveryWorker } from './worker';
@@ -22,13 +22,13 @@ export const DISPATCH_HANDLER_RETRY_DELAYS_MS = [1_000, 5_000, 30_000, 120_000, 
 export async function start(ctx: ServiceContext): Promise<RunningService> {
   const { db, bus, logger, sealer, config } = ctx;
   const settings = dispatcherSettings(config);
-  const lookup = outboundLookup(settings.allowInsecure);
+  const guard = outboundGuard(settings.allowInsecure);
   const worker = new DeliveryWorker({
     db,
     sealer,
     logger,
     settings,
-    deliver: (req) => deliver(req, { lookup, timeoutMs: settings.timeoutMs }),
+    deliver: (req) => deliver(req, { guard, timeoutMs: settings.timeoutMs }),
   });
   const batcher = new AccountBatcher<DispatchEvent>({
     maxItems: settings.batchMax,

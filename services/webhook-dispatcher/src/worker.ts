@@ -10,7 +10,7 @@
  *   used up.
  * A crash between claim and record leaves the row due again after the lease: at-least-once.
  */
-import type { Logger, Queryable, Sealer } from '@mailyard/platform';
+import { type Logger, type Queryable, type Sealer, childTraceparent } from '@mailyard/platform';
 import {
   type DueDelivery,
   claimDueDeliveries,
@@ -141,7 +141,7 @@ export class DeliveryWorker {
       body: row.body,
       deliveryId: row.id,
       secret: target.secret,
-      traceparent: row.traceparent,
+      traceparent: row.traceparent ? childTraceparent(row.traceparent) : null,
     });
     let next: Parameters<typeof recordDeliveryAttempt>[3]['next'];
     if (result.ok) next = { status: 'delivered' };

@@ -157,14 +157,14 @@ const eventSchema = z.enum(WEBHOOK_EVENTS, {
   }),
 });
 
-const methodSchema = z.literal('POST', {
-  errorMap: (issue) => ({
-    message:
-      issue.code === 'invalid_type' && issue.received === 'undefined'
-        ? WebhookErrorText.methodRequired
-        : WebhookErrorText.methodInvalid,
-  }),
-});
+/** `POST` only (SPEC.md); the case of the method name does not matter. */
+const methodSchema = z
+  .string({
+    required_error: WebhookErrorText.methodRequired,
+    invalid_type_error: WebhookErrorText.methodInvalid,
+  })
+  .transform((v) => v.toUpperCase())
+  .refine((v): v is 'POST' => v === 'POST', WebhookErrorText.methodInvalid);
 
 /** `null` counts as absent, as in the send payload. */
 const nullable = <T extends z.ZodTypeAny>(s: T) =>

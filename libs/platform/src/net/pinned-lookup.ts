@@ -1,4 +1,5 @@
 import { type LookupAddress, type LookupOptions, lookup as dnsLookup } from 'node:dns';
+import { isIP } from 'node:net';
 import { isPrivateAddress } from './host-policy';
 
 /**
@@ -45,4 +46,17 @@ export function pinnedLookup(opts: { allowPrivate: boolean }): PinnedLookup {
       callback(null, first.address, first.family);
     });
   };
+}
+
+/**
+ * Node connects to an IP-literal host without calling `lookup`: callers check literals with
+ * this before connecting. Returns the refusal for a private literal, null otherwise.
+ */
+export function refuseLiteralHost(
+  hostname: string,
+  opts: { allowPrivate: boolean },
+): OutboundTargetRefused | null {
+  const host = hostname.replace(/^\[(.*)\]$/, '$1');
+  if (opts.allowPrivate || isIP(host) === 0) return null;
+  return isPrivateAddress(host) ? new OutboundTargetRefused(host) : null;
 }

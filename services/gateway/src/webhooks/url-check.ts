@@ -7,7 +7,13 @@
  */
 import { connect } from 'node:net';
 import { WebhookErrorText } from '@mailyard/contracts';
-import { OutboundTargetRefused, type PinnedLookup, badRequest, unprocessable } from '@mailyard/platform';
+import {
+  OutboundTargetRefused,
+  type PinnedLookup,
+  badRequest,
+  refuseLiteralHost,
+  unprocessable,
+} from '@mailyard/platform';
 
 export interface UrlCheckOptions {
   allowInsecure: boolean;
@@ -20,7 +26,9 @@ export async function checkWebhookUrl(raw: string, opts: UrlCheckOptions): Promi
   const url = parseWebhookUrl(raw, opts.allowInsecure);
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  const failure = await tryConnect(host, port, opts);
+  const failure = refuseLiteralHost(host, { allowPrivate: opts.allowInsecure })
+    ? 'private'
+    : await tryConnect(host, port, opts);
   if (failure === 'private') throw unprocessable(WebhookErrorText.webhookUrlPrivate);
   if (failure === 'unresolvable') throw unprocessable(WebhookErrorText.webhookUrlUnresolvable);
   if (failure === 'unreachable') throw unprocessable(WebhookErrorText.webhookUrlUnreachable);
