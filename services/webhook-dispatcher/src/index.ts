@@ -4,6 +4,7 @@ import { AccountBatcher } from './batch';
 import { createDispatchHandler } from './consumer';
 import { deliver } from './deliver';
 import { flushAccount } from './flush';
+import { deliveriesPlanned, eventsFlushed } from './metrics';
 import { outboundGuard } from './outbound';
 import type { DispatchEvent } from './route-event';
 import { dispatcherSettings } from './settings';
@@ -35,6 +36,8 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
     waitMs: settings.batchWaitMs,
     flush: async (tenantId, events) => {
       const ids = await flushAccount({ db, sealer }, tenantId, events);
+      eventsFlushed.inc(events.length);
+      deliveriesPlanned.inc(ids.length);
       if (ids.length > 0) worker.poll();
     },
   });

@@ -20,6 +20,7 @@ import {
   recordDeliveryAttempt,
 } from '@mailyard/store';
 import type { DeliveryRequest, DeliveryResult } from './deliver';
+import { attemptLatency, attempts } from './metrics';
 import { nextRetryDelayMs, retryWindowS } from './schedule';
 import type { DispatcherSettings } from './settings';
 
@@ -129,6 +130,7 @@ export class DeliveryWorker {
     const target = await this.loadTarget(row);
     if (typeof target === 'string') {
       await dropDelivery(db, row.id, target);
+      attempts.inc({ result: 'dropped' });
       logger.info('webhook delivery dropped', { delivery_id: row.id, reason: target });
       return;
     }
@@ -155,6 +157,8 @@ export class DeliveryWorker {
             }
           : { status: 'retrying', nextAttemptAt: new Date(Date.now() + delay) };
     }
+    attempts.inc({ result: next.status });
+    attemptLatency.observe(result.latencyMs / 1000);
     await recordDeliveryAttempt(db, row.id, attempt, {
       at,
       statusCode: result.statusCode,

@@ -14,6 +14,8 @@ export interface Reply {
   status: number;
   /** Wait this long before answering (timeouts, slow receivers). */
   delayMs?: number;
+  /** Answer only once this settles (a receiver that hangs until the test lets it go). */
+  hold?: Promise<void>;
   headers?: Record<string, string>;
 }
 
@@ -24,6 +26,8 @@ export interface WebhookReceiver {
   requests: ReceivedRequest[];
   /** Requests to `path` (default: all). */
   to(path: string): ReceivedRequest[];
+  /** Most requests to `path` that were open (received, not yet answered or aborted) at once. */
+  maxOpen(path: string): number;
   /** How to answer request n (0-based, per path); default 200. */
   reply(fn: (req: ReceivedRequest, n: number) => Reply): void;
   close(): Promise<void>;
@@ -32,6 +36,8 @@ export interface WebhookReceiver {
 export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   const requests: ReceivedRequest[] = [];
   const perPath = new Map<string, number>();
+  const open = new Map<string, number>();
+  const maxOpen = new Map<string, number>();
   let replyFn: (req: ReceivedRequest, n: number) => Reply = () => ({ status: 200 });
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -49,13 +55,25 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       const n = perPath.get(path) ?? 0;
       perPath.set(path, n + 1);
       requests.push(received);
+      const nowOpen = (open.get(path) ?? 0) + 1;
+      open.set(path, nowOpen);
+      maxOpen.set(path, Math.max(maxOpen.get(path) ?? 0, nowOpen));
+      let closed = false;
+      const close = () => {
+        if (closed) return;
+        closed = true;
+        open.set(path, (open.get(path) ?? 1) - 1);
+      };
+      res.on('close', close);
       const r = replyFn(received, n);
       const answer = () => {
+        close();
         if (res.destroyed) return;
         res.writeHead(r.status, r.headers ?? {});
         res.end('ok');
       };
-      if (r.delayMs) setTimeout(answer, r.delayMs);
+      if (r.hold) void r.hold.then(answer);
+      else if (r.delayMs) setTimeout(answer, r.delayMs);
       else answer();
     });
   });
@@ -67,6 +85,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     url: (path = '/hook') => `http://127.0.0.1:${port}${path}`,
     requests,
     to: (path) => requests.filter((r) => r.path === path),
+    maxOpen: (path) => maxOpen.get(path) ?? 0,
     reply(fn) {
       replyFn = fn;
     },
