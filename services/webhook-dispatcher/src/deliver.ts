@@ -12,7 +12,13 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { type OutboundGuard, type OutboundLookup, isRefusedTarget, refuseLiteral } from './outbound';
+import {
+  type OutboundGuard,
+  type OutboundLookup,
+  isRefusedTarget,
+  isUnresolvedTarget,
+  refuseLiteral,
+} from './outbound';
 import { signWebhook } from './sign';
 
 export interface DeliveryRequest {
@@ -140,12 +146,10 @@ export function deliver(req: DeliveryRequest, deps: DeliveryDeps): Promise<Deliv
 }
 
 /** Node's network errors name the address they failed on; say what happened without it. */
-export function describeError(err: NodeJS.ErrnoException): string {
+export function describeError(err: NodeJS.ErrnoException & { causeCode?: string }): string {
   if (isRefusedTarget(err)) return 'target resolves to a private, loopback or link-local address';
-  switch (err.code) {
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return 'host name does not resolve';
+  if (isUnresolvedTarget(err)) return 'host name does not resolve';
+  switch (err.causeCode ?? err.code) {
     case 'ECONNREFUSED':
       return 'connection refused';
     case 'ECONNRESET':

@@ -1,12 +1,13 @@
 /**
- * The one place the dispatcher gets its outbound connection guard from. Today the pinned lookup
- * of libs/platform (resolve once, refuse private/loopback/link-local/metadata addresses, connect
- * to the checked address); when the project's guarded connect lands, switch this import to its
- * `guardedLookup({ allowPrivate })`. deliver.ts takes the lookup as a dependency.
+ * The one place the dispatcher gets its outbound connection guard from: the lookup of
+ * libs/platform's net module (resolve once, refuse private/loopback/link-local/metadata
+ * addresses, connect to the checked address; `pinnedLookup` is the interim adapter for the
+ * project's `guardedLookup({ allowPrivate })`). deliver.ts takes the guard as a dependency.
  */
 import {
-  OutboundTargetRefused,
   type PinnedLookup,
+  isPrivateTargetError,
+  isUnresolvedTargetError,
   pinnedLookup,
   refuseLiteralHost,
 } from '@mailyard/platform';
@@ -28,6 +29,5 @@ export function refuseLiteral(guard: OutboundGuard, hostname: string): Error | n
   return refuseLiteralHost(hostname, { allowPrivate: guard.allowPrivate });
 }
 
-export function isRefusedTarget(err: unknown): boolean {
-  return err instanceof OutboundTargetRefused;
-}
+export const isRefusedTarget = isPrivateTargetError;
+export const isUnresolvedTarget = isUnresolvedTargetError;

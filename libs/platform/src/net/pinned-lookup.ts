@@ -9,12 +9,14 @@ import { isPrivateAddress } from './host-policy';
  * and the connection (rebinding) cannot reach a private address. Refusals never name the
  * resolved address.
  *
- * Stand-in seam until the project's guarded connect (libs/platform/src/net, `guardedLookup`)
- * lands: callers take the lookup function as a dependency, so switching is one import.
+ * INTERIM ADAPTER, the one place to switch at merge: the project's guarded connect
+ * (`guardedLookup({ allowPrivate })`, `checkAddress`, `OutboundTargetError` in
+ * libs/platform/src/net, branch h/ssrf) replaces this file's body; its errors carry the same
+ * `code` values (ETARGET_PRIVATE, ETARGET_UNRESOLVED), which is all callers look at.
  */
 export class OutboundTargetRefused extends Error {
   override name = 'OutboundTargetRefused';
-  readonly code = 'EOUTBOUNDREFUSED';
+  readonly code = 'ETARGET_PRIVATE';
   constructor(readonly host: string) {
     super(`${host} resolves to a private, loopback or link-local address`);
   }
@@ -33,10 +35,14 @@ export function pinnedLookup(opts: { allowPrivate: boolean }): PinnedLookup {
     // Bracketed IPv6 literals reach lookup without brackets in node; strip defensively.
     const host = hostname.replace(/^\[(.*)\]$/, '$1');
     dnsLookup(host, { ...options, all: true, verbatim: true }, (err, addresses) => {
-      if (err) return callback(err, '');
+      if (err)
+        return callback(
+          Object.assign(new Error(`${host} does not resolve`), { code: 'ETARGET_UNRESOLVED' }),
+          '',
+        );
       const list = addresses as LookupAddress[];
       if (list.length === 0) {
-        const e = Object.assign(new Error(`${host} does not resolve`), { code: 'ENOTFOUND' });
+        const e = Object.assign(new Error(`${host} does not resolve`), { code: 'ETARGET_UNRESOLVED' });
         return callback(e, '');
       }
       if (!opts.allowPrivate && list.some((a) => isPrivateAddress(a.address)))
@@ -60,3 +66,11 @@ export function refuseLiteralHost(
   if (opts.allowPrivate || isIP(host) === 0) return null;
   return isPrivateAddress(host) ? new OutboundTargetRefused(host) : null;
 }
+
+/** Codes of refused or unresolvable targets (the guarded connect's OutboundTargetError codes). */
+export const isPrivateTargetError = (err: unknown): boolean =>
+  (err as NodeJS.ErrnoException | null)?.code === 'ETARGET_PRIVATE';
+export const isUnresolvedTargetError = (err: unknown): boolean =>
+  ['ETARGET_UNRESOLVED', 'ENOTFOUND', 'EAI_AGAIN', 'ENODATA'].includes(
+    String((err as NodeJS.ErrnoException | null)?.code),
+  );

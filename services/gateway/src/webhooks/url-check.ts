@@ -8,9 +8,10 @@
 import { connect } from 'node:net';
 import { WebhookErrorText } from '@mailyard/contracts';
 import {
-  OutboundTargetRefused,
   type PinnedLookup,
   badRequest,
+  isPrivateTargetError,
+  isUnresolvedTargetError,
   refuseLiteralHost,
   unprocessable,
 } from '@mailyard/platform';
@@ -63,9 +64,8 @@ function tryConnect(host: string, port: number, opts: UrlCheckOptions): Promise<
     const timer = setTimeout(() => done('unreachable'), opts.timeoutMs);
     socket.once('connect', () => done(null));
     socket.once('error', (err: NodeJS.ErrnoException) => {
-      if (err instanceof OutboundTargetRefused) return done('private');
-      if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN' || err.code === 'ENODATA')
-        return done('unresolvable');
+      if (isPrivateTargetError(err)) return done('private');
+      if (isUnresolvedTargetError(err)) return done('unresolvable');
       done('unreachable');
     });
   });
