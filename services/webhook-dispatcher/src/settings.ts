@@ -33,7 +33,7 @@ export function dispatcherSettings(config: Config): DispatcherSettings {
     endpointConcurrency: config.WEBHOOK_ENDPOINT_CONCURRENCY,
     concurrency: config.WEBHOOK_CONCURRENCY,
     pollMs: config.WEBHOOK_POLL_MS,
-    leaseMs: config.WEBHOOK_TIMEOUT_MS + 30_000,
+    leaseMs: 2 * config.WEBHOOK_TIMEOUT_MS + 5_000,
     allowInsecure: config.WEBHOOK_ALLOW_INSECURE,
     prefetch: Math.max(64, Math.min(config.WEBHOOK_BATCH_MAX * 4, 2000)),
   };
