@@ -5,10 +5,10 @@
  * event reaches the receiver: nothing is lost (duplicates are allowed: at-least-once).
  */
 import { Queue, WEBHOOK_EVENT_TOGGLES } from '@mailyard/contracts';
+import { IdPrefix, newId } from '@mailyard/contracts';
 import { type ServiceContext, closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
 import { createTenant, webhooks } from '@mailyard/store';
 import amqp from 'amqplib';
-import { IdPrefix, newId } from '@mailyard/contracts';
 import { type SharedStores, createStores } from '../services/gateway/test/support/harness';
 import { type WebhookReceiver, startWebhookReceiver } from './support/peers/webhook-receiver';
 import { type Spawned, freePort, spawnTs } from './support/process';
@@ -24,7 +24,10 @@ let service: Spawned | undefined;
 beforeAll(async () => {
   stores = await createStores('servers');
   receiver = await startWebhookReceiver();
-  ctx = await openContext(configFrom({ ...stores.env, LOG_LEVEL: 'error' }), createLogger('kill-test', 'error'));
+  ctx = await openContext(
+    configFrom({ ...stores.env, LOG_LEVEL: 'error' }),
+    createLogger('kill-test', 'error'),
+  );
 });
 
 afterAll(async () => {
@@ -61,7 +64,11 @@ async function queueDepth(): Promise<{ messageCount: number; consumerCount: numb
 }
 
 const received = (path: string) =>
-  new Set(receiver.to(path).flatMap((r) => (r.json as Array<{ details: { event_at: string } }>).map((e) => e.details.event_at)));
+  new Set(
+    receiver
+      .to(path)
+      .flatMap((r) => (r.json as Array<{ details: { event_at: string } }>).map((e) => e.details.event_at)),
+  );
 
 it('loses nothing when killed mid-batch and mid-delivery', async () => {
   const t = await createTenant(ctx.db, { name: 'kill', tier: 'enterprise' });
@@ -103,8 +110,15 @@ it('loses nothing when killed mid-batch and mid-delivery', async () => {
 
   // 3. Restarted: the claimed delivery comes due again after its lease and is delivered.
   service = await startService();
-  await eventually(() => receiver.to('/kill').length > before && received('/kill').size === 40, 'all 40 events', 90_000);
-  const { rows } = await ctx.db.query<{ status: string }>('SELECT status FROM webhook_deliveries WHERE tenant_id = $1', [t.id]);
+  await eventually(
+    () => receiver.to('/kill').length > before && received('/kill').size === 40,
+    'all 40 events',
+    90_000,
+  );
+  const { rows } = await ctx.db.query<{ status: string }>(
+    'SELECT status FROM webhook_deliveries WHERE tenant_id = $1',
+    [t.id],
+  );
   await eventually(async () => {
     const r = await ctx.db.query<{ n: string }>(
       "SELECT count(*) AS n FROM webhook_deliveries WHERE tenant_id = $1 AND status <> 'delivered'",
