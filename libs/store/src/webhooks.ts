@@ -173,7 +173,24 @@ const toDispatch = (sealer: Sealer, r: DispatchRow): DispatchWebhook => ({
 
 const DISPATCH_COLUMNS = 'id, tenant_id, event, url, method, active, events, headers_sealed, secret_sealed';
 
-/** Every tenant webhook of these tenants, unsealed (one query per dispatcher batch). */
+/** What routing needs of an account's webhooks: no secrets are unsealed for it. */
+export interface WebhookRoute {
+  id: string;
+  event: WebhookEvent;
+  active: boolean;
+  events: WebhookEventToggles | null;
+}
+
+/** The routing view of one account's webhooks (one query per dispatcher batch). */
+export async function loadWebhookRoutes(db: Queryable, tenantId: string): Promise<WebhookRoute[]> {
+  const { rows } = await db.query<WebhookRoute>(
+    'SELECT id, event, active, events FROM webhooks WHERE tenant_id = $1',
+    [tenantId],
+  );
+  return rows;
+}
+
+/** Every tenant webhook of these tenants, unsealed. */
 export async function loadTenantWebhooks(
   db: Queryable,
   sealer: Sealer,

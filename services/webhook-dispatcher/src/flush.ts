@@ -5,7 +5,7 @@
  */
 import { IMAP_CAPABLE_CONFIG_TYPES } from '@mailyard/contracts';
 import type { Queryable, Sealer } from '@mailyard/platform';
-import { insertDeliveries, loadMailerWebhook, loadTenantWebhooks } from '@mailyard/store';
+import { insertDeliveries, loadMailerWebhook, loadWebhookRoutes } from '@mailyard/store';
 import { type AccountWebhooks, type DispatchEvent, routeEvents } from './route-event';
 
 export async function flushAccount(
@@ -14,7 +14,7 @@ export async function flushAccount(
   events: DispatchEvent[],
 ): Promise<string[]> {
   const { db, sealer } = deps;
-  const hooks = await loadTenantWebhooks(db, sealer, [tenantId]);
+  const hooks = await loadWebhookRoutes(db, tenantId);
   const email = hooks.find((h) => h.event === 'EMAIL_EVENT') ?? null;
   const domain = hooks.find((h) => h.event === 'DOMAIN_VERIFICATION') ?? null;
   const mailerIds = new Set(
