@@ -37,10 +37,12 @@ afterAll(async () => {
   await stores?.drop();
 });
 
+let opsPort = 0;
 async function startService(): Promise<Spawned> {
+  opsPort = await freePort();
   const s = spawnTs('services/webhook-dispatcher/src/main.ts', {
     ...stores.env,
-    OPS_PORT: String(await freePort()),
+    OPS_PORT: String(opsPort),
     LOG_LEVEL: 'error',
     WEBHOOK_ALLOW_INSECURE: '1',
     WEBHOOK_BATCH_MAX: '1000',
@@ -127,4 +129,13 @@ it('loses nothing when killed mid-batch and mid-delivery', async () => {
     return Number(r.rows[0]!.n) === 0;
   }, 'every delivery delivered');
   expect(rows.length).toBeGreaterThan(0);
+
+  // Run alone, it serves health and metrics on OPS_PORT and drains on SIGTERM.
+  const ready = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
+  expect(await ready.json()).toEqual({ status: 'ready', checks: { db: 'ok', bus: 'ok', kv: 'ok' } });
+  const metrics = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
+  expect(metrics).toMatch(/mailyard_webhook_attempts_total\{result="delivered"\} [1-9]/);
+  service.child.kill('SIGTERM');
+  expect((await service.exited).code).toBe(0);
+  service = undefined;
 });
