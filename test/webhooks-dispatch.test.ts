@@ -417,3 +417,19 @@ it('a hanging receiver gets at most WEBHOOK_ENDPOINT_CONCURRENCY requests at onc
   );
   expect(receiver.maxOpen(`${slow.path}-domain`)).toBe(4);
 });
+
+it('a delivery older than the retry window (the dispatcher was down) is dropped, not sent', async () => {
+  const a = await account({ delivery: true });
+  await ctx.db.query(
+    `INSERT INTO webhook_deliveries (id, tenant_id, target_kind, webhook_id, event_types, body, status, next_attempt_at, created_at)
+     VALUES ($1, $2, 'webhook', $3, '{MAIL_DELIVERED}', '[]', 'pending', now(), now() - interval '2 days')`,
+    [newId(IdPrefix.webhookDelivery), a.tenantId, a.webhookId],
+  );
+  const dropped = await eventually(async () => {
+    const res = await api(a).get('/v1/webhook/deliveries?status=dropped').expect(200);
+    return res.body.data[0];
+  }, 'old delivery dropped');
+  expect(dropped.attempts).toEqual([]);
+  expect(dropped.dropped_reason).toMatch(/^older than the retry window/);
+  expect(receiver.to(a.path)).toHaveLength(0);
+});

@@ -1,5 +1,5 @@
 import { loadConfig } from '@mailyard/platform';
-import { JITTER, nextRetryDelayMs, retryWindowS } from './schedule';
+import { JITTER, nextRetryDelayMs, retryWindowMs, retryWindowS } from './schedule';
 
 const DEFAULT = loadConfig({}).WEBHOOK_RETRY_DELAYS;
 
@@ -28,5 +28,12 @@ describe('nextRetryDelayMs', () => {
   it('the default schedule spans 24 hours', () => {
     expect(retryWindowS(DEFAULT)).toBeGreaterThanOrEqual(86400);
     expect(retryWindowS(DEFAULT)).toBeLessThan(90000);
+  });
+});
+
+describe('retryWindowMs', () => {
+  it('covers every delay at its jitter maximum and every attempt timing out', () => {
+    expect(retryWindowMs([1, 2], 1000)).toBe(3 * 1000 * (1 + JITTER) + 3 * 1000);
+    expect(retryWindowMs(DEFAULT, 5000)).toBeGreaterThan(24 * 3600 * 1000);
   });
 });

@@ -21,7 +21,7 @@ import {
 } from '@mailyard/store';
 import type { DeliveryRequest, DeliveryResult } from './deliver';
 import { attemptLatency, attempts } from './metrics';
-import { nextRetryDelayMs, retryWindowS } from './schedule';
+import { nextRetryDelayMs, retryWindowMs, retryWindowS } from './schedule';
 import type { DispatcherSettings } from './settings';
 
 export interface WorkerDeps {
@@ -127,7 +127,10 @@ export class DeliveryWorker {
 
   private async attempt(row: DueDelivery): Promise<void> {
     const { db, settings, logger } = this.deps;
-    const target = await this.loadTarget(row);
+    const window = formatWindow(retryWindowS(settings.retryDelaysS));
+    const tooOld =
+      Date.now() - row.createdAt.getTime() > retryWindowMs(settings.retryDelaysS, settings.timeoutMs);
+    const target = tooOld ? `older than the retry window (${window})` : await this.loadTarget(row);
     if (typeof target === 'string') {
       await dropDelivery(db, row.id, target);
       attempts.inc({ result: 'dropped' });
@@ -153,7 +156,7 @@ export class DeliveryWorker {
         delay === null
           ? {
               status: 'dropped',
-              reason: `retry window (${formatWindow(retryWindowS(settings.retryDelaysS))}) used up after ${attempt} attempts`,
+              reason: `retry window (${window}) used up after ${attempt} attempts`,
             }
           : { status: 'retrying', nextAttemptAt: new Date(Date.now() + delay) };
     }
