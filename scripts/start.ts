@@ -7,5 +7,9 @@ import { start as gateway } from '@mailyard/gateway';
 import { runProcess } from '@mailyard/platform';
 import { start as send } from '@mailyard/send';
 import { start as tracking } from '@mailyard/tracking';
+import { start as webhookDispatcher } from '@mailyard/webhook-dispatcher';
 
-void runProcess({ name: 'mailyard', services: { send, gateway, tracking: (ctx) => tracking(ctx) } });
+void runProcess({
+  name: 'mailyard',
+  services: { send, 'webhook-dispatcher': webhookDispatcher, gateway, tracking: (ctx) => tracking(ctx) },
+});

@@ -22,6 +22,7 @@ export const IdPrefix = {
   tenant: 'tenant_',
   apiKey: 'key_',
   emailEventsWebhook: 'email_events_',
+  webhookDelivery: 'whd_',
   domain: 'domain_',
   smtp: 'smtp_',
   basicSmtp: 'basic_smtp_',

@@ -19,3 +19,4 @@ export * from './api/mailers';
 export * from './mailers/secure-modes';
 export * from './bus/domain-verification';
 export * from './bus/mailer-deactivated';
+export * from './api/webhooks';

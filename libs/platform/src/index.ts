@@ -25,3 +25,4 @@ export * from './net/guarded-resolve';
 export * from './net/guarded-connect';
 export * from './net/guarded-http';
 export * from './tracking/link-token';
+export * from './net/pinned-lookup';

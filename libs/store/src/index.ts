@@ -10,3 +10,5 @@ export * from './sends';
 export * from './email-logs';
 export * from './suppressions';
 export * from './email-events';
+export * from './webhooks';
+export * from './webhook-deliveries';

@@ -12,6 +12,7 @@ import { rateLimit } from './rate-limit/rate-limit';
 import { sendRoutes } from './send/routes';
 import { suppressionRoutes } from './suppressions/routes';
 import { templateRoutes } from './templates/routes';
+import { webhookRoutes } from './webhooks/routes';
 
 export interface GatewayHooks {
   /** A send committed outbox rows: lets the relay publish without waiting for its next poll. */
@@ -58,6 +59,7 @@ export function buildGatewayApp(
       app.use(sendRoutes({ db, sealer: ctx.sealer, onOutboxWrite: hooks.onOutboxWrite }));
       app.use(logRoutes(db));
       app.use(suppressionRoutes(db));
+      app.use(webhookRoutes(ctx));
     },
   });
 }

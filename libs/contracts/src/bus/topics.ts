@@ -32,4 +32,13 @@ export interface QueueDeclaration {
  */
 export const WorkQueues = {
   send: { queue: Queue.send, bindings: [{ exchange: Exchange.commands, routingKey: RoutingKey.sendEmail }] },
+  /** Every email event, DOMAIN_VERIFICATION and MAILER_DEACTIVATED (services/webhook-dispatcher). */
+  webhookDispatcher: {
+    queue: Queue.webhookDispatcher,
+    bindings: [
+      { exchange: Exchange.events, routingKey: 'email.#' },
+      { exchange: Exchange.events, routingKey: RoutingKey.domainVerification },
+      { exchange: Exchange.events, routingKey: RoutingKey.mailerDeactivated },
+    ],
+  },
 } as const satisfies Record<string, QueueDeclaration>;

@@ -90,6 +90,20 @@ export const EnvSchema = z.object({
   OUTBOX_BATCH: positiveInt(200),
   SHUTDOWN_TIMEOUT_MS: positiveInt(10000),
   WEBHOOK_ALLOW_INSECURE: flag,
+  // Webhooks (gateway registration check, services/webhook-dispatcher)
+  WEBHOOK_CONNECT_TIMEOUT_MS: positiveInt(5000),
+  WEBHOOK_TIMEOUT_MS: positiveInt(5000),
+  /** Seconds between attempts; the last attempt is made when they are used up (default ~24 h). */
+  WEBHOOK_RETRY_DELAYS: commaList('must be a comma-separated list of seconds (numbers >= 0)', (s) =>
+    /^\d+(\.\d+)?$/.test(s),
+  )
+    .transform((items) => items.map(Number))
+    .default('5,30,120,600,1800,3600,7200,14400,28800,30000'),
+  WEBHOOK_BATCH_MAX: positiveInt(100),
+  WEBHOOK_BATCH_WAIT_MS: integer('must be a non-negative integer', 0).default(200),
+  WEBHOOK_ENDPOINT_CONCURRENCY: positiveInt(4),
+  WEBHOOK_CONCURRENCY: positiveInt(256),
+  WEBHOOK_POLL_MS: positiveInt(1000),
   /** Lets SMTP/IMAP mailers point at private, loopback or link-local hosts (internal relays). */
   MAILER_ALLOW_PRIVATE_HOSTS: flag,
   /** Lets direct-to-MX delivery reach private, loopback or link-local MX addresses (tests, private networks). */

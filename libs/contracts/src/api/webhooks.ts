@@ -1,0 +1,330 @@
+import { z } from 'zod';
+import { ErrorText } from '../errors';
+import { isFieldName } from '../validation/headers';
+import { fieldErrorMap } from '../validation/messages';
+import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './common';
+import { parseTimeBound } from './logs';
+
+/**
+ * Tenant-level webhook registration (SPEC.md "Webhook registration", "Webhooks (tenant-level)")
+ * and the deliveries API (docs/webhooks.md). The spec's three error texts live in ErrorText;
+ * the rest of the texts are ours and live here.
+ */
+
+export const WEBHOOK_EVENTS = ['EMAIL_EVENT', 'DOMAIN_VERIFICATION'] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+/** `webhook_options.events` toggles, all boolean and false by default (SPEC.md). */
+export const WEBHOOK_EVENT_TOGGLES = [
+  'delivery',
+  'open',
+  'click',
+  'bounce',
+  'spam',
+  'unsubscribe',
+  'policy_rejection',
+  'generation_failure',
+  'generation_rejection',
+  'smtp_error',
+  'phishing',
+  'imap_error',
+] as const;
+export type WebhookEventToggle = (typeof WEBHOOK_EVENT_TOGGLES)[number];
+export type WebhookEventToggles = Record<WebhookEventToggle, boolean>;
+
+/** Rule 1: the ten core toggles; `phishing` alone and `imap_error` do not satisfy it. */
+export const CORE_WEBHOOK_EVENT_TOGGLES: readonly WebhookEventToggle[] = WEBHOOK_EVENT_TOGGLES.filter(
+  (t) => t !== 'phishing' && t !== 'imap_error',
+);
+
+export const WebhookErrorText = {
+  webhookUrlRequired: 'webhook_url is required',
+  webhookUrlInvalid: 'webhook_url must be an https URL',
+  webhookUrlInsecureInvalid: 'webhook_url must be an http or https URL',
+  webhookUrlTooLong: 'webhook_url must be at most 2048 characters',
+  webhookUrlPrivate:
+    'webhook_url must be publicly reachable: it resolves to a private, loopback or link-local address',
+  webhookUrlUnresolvable: 'webhook_url host name does not resolve',
+  webhookUrlUnreachable: 'webhook_url could not be connected to',
+  eventRequired: 'event is required',
+  eventInvalid: 'event must be one of EMAIL_EVENT, DOMAIN_VERIFICATION',
+  methodRequired: 'method is required',
+  methodInvalid: 'method must be POST',
+  headersInvalid: 'headers must be an object of strings',
+  headerNameInvalid: 'headers names must be HTTP header names',
+  headerValueInvalid: 'headers values must be strings without control characters (at most 8192 characters)',
+  tooManyHeaders: 'headers may hold at most 50 entries',
+  activeInvalid: 'active must be a boolean',
+  webhookNotFound: 'Webhook not found',
+  deliveryNotFound: 'Webhook delivery not found',
+  deliveryWebhookGone: 'The webhook of this delivery no longer exists',
+  deliveryWebhookInactive: 'The webhook of this delivery is deactivated',
+  invalidDeliveryStatus: 'status must be one of pending, retrying, delivered, dropped',
+} as const;
+
+/** Headers the dispatcher sets itself; a custom header may not replace them (400). */
+export const PROTECTED_WEBHOOK_HEADERS: readonly string[] = [
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'transfer-encoding',
+  'connection',
+  'host',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'traceparent',
+  'tracestate',
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
+];
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+const HEADER_VALUE = /^[^\x00-\x08\x0A-\x1F\x7F]*$/;
+
+const headersSchema = z
+  .record(z.unknown(), { invalid_type_error: WebhookErrorText.headersInvalid })
+  .transform((h, ctx) => {
+    const out: Record<string, string> = {};
+    const seen = new Set<string>();
+    const names = Object.keys(h);
+    if (names.length > 50) {
+      ctx.addIssue({ code: 'custom', message: WebhookErrorText.tooManyHeaders });
+      return z.NEVER;
+    }
+    for (const name of names) {
+      const value = h[name];
+      if (!isFieldName(name) || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+        ctx.addIssue({ code: 'custom', message: WebhookErrorText.headerNameInvalid });
+        return z.NEVER;
+      }
+      if (PROTECTED_WEBHOOK_HEADERS.includes(name.toLowerCase())) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `headers.${name} cannot be set: the service sets this header`,
+        });
+        return z.NEVER;
+      }
+      if (seen.has(name.toLowerCase())) {
+        ctx.addIssue({ code: 'custom', message: `headers.${name} is given twice` });
+        return z.NEVER;
+      }
+      seen.add(name.toLowerCase());
+      if (typeof value !== 'string' || value.length > 8192 || !HEADER_VALUE.test(value)) {
+        ctx.addIssue({ code: 'custom', message: WebhookErrorText.headerValueInvalid });
+        return z.NEVER;
+      }
+      out[name] = value;
+    }
+    return out;
+  });
+
+const togglesSchema = z
+  .object(
+    Object.fromEntries(WEBHOOK_EVENT_TOGGLES.map((t) => [t, z.boolean().optional()])) as Record<
+      WebhookEventToggle,
+      z.ZodOptional<z.ZodBoolean>
+    >,
+    { invalid_type_error: 'webhook_options.events must be an object' },
+  )
+  .transform(
+    (e) => Object.fromEntries(WEBHOOK_EVENT_TOGGLES.map((t) => [t, e[t] === true])) as WebhookEventToggles,
+  );
+
+const optionsSchema = z.object(
+  { events: togglesSchema.optional() },
+  { invalid_type_error: 'webhook_options must be an object' },
+);
+
+const urlSchema = z
+  .string({
+    required_error: WebhookErrorText.webhookUrlRequired,
+    invalid_type_error: WebhookErrorText.webhookUrlInvalid,
+  })
+  .trim()
+  .min(1, WebhookErrorText.webhookUrlRequired)
+  .max(2048, WebhookErrorText.webhookUrlTooLong);
+
+const eventSchema = z.enum(WEBHOOK_EVENTS, {
+  errorMap: (issue) => ({
+    message:
+      issue.code === 'invalid_type' && issue.received === 'undefined'
+        ? WebhookErrorText.eventRequired
+        : WebhookErrorText.eventInvalid,
+  }),
+});
+
+/** `POST` only (SPEC.md); the case of the method name does not matter. */
+const methodSchema = z
+  .string({
+    required_error: WebhookErrorText.methodRequired,
+    invalid_type_error: WebhookErrorText.methodInvalid,
+  })
+  .transform((v) => v.toUpperCase())
+  .refine((v): v is 'POST' => v === 'POST', WebhookErrorText.methodInvalid);
+
+/** `null` counts as absent, as in the send payload. */
+const nullable = <T extends z.ZodTypeAny>(s: T) =>
+  z.preprocess((v) => (v === null ? undefined : v), s.optional());
+
+export const RegisterWebhookSchema = z.object({
+  webhook_url: urlSchema,
+  event: eventSchema,
+  method: methodSchema,
+  headers: nullable(headersSchema),
+  webhook_options: nullable(optionsSchema),
+});
+export type RegisterWebhookInput = z.output<typeof RegisterWebhookSchema>;
+
+export const UpdateWebhookSchema = z.object({
+  event: eventSchema,
+  webhook_url: nullable(urlSchema),
+  method: nullable(methodSchema),
+  headers: nullable(headersSchema),
+  webhook_options: nullable(optionsSchema),
+  active: nullable(z.boolean({ invalid_type_error: WebhookErrorText.activeInvalid })),
+});
+export type UpdateWebhookInput = z.output<typeof UpdateWebhookSchema>;
+
+export const WebhookEventBodySchema = z.object({ event: eventSchema });
+
+/**
+ * Rules 1 and 3 of SPEC.md "Webhooks (tenant-level)": the toggles an EMAIL_EVENT webhook keeps,
+ * null for a DOMAIN_VERIFICATION webhook, or the spec's message. `required` is false on update
+ * when webhook_options is omitted (the stored options stay).
+ */
+export function checkWebhookOptions(
+  event: WebhookEvent,
+  options: { events?: WebhookEventToggles } | undefined,
+  required: boolean,
+): { ok: true; events: WebhookEventToggles | null } | { ok: false; error: string } {
+  if (event === 'DOMAIN_VERIFICATION') {
+    return options === undefined
+      ? { ok: true, events: null }
+      : { ok: false, error: ErrorText.webhookOptionsForDomain };
+  }
+  if (options === undefined && !required) return { ok: true, events: null };
+  const events = options?.events;
+  if (!events || !CORE_WEBHOOK_EVENT_TOGGLES.some((t) => events[t]))
+    return { ok: false, error: ErrorText.webhookEventsRequired };
+  return { ok: true, events };
+}
+
+/** Parses a webhook request body with field-naming messages; the first problem wins. */
+export function parseWebhookBody<T extends z.ZodTypeAny>(
+  schema: T,
+  input: unknown,
+): { success: true; data: z.output<T> } | { success: false; error: string } {
+  const r = schema.safeParse(input ?? {}, { errorMap: fieldErrorMap });
+  return r.success
+    ? { success: true, data: r.data }
+    : { success: false, error: r.error.issues[0]?.message ?? ErrorText.invalidRequest };
+}
+
+/** SPEC.md "Webhook registration" as GET /v1/webhook returns it. */
+export interface WebhookRegistration {
+  webhook_id: string;
+  event: WebhookEvent;
+  url: string;
+  method: 'POST';
+  active: boolean;
+  /** `{events}` for EMAIL_EVENT (every toggle), null for DOMAIN_VERIFICATION. */
+  options: { events: WebhookEventToggles } | null;
+  headers_present: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RegisterWebhookResponse {
+  success: true;
+  message: string;
+  webhook_id: string;
+  /** Standard Webhooks signing secret (`whsec_<base64>`), shown here once. */
+  signing_secret: string;
+}
+
+export interface ListWebhooksResponse {
+  success: true;
+  webhooks: WebhookRegistration[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deliveries
+
+/**
+ * A delivery's status: `pending` (waiting for its first attempt), `retrying` (an attempt failed,
+ * another is scheduled), `delivered` (a 2xx answer), `dropped` (retry window used up, or the
+ * webhook was deleted or deactivated).
+ */
+export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'retrying', 'delivered', 'dropped'] as const;
+export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
+
+const queryParam = <T extends z.ZodTypeAny>(schema: T) =>
+  z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()).pipe(schema.optional());
+
+const timeParam = (edge: 'start' | 'end', name: string) =>
+  z.string().transform((v, ctx) => {
+    const bound = parseTimeBound(v, edge);
+    if (bound) return bound;
+    ctx.addIssue({ code: 'custom', message: `${name} must be an RFC 3339 date-time or a YYYY-MM-DD date` });
+    return z.NEVER;
+  });
+
+/** GET /v1/webhook/deliveries query. `event` matches any event type in the delivery's body. */
+export const DeliveriesQuerySchema = z.object({
+  event: queryParam(
+    z
+      .string()
+      .regex(/^[A-Z_]{1,64}$/, 'event must be an event name such as MAIL_DELIVERED or DOMAIN_VERIFICATION'),
+  ),
+  status: queryParam(
+    z.enum(WEBHOOK_DELIVERY_STATUSES, {
+      errorMap: () => ({ message: WebhookErrorText.invalidDeliveryStatus }),
+    }),
+  ),
+  startDate: queryParam(timeParam('start', 'startDate')),
+  endDate: queryParam(timeParam('end', 'endDate')),
+  pageSize: queryParam(
+    z.coerce
+      .number({ invalid_type_error: ErrorText.invalidPageSize })
+      .int(ErrorText.invalidPageSize)
+      .min(1, ErrorText.invalidPageSize)
+      .max(PAGE_SIZE_MAX, ErrorText.invalidPageSize),
+  ).transform((v) => v ?? PAGE_SIZE_DEFAULT),
+  pageToken: queryParam(z.string()),
+});
+export type DeliveriesQuery = z.output<typeof DeliveriesQuerySchema>;
+
+export interface WebhookDeliveryAttempt {
+  attempt: number;
+  at: string;
+  /** HTTP status, null when no answer came (connection error, timeout). */
+  status_code: number | null;
+  latency_ms: number;
+  /** Empty for a 2xx answer. */
+  error: string;
+}
+
+export interface WebhookDeliveryView {
+  delivery_id: string;
+  webhook_id: string;
+  event_types: string[];
+  status: WebhookDeliveryStatus;
+  attempts: WebhookDeliveryAttempt[];
+  next_attempt_at: string | null;
+  /** Why a dropped delivery was dropped; empty otherwise. */
+  dropped_reason: string;
+  replay_of: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ListDeliveriesResponse {
+  success: true;
+  data: WebhookDeliveryView[];
+  nextPageToken: string | null;
+  totalCount: number;
+}

@@ -1,0 +1,288 @@
+import {
+  type DeliveriesQuery,
+  IdPrefix,
+  type WebhookDeliveryStatus,
+  type WebhookDeliveryView,
+  newId,
+} from '@mailyard/contracts';
+import type { Queryable } from '@mailyard/platform';
+import { type Page, pageAfter, toPage } from './cursor';
+
+/**
+ * Webhook deliveries (services/webhook-dispatcher): one row per HTTP request body and target,
+ * every attempt recorded beside it. The table is the retry schedule: the dispatcher claims due
+ * rows (`next_attempt_at <= now()`, FOR UPDATE SKIP LOCKED), which moves `next_attempt_at`
+ * forward by a lease, and records the outcome with the next due time, so a dispatcher that is
+ * killed at any moment leaves nothing behind: the row comes due again.
+ */
+
+export type DeliveryTargetKind = 'webhook' | 'mailer';
+
+export interface NewDelivery {
+  tenantId: string;
+  targetKind: DeliveryTargetKind;
+  /** webhooks.id, or the mailer id for a mailer's incoming webhook. */
+  webhookId: string;
+  eventTypes: string[];
+  body: string;
+  traceparent?: string;
+}
+
+export interface DueDelivery {
+  id: string;
+  tenantId: string;
+  targetKind: DeliveryTargetKind;
+  webhookId: string;
+  body: string;
+  traceparent: string | null;
+  /** Attempts already made before this one. */
+  attempts: number;
+  createdAt: Date;
+}
+
+export interface AttemptOutcome {
+  at: Date;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string;
+  /** The row after this attempt: delivered, retrying at `nextAttemptAt`, or dropped. */
+  next:
+    | { status: 'delivered' }
+    | { status: 'retrying'; nextAttemptAt: Date }
+    | { status: 'dropped'; reason: string };
+}
+
+/** Inserts the deliveries in one statement, due at once; returns their ids in order. */
+export async function insertDeliveries(db: Queryable, rows: NewDelivery[]): Promise<string[]> {
+  if (rows.length === 0) return [];
+  const ids = rows.map(() => newId(IdPrefix.webhookDelivery));
+  await db.query(
+    `INSERT INTO webhook_deliveries (id, tenant_id, target_kind, webhook_id, event_types, body, traceparent,
+       status, next_attempt_at)
+     SELECT id, tenant_id, target_kind, webhook_id, string_to_array(event_types, ','), body, traceparent, 'pending', now()
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+         AS t(id, tenant_id, target_kind, webhook_id, event_types, body, traceparent)`,
+    [
+      ids,
+      rows.map((r) => r.tenantId),
+      rows.map((r) => r.targetKind),
+      rows.map((r) => r.webhookId),
+      rows.map((r) => r.eventTypes.join(',')),
+      rows.map((r) => r.body),
+      rows.map((r) => r.traceparent ?? null),
+    ],
+  );
+  return ids;
+}
+
+type DueRow = {
+  id: string;
+  tenant_id: string;
+  target_kind: DeliveryTargetKind;
+  webhook_id: string;
+  body: string;
+  traceparent: string | null;
+  attempts: number;
+  created_at: Date;
+};
+
+/**
+ * Claims up to `limit` due deliveries (oldest due first), skipping the targets in `skipTargets`
+ * (endpoints already at their concurrency limit) and rows another dispatcher holds. A claim is
+ * a lease of `leaseMs`: unless an outcome is recorded by then, the row is due again.
+ * With `ids`, claims only those (a fresh batch delivered at once, without waiting for a poll).
+ */
+export async function claimDueDeliveries(
+  db: Queryable,
+  opts: { limit: number; leaseMs: number; skipTargets: string[]; ids?: string[] },
+): Promise<DueDelivery[]> {
+  const { rows } = await db.query<DueRow>(
+    `UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => $2::double precision / 1000)
+      WHERE d.id IN (
+        SELECT id FROM webhook_deliveries
+         WHERE status IN ('pending', 'retrying') AND next_attempt_at <= now()
+           AND NOT (webhook_id = ANY($3::text[]))
+           AND ($4::text[] IS NULL OR id = ANY($4::text[]))
+         ORDER BY next_attempt_at LIMIT $1
+         FOR UPDATE SKIP LOCKED)
+      RETURNING d.id, d.tenant_id, d.target_kind, d.webhook_id, d.body, d.traceparent, d.attempts, d.created_at`,
+    [opts.limit, opts.leaseMs, opts.skipTargets, opts.ids ?? null],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    tenantId: r.tenant_id,
+    targetKind: r.target_kind,
+    webhookId: r.webhook_id,
+    body: r.body,
+    traceparent: r.traceparent,
+    attempts: Number(r.attempts),
+    createdAt: r.created_at,
+  }));
+}
+
+/**
+ * Records one attempt and the row's next state in one statement. `attempt` is 1-based; an
+ * attempt recorded twice (a lease that ran out while the first dispatcher was still at it) keeps
+ * the first record.
+ */
+export async function recordDeliveryAttempt(
+  db: Queryable,
+  deliveryId: string,
+  attempt: number,
+  o: AttemptOutcome,
+): Promise<void> {
+  const next = o.next;
+  await db.query(
+    `WITH a AS (
+       INSERT INTO webhook_delivery_attempts (delivery_id, attempt, at, status_code, latency_ms, error)
+       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING
+     )
+     UPDATE webhook_deliveries SET status = $7, attempts = GREATEST(attempts, $2), next_attempt_at = $8,
+       dropped_reason = $9, updated_at = now()
+     WHERE id = $1 AND status <> 'delivered'`,
+    [
+      deliveryId,
+      attempt,
+      o.at,
+      o.statusCode,
+      Math.round(o.latencyMs),
+      o.error.slice(0, 1000),
+      next.status,
+      next.status === 'retrying' ? next.nextAttemptAt : null,
+      next.status === 'dropped' ? next.reason : '',
+    ],
+  );
+}
+
+/** Drops a delivery without an attempt (its webhook was deleted or deactivated meanwhile). */
+export async function dropDelivery(db: Queryable, deliveryId: string, reason: string): Promise<void> {
+  await db.query(
+    `UPDATE webhook_deliveries SET status = 'dropped', next_attempt_at = NULL, dropped_reason = $2, updated_at = now()
+      WHERE id = $1 AND status IN ('pending', 'retrying')`,
+    [deliveryId, reason],
+  );
+}
+
+type ViewRow = {
+  id: string;
+  webhook_id: string;
+  event_types: string[];
+  status: WebhookDeliveryStatus;
+  next_attempt_at: Date | null;
+  dropped_reason: string;
+  replay_of: string | null;
+  created_at: Date;
+  updated_at: Date;
+  attempt_list: Array<{
+    attempt: number;
+    at: string;
+    status_code: number | null;
+    latency_ms: number;
+    error: string;
+  }> | null;
+};
+
+const VIEW_SELECT = `SELECT d.id, d.webhook_id, d.event_types, d.status, d.next_attempt_at, d.dropped_reason,
+    d.replay_of, d.created_at, d.updated_at,
+    (SELECT json_agg(json_build_object('attempt', a.attempt, 'at', a.at, 'status_code', a.status_code,
+              'latency_ms', a.latency_ms, 'error', a.error) ORDER BY a.attempt)
+       FROM webhook_delivery_attempts a WHERE a.delivery_id = d.id) AS attempt_list
+  FROM webhook_deliveries d`;
+
+const toView = (r: ViewRow): WebhookDeliveryView => ({
+  delivery_id: r.id,
+  webhook_id: r.webhook_id,
+  event_types: r.event_types,
+  status: r.status,
+  attempts: (r.attempt_list ?? []).map((a) => ({
+    attempt: a.attempt,
+    at: new Date(a.at).toISOString(),
+    status_code: a.status_code,
+    latency_ms: a.latency_ms,
+    error: a.error,
+  })),
+  // A claimed row's next_attempt_at is its lease, not a schedule: shown only while waiting.
+  next_attempt_at:
+    r.status === 'pending' || r.status === 'retrying' ? (r.next_attempt_at?.toISOString() ?? null) : null,
+  dropped_reason: r.dropped_reason,
+  replay_of: r.replay_of,
+  created_at: r.created_at.toISOString(),
+  updated_at: r.updated_at.toISOString(),
+});
+
+export const webhookDeliveries = {
+  /** Newest first (ids are ULIDs), filtered; totalCount counts every matching row. */
+  async list(
+    db: Queryable,
+    tenantId: string,
+    q: DeliveriesQuery,
+  ): Promise<Page<WebhookDeliveryView> & { totalCount: number }> {
+    const after = pageAfter(q.pageToken);
+    const where = ['d.tenant_id = $1'];
+    const params: unknown[] = [tenantId];
+    const add = (sql: (n: string) => string, value: unknown) => {
+      params.push(value);
+      where.push(sql(`$${params.length}`));
+    };
+    if (q.event) add((p) => `${p} = ANY(d.event_types)`, q.event);
+    if (q.status) add((p) => `d.status = ${p}`, q.status);
+    if (q.startDate)
+      add((p) => `d.created_at ${q.startDate!.exclusive ? '>' : '>='} ${p}::timestamptz`, q.startDate.at);
+    if (q.endDate)
+      add((p) => `d.created_at ${q.endDate!.exclusive ? '<' : '<='} ${p}::timestamptz`, q.endDate.at);
+    const filters = where.join(' AND ');
+    const countParams = [...params];
+    if (after !== null) add((p) => `d.id < ${p}`, after);
+    params.push(q.pageSize + 1);
+    const { rows } = await db.query<ViewRow>(
+      `${VIEW_SELECT} WHERE ${where.join(' AND ')} ORDER BY d.id DESC LIMIT $${params.length}`,
+      params,
+    );
+    const count = await db.query<{ n: string | number }>(
+      `SELECT count(*) AS n FROM webhook_deliveries d WHERE ${filters}`,
+      countParams,
+    );
+    return {
+      ...toPage(rows.map(toView), q.pageSize, (v) => v.delivery_id),
+      totalCount: Number(count.rows[0]?.n ?? 0),
+    };
+  },
+
+  async get(db: Queryable, tenantId: string, id: string): Promise<WebhookDeliveryView | null> {
+    const { rows } = await db.query<ViewRow>(`${VIEW_SELECT} WHERE d.tenant_id = $1 AND d.id = $2`, [
+      tenantId,
+      id,
+    ]);
+    return rows[0] ? toView(rows[0]) : null;
+  },
+
+  /** The target of a delivery (for replay checks); null when not this tenant's. */
+  async target(
+    db: Queryable,
+    tenantId: string,
+    id: string,
+  ): Promise<{ targetKind: DeliveryTargetKind; webhookId: string } | null> {
+    const { rows } = await db.query<{ target_kind: DeliveryTargetKind; webhook_id: string }>(
+      'SELECT target_kind, webhook_id FROM webhook_deliveries WHERE tenant_id = $1 AND id = $2',
+      [tenantId, id],
+    );
+    return rows[0] ? { targetKind: rows[0].target_kind, webhookId: rows[0].webhook_id } : null;
+  },
+
+  /**
+   * A new delivery with the same body and target, due at once (`replay_of` names the original);
+   * null when the original is not this tenant's.
+   */
+  async replay(db: Queryable, tenantId: string, id: string): Promise<string | null> {
+    const newIdValue = newId(IdPrefix.webhookDelivery);
+    const { rows } = await db.query<{ id: string }>(
+      `INSERT INTO webhook_deliveries (id, tenant_id, target_kind, webhook_id, event_types, body, traceparent,
+         status, next_attempt_at, replay_of)
+       SELECT $3, tenant_id, target_kind, webhook_id, event_types, body, traceparent, 'pending', now(), id
+         FROM webhook_deliveries WHERE tenant_id = $1 AND id = $2
+       RETURNING id`,
+      [tenantId, id, newIdValue],
+    );
+    return rows[0]?.id ?? null;
+  },
+};

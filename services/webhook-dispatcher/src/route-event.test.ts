@@ -1,0 +1,185 @@
+import {
+  type EmailEvent,
+  type EmailEventType,
+  SUCCESS_EMAIL_EVENTS,
+  WEBHOOK_EVENT_TOGGLES,
+  type WebhookEventToggles,
+  emptyTracking,
+} from '@mailyard/contracts';
+import { type AccountWebhooks, type DispatchEvent, routeEvents } from './route-event';
+
+const toggles = (on: Partial<WebhookEventToggles>): WebhookEventToggles =>
+  ({ ...Object.fromEntries(WEBHOOK_EVENT_TOGGLES.map((t) => [t, false])), ...on }) as WebhookEventToggles;
+
+const email = (event: EmailEventType, at: string, traceparent?: string): DispatchEvent => {
+  const e: EmailEvent = {
+    event,
+    success: SUCCESS_EMAIL_EVENTS.includes(event),
+    details: {
+      ref_id: '01J0000000000000000000000A',
+      mailer_id: 'domain_x',
+      email: ['a@example.com'],
+      custom_args: null,
+      message_id: '',
+      thread_id: '',
+      webhook_id: '',
+      event_at: at,
+      tracking: emptyTracking(),
+      failed_reason: '',
+    },
+  };
+  return { kind: 'email', event: e, occurredAt: at, ...(traceparent ? { traceparent } : {}) };
+};
+
+const deactivated = (
+  configType: 'basic_smtp' | 'basic_imap' | 'smtp_imap',
+  mailerId: string,
+  at: string,
+): DispatchEvent => ({
+  kind: 'mailer',
+  occurredAt: at,
+  event: {
+    event: 'MAILER_DEACTIVATED',
+    success: false,
+    details: { mailer_id: mailerId, config_type: configType, failed_reason: 'provider_auth_error' },
+  },
+});
+
+const domain = (at: string): DispatchEvent => ({
+  kind: 'domain',
+  occurredAt: at,
+  event: {
+    event: 'DOMAIN_VERIFICATION',
+    details: {
+      domain: 'example.com',
+      verified: true,
+      mailer_id: 'domain_x',
+      custom_args: {},
+      webhook_id: '',
+    },
+  },
+});
+
+const hooks = (over: Partial<AccountWebhooks> = {}): AccountWebhooks => ({
+  emailEvent: { id: 'email_events_1', active: true, events: toggles({ delivery: true, bounce: true }) },
+  domainVerification: { id: 'domain_1', active: true, events: null },
+  mailerWebhooks: new Set(['basic_imap_1']),
+  ...over,
+});
+
+describe('routeEvents', () => {
+  it('batches subscribed email events into one array, oldest first, with webhook_id', () => {
+    const out = routeEvents(
+      [
+        email('MAIL_BOUNCE', '2026-01-01T00:00:02.000Z', 'tp-b'),
+        email('MAIL_DELIVERED', '2026-01-01T00:00:01.000Z', 'tp-a'),
+        email('MAIL_DELIVERED', '2026-01-01T00:00:01.000500Z'),
+      ],
+      hooks(),
+    );
+    expect(out).toHaveLength(1);
+    const [d] = out;
+    expect(d!.targetKind).toBe('webhook');
+    expect(d!.webhookId).toBe('email_events_1');
+    const body = d!.body as EmailEvent[];
+    expect(body.map((e) => e.details.event_at)).toEqual([
+      '2026-01-01T00:00:01.000Z',
+      '2026-01-01T00:00:01.000500Z',
+      '2026-01-01T00:00:02.000Z',
+    ]);
+    expect(body.every((e) => e.details.webhook_id === 'email_events_1')).toBe(true);
+    expect(d!.eventTypes.sort()).toEqual(['MAIL_BOUNCE', 'MAIL_DELIVERED']);
+    expect(d!.traceparent).toBe('tp-a');
+  });
+
+  it('a single email event is still an array', () => {
+    const out = routeEvents([email('MAIL_DELIVERED', '2026-01-01T00:00:01.000Z')], hooks());
+    expect(Array.isArray(out[0]!.body)).toBe(true);
+  });
+
+  it('drops email events whose toggle is off; imap_error never applies', () => {
+    const h = hooks({
+      emailEvent: {
+        id: 'email_events_1',
+        active: true,
+        events: toggles({ delivery: true, imap_error: true }),
+      },
+    });
+    const out = routeEvents(
+      [email('SMTP_ERROR', '2026-01-01T00:00:01.000Z'), email('MAIL_OPENED', '2026-01-01T00:00:02.000Z')],
+      h,
+    );
+    expect(out).toEqual([]);
+  });
+
+  it('phishing is delivered only with its own toggle', () => {
+    const on = hooks({
+      emailEvent: { id: 'e', active: true, events: toggles({ delivery: true, phishing: true }) },
+    });
+    expect(routeEvents([email('PHISHING', '2026-01-01T00:00:01.000Z')], on)).toHaveLength(1);
+    expect(routeEvents([email('PHISHING', '2026-01-01T00:00:01.000Z')], hooks())).toHaveLength(0);
+  });
+
+  it('delivers nothing to an inactive or missing webhook', () => {
+    const events = [email('MAIL_DELIVERED', '2026-01-01T00:00:01.000Z'), domain('2026-01-01T00:00:01.000Z')];
+    expect(
+      routeEvents(
+        events,
+        hooks({
+          emailEvent: { id: 'e', active: false, events: toggles({ delivery: true }) },
+          domainVerification: { id: 'd', active: false, events: null },
+        }),
+      ),
+    ).toEqual([]);
+    expect(routeEvents(events, hooks({ emailEvent: null, domainVerification: null }))).toEqual([]);
+  });
+
+  it('MAILER_DEACTIVATED of an SMTP-only config joins the array, bypassing the toggles, without webhook_id', () => {
+    const out = routeEvents(
+      [
+        deactivated('basic_smtp', 'basic_smtp_1', '2026-01-01T00:00:03.000Z'),
+        email('MAIL_DELIVERED', '2026-01-01T00:00:01.000Z'),
+      ],
+      hooks({ emailEvent: { id: 'e', active: true, events: toggles({ delivery: true }) } }),
+    );
+    expect(out).toHaveLength(1);
+    const body = out[0]!.body as Array<{ event: string; details: Record<string, unknown> }>;
+    expect(body.map((e) => e.event)).toEqual(['MAIL_DELIVERED', 'MAILER_DEACTIVATED']);
+    expect(body[1]!.details).not.toHaveProperty('webhook_id');
+    // Alone it is a one-element array, whatever the toggles say.
+    const alone = routeEvents(
+      [deactivated('basic_smtp', 'basic_smtp_1', '2026-01-01T00:00:03.000Z')],
+      hooks({ emailEvent: { id: 'e', active: true, events: toggles({ open: true }) } }),
+    );
+    expect(alone[0]!.body).toEqual([expect.objectContaining({ event: 'MAILER_DEACTIVATED' })]);
+  });
+
+  it('MAILER_DEACTIVATED of an IMAP-capable config goes alone to the mailer webhook as an object', () => {
+    const out = routeEvents(
+      [
+        deactivated('basic_imap', 'basic_imap_1', '2026-01-01T00:00:03.000Z'),
+        deactivated('smtp_imap', 'oauth_smtp_imap_2', '2026-01-01T00:00:03.000Z'),
+      ],
+      hooks(),
+    );
+    expect(out).toHaveLength(1);
+    expect(out[0]).toMatchObject({
+      targetKind: 'mailer',
+      webhookId: 'basic_imap_1',
+      eventTypes: ['MAILER_DEACTIVATED'],
+    });
+    expect(Array.isArray(out[0]!.body)).toBe(false);
+  });
+
+  it('DOMAIN_VERIFICATION is a single object with the webhook id', () => {
+    const out = routeEvents(
+      [domain('2026-01-01T00:00:01.000Z'), domain('2026-01-01T00:00:02.000Z')],
+      hooks(),
+    );
+    expect(out).toHaveLength(2);
+    for (const d of out) {
+      expect(d.webhookId).toBe('domain_1');
+      expect(d.body).toMatchObject({ event: 'DOMAIN_VERIFICATION', details: { webhook_id: 'domain_1' } });
+    }
+  });
+});

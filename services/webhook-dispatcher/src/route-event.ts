@@ -1,0 +1,133 @@
+/**
+ * Which webhook gets what (SPEC.md "Events", "Delivery channels", "Mailer deactivation event",
+ * "Domain verification event"), for the events of ONE account collected by the batcher. Pure:
+ * the account's webhooks come in, planned request bodies come out.
+ *
+ * - Email events go to the tenant's EMAIL_EVENT webhook when its toggle for the event
+ *   (EMAIL_EVENT_SUBSCRIPTION_KEY) is on; `imap_error` is no email event's toggle, so it never
+ *   applies. The body is always a JSON array, one per account and batch, sorted oldest to newest
+ *   by `event_at`.
+ * - MAILER_DEACTIVATED of an SMTP-only config joins that array whatever the toggles say; of an
+ *   IMAP-capable config it goes alone, as a single object, to the mailer's own incoming webhook.
+ *   It carries no webhook_id (the spec lists it among the fields this event does not have).
+ * - DOMAIN_VERIFICATION goes alone, as a single object, to the DOMAIN_VERIFICATION webhook.
+ * - `details.webhook_id` is set to the delivering webhook; an inactive or missing webhook gets
+ *   nothing (the event still updated email status upstream).
+ */
+import {
+  type DomainVerificationEvent,
+  EMAIL_EVENT_SUBSCRIPTION_KEY,
+  type EmailEvent,
+  IMAP_CAPABLE_CONFIG_TYPES,
+  type MailerDeactivatedEvent,
+  type WebhookEventToggles,
+} from '@mailyard/contracts';
+
+interface Common {
+  /** The bus message's time: orders events that have no event_at. */
+  occurredAt: string;
+  traceparent?: string;
+}
+
+export type DispatchEvent =
+  | (Common & { kind: 'email'; event: EmailEvent })
+  | (Common & { kind: 'domain'; event: DomainVerificationEvent })
+  | (Common & { kind: 'mailer'; event: MailerDeactivatedEvent });
+
+export interface RouteWebhook {
+  id: string;
+  active: boolean;
+  events: WebhookEventToggles | null;
+}
+
+export interface AccountWebhooks {
+  emailEvent: RouteWebhook | null;
+  domainVerification: RouteWebhook | null;
+  /** Mailers (ids) of this account that have an incoming webhook. */
+  mailerWebhooks: ReadonlySet<string>;
+}
+
+export interface PlannedDelivery {
+  targetKind: 'webhook' | 'mailer';
+  /** webhooks.id, or the mailer id for a mailer's incoming webhook. */
+  webhookId: string;
+  eventTypes: string[];
+  /** JSON array (EMAIL_EVENT) or single object. */
+  body: unknown;
+  traceparent?: string;
+}
+
+const isImapCapable = (e: MailerDeactivatedEvent) =>
+  (IMAP_CAPABLE_CONFIG_TYPES as readonly string[]).includes(e.details.config_type);
+
+export function routeEvents(events: readonly DispatchEvent[], hooks: AccountWebhooks): PlannedDelivery[] {
+  const out: PlannedDelivery[] = [];
+  const batch: Array<{ at: string; seq: number; body: unknown; type: string; traceparent?: string }> = [];
+  const emailHook = hooks.emailEvent?.active ? hooks.emailEvent : null;
+  const domainHook = hooks.domainVerification?.active ? hooks.domainVerification : null;
+
+  events.forEach((e, seq) => {
+    switch (e.kind) {
+      case 'email': {
+        if (!emailHook?.events) return;
+        const toggle = EMAIL_EVENT_SUBSCRIPTION_KEY[e.event.event] as keyof WebhookEventToggles;
+        if (!emailHook.events[toggle]) return;
+        const body = { ...e.event, details: { ...e.event.details, webhook_id: emailHook.id } };
+        batch.push({
+          at: e.event.details.event_at,
+          seq,
+          body,
+          type: e.event.event,
+          traceparent: e.traceparent,
+        });
+        return;
+      }
+      case 'mailer': {
+        if (isImapCapable(e.event)) {
+          const mailerId = e.event.details.mailer_id;
+          if (!hooks.mailerWebhooks.has(mailerId)) return;
+          out.push(single('mailer', mailerId, e.event.event, e.event, e.traceparent));
+          return;
+        }
+        if (!emailHook) return;
+        batch.push({ at: e.occurredAt, seq, body: e.event, type: e.event.event, traceparent: e.traceparent });
+        return;
+      }
+      case 'domain': {
+        if (!domainHook) return;
+        const body = { ...e.event, details: { ...e.event.details, webhook_id: domainHook.id } };
+        out.push(single('webhook', domainHook.id, e.event.event, body, e.traceparent));
+        return;
+      }
+    }
+  });
+
+  if (batch.length > 0 && emailHook) {
+    // Oldest first; equal stamps keep arrival order. RFC 3339 UTC stamps compare as instants.
+    batch.sort((a, b) => Date.parse(a.at) - Date.parse(b.at) || compareFraction(a.at, b.at) || a.seq - b.seq);
+    out.unshift({
+      targetKind: 'webhook',
+      webhookId: emailHook.id,
+      eventTypes: [...new Set(batch.map((b) => b.type))],
+      body: batch.map((b) => b.body),
+      ...(batch[0]!.traceparent ? { traceparent: batch[0]!.traceparent } : {}),
+    });
+  }
+  return out;
+}
+
+function single(
+  targetKind: 'webhook' | 'mailer',
+  webhookId: string,
+  type: string,
+  body: unknown,
+  traceparent?: string,
+): PlannedDelivery {
+  return { targetKind, webhookId, eventTypes: [type], body, ...(traceparent ? { traceparent } : {}) };
+}
+
+/** Sub-millisecond digits beyond what Date.parse keeps (event_at may carry microseconds). */
+function compareFraction(a: string, b: string): number {
+  const frac = (s: string) => (/\.(\d+)/.exec(s)?.[1] ?? '').padEnd(9, '0');
+  return frac(a) < frac(b) ? -1 : frac(a) > frac(b) ? 1 : 0;
+}

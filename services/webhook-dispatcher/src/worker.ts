@@ -1,0 +1,205 @@
+/**
+ * Runs delivery attempts from the webhook_deliveries table (the persisted schedule):
+ * - claims due rows (fresh batches at once through `kick`, retries by polling every pollMs),
+ *   at most `concurrency` in flight per process and `endpointConcurrency` per webhook: rows of an
+ *   endpoint that is at its limit are not claimed (or released at once), so one slow receiver
+ *   only ever waits on itself;
+ * - loads the target fresh for every attempt (a deleted or deactivated webhook drops the
+ *   delivery with a record saying so), delivers, and records the attempt with the next state:
+ *   delivered, retrying at now + schedule delay (with jitter), or dropped once the schedule is
+ *   used up.
+ * A crash between claim and record leaves the row due again after the lease: at-least-once.
+ */
+import { type Logger, type Queryable, type Sealer, childTraceparent } from '@mailyard/platform';
+import {
+  type DueDelivery,
+  claimDueDeliveries,
+  dropDelivery,
+  loadMailerWebhook,
+  loadWebhookById,
+  recordDeliveryAttempt,
+} from '@mailyard/store';
+import type { DeliveryRequest, DeliveryResult } from './deliver';
+import { attemptLatency, attempts } from './metrics';
+import { nextRetryDelayMs, retryWindowMs, retryWindowS } from './schedule';
+import type { DispatcherSettings } from './settings';
+
+export interface WorkerDeps {
+  db: Queryable;
+  sealer: Sealer;
+  logger: Logger;
+  settings: DispatcherSettings;
+  deliver: (req: DeliveryRequest) => Promise<DeliveryResult>;
+  random?: () => number;
+}
+
+export class DeliveryWorker {
+  private readonly perEndpoint = new Map<string, number>();
+  private readonly running = new Set<Promise<void>>();
+  private inFlight = 0;
+  private pollTimer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private claiming: Promise<void> | null = null;
+  private again = false;
+
+  constructor(private readonly deps: WorkerDeps) {}
+
+  start(): void {
+    const tick = () => {
+      if (this.stopped) return;
+      this.poll();
+      this.pollTimer = setTimeout(tick, this.deps.settings.pollMs);
+    };
+    tick();
+  }
+
+  /** New due deliveries exist (a flushed batch, a replay): claim now instead of at the next poll. */
+  poll(): void {
+    if (this.stopped) return;
+    if (this.claiming) {
+      this.again = true;
+      return;
+    }
+    this.claiming = this.claimAndRun()
+      .catch((err) => void this.deps.logger.error('claiming webhook deliveries failed', { err }))
+      .finally(() => {
+        this.claiming = null;
+        if (this.again) {
+          this.again = false;
+          this.poll();
+        }
+      });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.pollTimer) clearTimeout(this.pollTimer);
+    await this.claiming;
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+
+  private busyEndpoints(): string[] {
+    const limit = this.deps.settings.endpointConcurrency;
+    return [...this.perEndpoint].filter(([, n]) => n >= limit).map(([id]) => id);
+  }
+
+  private async claimAndRun(): Promise<void> {
+    const { db, settings } = this.deps;
+    const free = settings.concurrency - this.inFlight;
+    if (free <= 0) return;
+    const rows = await claimDueDeliveries(db, {
+      limit: free,
+      leaseMs: settings.leaseMs,
+      skipTargets: this.busyEndpoints(),
+    });
+    const release: string[] = [];
+    for (const row of rows) {
+      const n = this.perEndpoint.get(row.webhookId) ?? 0;
+      if (n >= settings.endpointConcurrency || this.stopped) {
+        release.push(row.id);
+        continue;
+      }
+      this.perEndpoint.set(row.webhookId, n + 1);
+      this.inFlight++;
+      const run = this.attempt(row)
+        .catch(
+          (err) =>
+            void this.deps.logger.error('webhook attempt failed unexpectedly', { err, delivery_id: row.id }),
+        )
+        .finally(() => {
+          this.inFlight--;
+          const left = (this.perEndpoint.get(row.webhookId) ?? 1) - 1;
+          if (left <= 0) this.perEndpoint.delete(row.webhookId);
+          else this.perEndpoint.set(row.webhookId, left);
+          this.running.delete(run);
+          this.poll();
+        });
+      this.running.add(run);
+    }
+    if (release.length > 0) {
+      await db.query('UPDATE webhook_deliveries SET next_attempt_at = now() WHERE id = ANY($1::text[])', [
+        release,
+      ]);
+    }
+    // A full claim may have left more due rows behind.
+    if (rows.length === free && release.length < rows.length) this.again = true;
+  }
+
+  private async attempt(row: DueDelivery): Promise<void> {
+    const { db, settings, logger } = this.deps;
+    const window = formatWindow(retryWindowS(settings.retryDelaysS));
+    const tooOld =
+      Date.now() - row.createdAt.getTime() > retryWindowMs(settings.retryDelaysS, settings.timeoutMs);
+    const target = tooOld ? `older than the retry window (${window})` : await this.loadTarget(row);
+    if (typeof target === 'string') {
+      await dropDelivery(db, row.id, target);
+      attempts.inc({ result: 'dropped' });
+      logger.info('webhook delivery dropped', { delivery_id: row.id, reason: target });
+      return;
+    }
+    const attempt = row.attempts + 1;
+    const at = new Date();
+    const result = await this.deps.deliver({
+      url: target.url,
+      method: target.method,
+      headers: target.headers,
+      body: row.body,
+      deliveryId: row.id,
+      secret: target.secret,
+      traceparent: row.traceparent ? childTraceparent(row.traceparent) : null,
+    });
+    let next: Parameters<typeof recordDeliveryAttempt>[3]['next'];
+    if (result.ok) next = { status: 'delivered' };
+    else {
+      const delay = nextRetryDelayMs(attempt, settings.retryDelaysS, this.deps.random);
+      next =
+        delay === null
+          ? {
+              status: 'dropped',
+              reason: `retry window (${window}) used up after ${attempt} attempts`,
+            }
+          : { status: 'retrying', nextAttemptAt: new Date(Date.now() + delay) };
+    }
+    attempts.inc({ result: next.status });
+    attemptLatency.observe(result.latencyMs / 1000);
+    await recordDeliveryAttempt(db, row.id, attempt, {
+      at,
+      statusCode: result.statusCode,
+      latencyMs: result.latencyMs,
+      error: result.error,
+      next,
+    });
+    if (!result.ok)
+      logger.info('webhook attempt failed', {
+        delivery_id: row.id,
+        webhook_id: row.webhookId,
+        attempt,
+        error: result.error,
+        next: next.status,
+      });
+  }
+
+  /** The target as configured now, or why the delivery is dropped. */
+  private async loadTarget(
+    row: DueDelivery,
+  ): Promise<
+    { url: string; method: string; headers: Record<string, string>; secret: string | null } | string
+  > {
+    const { db, sealer } = this.deps;
+    if (row.targetKind === 'mailer') {
+      const hook = await loadMailerWebhook(db, sealer, row.tenantId, row.webhookId);
+      if (!hook) return 'the mailer or its incoming webhook was removed';
+      return { url: hook.url, method: hook.method, headers: hook.headers, secret: null };
+    }
+    const hook = await loadWebhookById(db, sealer, row.tenantId, row.webhookId);
+    if (!hook) return 'the webhook was deleted';
+    if (!hook.active) return 'the webhook is deactivated';
+    return { url: hook.url, method: hook.method, headers: hook.headers, secret: hook.secret };
+  }
+}
+
+function formatWindow(s: number): string {
+  if (s >= 3600) return `${Math.round((s / 3600) * 10) / 10} h`;
+  if (s >= 60) return `${Math.round((s / 60) * 10) / 10} min`;
+  return `${s} s`;
+}

@@ -1,0 +1,98 @@
+import { type IncomingHttpHeaders, type Server, createServer } from 'node:http';
+
+/** A webhook receiver: a real node HTTP server on 127.0.0.1 that records every request. */
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** The parsed body (undefined when it is not JSON). */
+  json: unknown;
+}
+
+export interface Reply {
+  status: number;
+  /** Wait this long before answering (timeouts, slow receivers). */
+  delayMs?: number;
+  /** Answer only once this settles (a receiver that hangs until the test lets it go). */
+  hold?: Promise<void>;
+  headers?: Record<string, string>;
+}
+
+export interface WebhookReceiver {
+  port: number;
+  url(path?: string): string;
+  /** Requests received so far (answered or not), in arrival order. */
+  requests: ReceivedRequest[];
+  /** Requests to `path` (default: all). */
+  to(path: string): ReceivedRequest[];
+  /** Most requests to `path` that were open (received, not yet answered or aborted) at once. */
+  maxOpen(path: string): number;
+  /** How to answer request n (0-based, per path); default 200. */
+  reply(fn: (req: ReceivedRequest, n: number) => Reply): void;
+  close(): Promise<void>;
+}
+
+export async function startWebhookReceiver(): Promise<WebhookReceiver> {
+  const requests: ReceivedRequest[] = [];
+  const perPath = new Map<string, number>();
+  const open = new Map<string, number>();
+  const maxOpen = new Map<string, number>();
+  let replyFn: (req: ReceivedRequest, n: number) => Reply = () => ({ status: 200 });
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      let json: unknown;
+      try {
+        json = JSON.parse(body);
+      } catch {
+        json = undefined;
+      }
+      const path = req.url ?? '/';
+      const received: ReceivedRequest = { method: req.method ?? '', path, headers: req.headers, body, json };
+      const n = perPath.get(path) ?? 0;
+      perPath.set(path, n + 1);
+      requests.push(received);
+      const nowOpen = (open.get(path) ?? 0) + 1;
+      open.set(path, nowOpen);
+      maxOpen.set(path, Math.max(maxOpen.get(path) ?? 0, nowOpen));
+      let closed = false;
+      const close = () => {
+        if (closed) return;
+        closed = true;
+        open.set(path, (open.get(path) ?? 1) - 1);
+      };
+      res.on('close', close);
+      const r = replyFn(received, n);
+      const answer = () => {
+        close();
+        if (res.destroyed) return;
+        res.writeHead(r.status, r.headers ?? {});
+        res.end('ok');
+      };
+      if (r.hold) void r.hold.then(answer);
+      else if (r.delayMs) setTimeout(answer, r.delayMs);
+      else answer();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  return {
+    port,
+    url: (path = '/hook') => `http://127.0.0.1:${port}${path}`,
+    requests,
+    to: (path) => requests.filter((r) => r.path === path),
+    maxOpen: (path) => maxOpen.get(path) ?? 0,
+    reply(fn) {
+      replyFn = fn;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

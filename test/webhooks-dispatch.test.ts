@@ -1,0 +1,435 @@
+/**
+ * The webhook dispatcher on the real servers (PostgreSQL, RabbitMQ): webhooks registered through
+ * the gateway API, events published on the bus as their producers publish them (the store's
+ * outbox for MAILER_DEACTIVATED), delivered to a real HTTP receiver on 127.0.0.1
+ * (WEBHOOK_ALLOW_INSECURE=1 here; the guard without it is tested at the end).
+ */
+import { type EmailEvent, IMAP_CAPABLE_CONFIG_TYPES, IdPrefix, newId } from '@mailyard/contracts';
+import { buildGatewayApp } from '@mailyard/gateway';
+import {
+  OutboxRelay,
+  type RunningService,
+  type ServiceContext,
+  closeContext,
+  configFrom,
+  createLogger,
+  openContext,
+  traceIdOf,
+} from '@mailyard/platform';
+import { createTenant, deactivateMailer, mailers, webhooks } from '@mailyard/store';
+import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
+import { Webhook } from 'standardwebhooks';
+import request from 'supertest';
+import { type SharedStores, createStores } from '../services/gateway/test/support/harness';
+import { type WebhookReceiver, startWebhookReceiver } from './support/peers/webhook-receiver';
+import {
+  at,
+  emailEvent,
+  eventsFlushed,
+  eventually,
+  publishDomainVerification,
+  publishEmailEvent,
+} from './support/webhooks';
+
+jest.setTimeout(90_000);
+
+let stores: SharedStores;
+let receiver: WebhookReceiver;
+let ctx: ServiceContext;
+let dispatcher: RunningService;
+let relay: OutboxRelay;
+let app: ReturnType<typeof buildGatewayApp>;
+
+beforeAll(async () => {
+  stores = await createStores('servers');
+  receiver = await startWebhookReceiver();
+  const config = configFrom({
+    ...stores.env,
+    LOG_LEVEL: 'error',
+    API_KEY_CACHE_MS: '0',
+    WEBHOOK_ALLOW_INSECURE: '1',
+    WEBHOOK_BATCH_MAX: '5',
+    WEBHOOK_BATCH_WAIT_MS: '300',
+    WEBHOOK_RETRY_DELAYS: '0.2,0.2,0.2',
+    WEBHOOK_POLL_MS: '100',
+    WEBHOOK_TIMEOUT_MS: '1000',
+  });
+  ctx = await openContext(config, createLogger('webhooks-test', process.env.TEST_LOG_LEVEL ?? 'error'));
+  dispatcher = await startDispatcher(ctx);
+  relay = new OutboxRelay(ctx.db, ctx.bus, ctx.logger, { pollMs: 50, batchSize: 100 });
+  relay.start();
+  app = buildGatewayApp(ctx);
+});
+
+afterAll(async () => {
+  await relay?.stop();
+  await dispatcher?.stop();
+  if (ctx) await closeContext(ctx);
+  await receiver?.close();
+  await stores?.drop();
+});
+
+let seq = 0;
+interface Account {
+  tenantId: string;
+  key: string;
+  path: string;
+  webhookId: string;
+  secret: string;
+}
+
+/** A tenant with an EMAIL_EVENT webhook at its own receiver path. */
+async function account(
+  events: Record<string, boolean>,
+  headers: Record<string, string> = {},
+): Promise<Account> {
+  const t = await createTenant(ctx.db, { name: `wh-${++seq}`, tier: 'enterprise' });
+  const path = `/hook-${seq}`;
+  const res = await request(app)
+    .post('/v1/webhook/register')
+    .set({ Authorization: `Bearer ${t.apiKey}` })
+    .send({
+      webhook_url: receiver.url(path),
+      event: 'EMAIL_EVENT',
+      method: 'POST',
+      headers,
+      webhook_options: { events },
+    })
+    .expect(201);
+  return {
+    tenantId: t.id,
+    key: t.apiKey,
+    path,
+    webhookId: res.body.webhook_id,
+    secret: res.body.signing_secret,
+  };
+}
+
+const api = (a: Account) => ({
+  get: (path: string) =>
+    request(app)
+      .get(path)
+      .set({ Authorization: `Bearer ${a.key}` }),
+  post: (path: string, body?: object) =>
+    request(app)
+      .post(path)
+      .set({ Authorization: `Bearer ${a.key}` })
+      .send(body ?? {}),
+  put: (path: string, body: object) =>
+    request(app)
+      .put(path)
+      .set({ Authorization: `Bearer ${a.key}` })
+      .send(body),
+});
+
+const bodies = (path: string) => receiver.to(path).map((r) => r.json as EmailEvent[]);
+const allEvents = (path: string) => bodies(path).flat();
+
+it('batches an account’s subscribed events into one signed JSON array, oldest first, with custom headers and traceparent', async () => {
+  const a = await account({ delivery: true, bounce: true }, { 'X-Receiver-Auth': 'token-123' });
+  const trace = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+  await publishEmailEvent(ctx.bus, a.tenantId, emailEvent('MAIL_DELIVERED', at(3)), trace);
+  await publishEmailEvent(ctx.bus, a.tenantId, emailEvent('MAIL_BOUNCE', at(1)), trace);
+  await publishEmailEvent(ctx.bus, a.tenantId, emailEvent('MAIL_OPENED', at(2)), trace);
+  await publishEmailEvent(ctx.bus, a.tenantId, emailEvent('MAIL_DELIVERED', at(0)), trace);
+
+  await eventually(() => allEvents(a.path).length >= 3, 'three events delivered');
+  const [req] = receiver.to(a.path);
+  expect(receiver.to(a.path)).toHaveLength(1);
+  const body = req!.json as EmailEvent[];
+  expect(Array.isArray(body)).toBe(true);
+  expect(body.map((e) => [e.event, e.details.event_at])).toEqual([
+    ['MAIL_DELIVERED', at(0)],
+    ['MAIL_BOUNCE', at(1)],
+    ['MAIL_DELIVERED', at(3)],
+  ]);
+  expect(body.every((e) => e.details.webhook_id === a.webhookId)).toBe(true);
+  expect(req!.method).toBe('POST');
+  expect(req!.headers['content-type']).toBe('application/json');
+  expect(req!.headers['x-receiver-auth']).toBe('token-123');
+  expect(traceIdOf(String(req!.headers.traceparent))).toBe('0af7651916cd43dd8448eb211c80319c');
+  // Standard Webhooks: an independent verifier accepts the signature with the secret shown at register.
+  const verified = new Webhook(a.secret).verify(req!.body, {
+    'webhook-id': String(req!.headers['webhook-id']),
+    'webhook-timestamp': String(req!.headers['webhook-timestamp']),
+    'webhook-signature': String(req!.headers['webhook-signature']),
+  });
+  expect(verified).toEqual(body);
+  expect(() =>
+    new Webhook(a.secret).verify(`${req!.body} `, {
+      'webhook-id': String(req!.headers['webhook-id']),
+      'webhook-timestamp': String(req!.headers['webhook-timestamp']),
+      'webhook-signature': String(req!.headers['webhook-signature']),
+    }),
+  ).toThrow();
+});
+
+it('a single event is still an array; batches hold at most WEBHOOK_BATCH_MAX events; nothing is lost', async () => {
+  const a = await account({ delivery: true });
+  for (let i = 0; i < 12; i++)
+    await publishEmailEvent(ctx.bus, a.tenantId, emailEvent('MAIL_DELIVERED', at(100 + i)));
+  await eventually(() => allEvents(a.path).length >= 12, 'twelve events delivered');
+  for (const b of bodies(a.path)) {
+    expect(Array.isArray(b)).toBe(true);
+    expect(b.length).toBeLessThanOrEqual(5);
+  }
+  expect(new Set(allEvents(a.path).map((e) => e.details.event_at)).size).toBe(12);
+
+  const b = await account({ delivery: true });
+  await publishEmailEvent(ctx.bus, b.tenantId, emailEvent('MAIL_DELIVERED', at(1)));
+  await eventually(() => receiver.to(b.path).length === 1, 'one request');
+  expect(bodies(b.path)[0]).toHaveLength(1);
+});
+
+it('filters by the subscription toggles; imap_error never applies; SMTP-only MAILER_DEACTIVATED bypasses them', async () => {
+  const a = await account({ smtp_error: true, imap_error: true });
+  const before = await eventsFlushed();
+  await publishEmailEvent(ctx.bus, a.tenantId, emailEvent('MAIL_DELIVERED', at(1)));
+  await publishEmailEvent(ctx.bus, a.tenantId, emailEvent('MAIL_OPENED', at(2)));
+  await eventually(async () => (await eventsFlushed()) >= before + 2, 'events routed');
+  // A basic SMTP mailer deactivated by the store (outbox -> bus, its real routing key).
+  const mailerId = newId(IdPrefix.basicSmtp);
+  await mailers.create(ctx.db, a.tenantId, {
+    id: mailerId,
+    configType: 'basic_smtp',
+    connectionType: 'basic',
+    name: 'smtp',
+    email: 'a@example.com',
+    config: { host: 'smtp.example.com', port: 587, username: 'u', secure: 'Auto' },
+    sealedSecret: ctx.sealer.seal('pw'),
+  });
+  expect(
+    await deactivateMailer(ctx.db, a.tenantId, mailerId, 'provider_auth_error', '535 bad credentials'),
+  ).toBe('changed');
+  await publishEmailEvent(ctx.bus, a.tenantId, emailEvent('SMTP_ERROR', at(3)));
+  await eventually(() => allEvents(a.path).length >= 2, 'SMTP_ERROR and MAILER_DEACTIVATED');
+  const events = allEvents(a.path) as unknown as Array<{ event: string; details: Record<string, unknown> }>;
+  expect(events.map((e) => e.event).sort()).toEqual(['MAILER_DEACTIVATED', 'SMTP_ERROR']);
+  const deact = events.find((e) => e.event === 'MAILER_DEACTIVATED')!;
+  expect(deact).toEqual({
+    event: 'MAILER_DEACTIVATED',
+    success: false,
+    details: {
+      mailer_id: mailerId,
+      config_type: 'basic_smtp',
+      failed_reason: 'provider_auth_error',
+      provider_error: '535 bad credentials',
+    },
+  });
+  for (const b of bodies(a.path)) expect(Array.isArray(b)).toBe(true);
+});
+
+it('MAILER_DEACTIVATED of an IMAP config goes to that mailer’s own webhook as a single object', async () => {
+  expect(IMAP_CAPABLE_CONFIG_TYPES).toContain('basic_imap');
+  const a = await account({ delivery: true });
+  const mailerId = newId(IdPrefix.basicImap);
+  await mailers.create(ctx.db, a.tenantId, {
+    id: mailerId,
+    configType: 'basic_imap',
+    connectionType: 'basic',
+    name: 'imap',
+    email: 'a@example.com',
+    config: { host: 'imap.example.com', port: 993, username: 'u', secure: 'SSL' },
+    sealedSecret: ctx.sealer.seal('pw'),
+    webhook: {
+      info: { url: receiver.url(`${a.path}-mailer`), method: 'POST', headers_present: ['X-Mailer-Auth'] },
+      sealedHeaders: ctx.sealer.seal(JSON.stringify({ 'X-Mailer-Auth': 'mailer-secret' })),
+    },
+  });
+  await deactivateMailer(ctx.db, a.tenantId, mailerId, 'provider_auth_error');
+  await eventually(() => receiver.to(`${a.path}-mailer`).length === 1, 'mailer webhook called');
+  const [req] = receiver.to(`${a.path}-mailer`);
+  expect(req!.json).toEqual({
+    event: 'MAILER_DEACTIVATED',
+    success: false,
+    details: { mailer_id: mailerId, config_type: 'basic_imap', failed_reason: 'provider_auth_error' },
+  });
+  expect(req!.headers['x-mailer-auth']).toBe('mailer-secret');
+  expect(receiver.to(a.path)).toHaveLength(0);
+});
+
+it('DOMAIN_VERIFICATION goes to the domain webhook as a single object with its webhook_id', async () => {
+  const a = await account({ delivery: true });
+  const reg = await api(a)
+    .post('/v1/webhook/register', {
+      webhook_url: receiver.url(`${a.path}-domain`),
+      event: 'DOMAIN_VERIFICATION',
+      method: 'POST',
+    })
+    .expect(201);
+  await publishDomainVerification(ctx.bus, a.tenantId, 'verified.example');
+  await eventually(() => receiver.to(`${a.path}-domain`).length === 1, 'domain webhook called');
+  const [req] = receiver.to(`${a.path}-domain`);
+  expect(req!.json).toEqual({
+    event: 'DOMAIN_VERIFICATION',
+    details: {
+      domain: 'verified.example',
+      verified: true,
+      mailer_id: 'domain_x',
+      custom_args: {},
+      webhook_id: reg.body.webhook_id,
+    },
+  });
+  expect(
+    new Webhook(reg.body.signing_secret).verify(req!.body, req!.headers as Record<string, string>),
+  ).toBeTruthy();
+});
+
+it('a deactivated webhook gets nothing; re-activated it gets new events', async () => {
+  const a = await account({ delivery: true });
+  await api(a).put('/v1/webhook/update', { event: 'EMAIL_EVENT', active: false }).expect(200);
+  const before = await eventsFlushed();
+  await publishEmailEvent(ctx.bus, a.tenantId, emailEvent('MAIL_DELIVERED', at(1)));
+  await eventually(async () => (await eventsFlushed()) >= before + 1, 'event routed');
+  await api(a).put('/v1/webhook/update', { event: 'EMAIL_EVENT', active: true }).expect(200);
+  await publishEmailEvent(ctx.bus, a.tenantId, emailEvent('MAIL_DELIVERED', at(2)));
+  await eventually(() => allEvents(a.path).length >= 1, 'event after re-activation');
+  expect(allEvents(a.path).map((e) => e.details.event_at)).toEqual([at(2)]);
+});
+
+it('retries after a 500 and after a timeout, recording every attempt; the deliveries API lists them', async () => {
+  const a = await account({ delivery: true });
+  receiver.reply((req, n) => {
+    if (req.path !== a.path) return { status: 200 };
+    if (n === 0) return { status: 500 };
+    if (n === 1) return { status: 200, delayMs: 3000 }; // past WEBHOOK_TIMEOUT_MS
+    return { status: 204 };
+  });
+  try {
+    await publishEmailEvent(ctx.bus, a.tenantId, emailEvent('MAIL_DELIVERED', at(1)));
+    const list = await eventually(async () => {
+      const res = await api(a).get('/v1/webhook/deliveries?status=delivered').expect(200);
+      return res.body.data.length === 1 ? res.body : null;
+    }, 'delivered after retries');
+    expect(receiver.to(a.path).length).toBe(3);
+    const ids = new Set(receiver.to(a.path).map((r) => r.headers['webhook-id']));
+    expect(ids.size).toBe(1); // the same message id on every retry
+    const d = list.data[0];
+    expect(d).toMatchObject({
+      webhook_id: a.webhookId,
+      event_types: ['MAIL_DELIVERED'],
+      status: 'delivered',
+      next_attempt_at: null,
+    });
+    expect(d.attempts.map((x: { status_code: number | null }) => x.status_code)).toEqual([500, null, 204]);
+    expect(d.attempts[0].error).toBe('HTTP 500');
+    expect(d.attempts[1].error).toMatch(/timed out/);
+    expect(d.attempts[2].error).toBe('');
+    expect(list.totalCount).toBe(1);
+  } finally {
+    receiver.reply(() => ({ status: 200 }));
+  }
+});
+
+it('drops a delivery when the retry window is used up, with a record saying so; replay sends it again', async () => {
+  const a = await account({ delivery: true });
+  let failing = true;
+  receiver.reply((req) => (req.path === a.path && failing ? { status: 503 } : { status: 200 }));
+  try {
+    await publishEmailEvent(ctx.bus, a.tenantId, emailEvent('MAIL_DELIVERED', at(1)));
+    const dropped = await eventually(async () => {
+      const res = await api(a).get('/v1/webhook/deliveries?status=dropped').expect(200);
+      return res.body.data[0];
+    }, 'dropped delivery');
+    expect(dropped.attempts).toHaveLength(4); // first attempt + three retries (WEBHOOK_RETRY_DELAYS)
+    expect(dropped.dropped_reason).toMatch(/retry window .* used up after 4 attempts/);
+    failing = false;
+    const replay = await api(a).post(`/v1/webhook/deliveries/${dropped.delivery_id}/replay`).expect(201);
+    await eventually(
+      () => receiver.to(a.path).some((r) => r.headers['webhook-id'] === replay.body.delivery_id),
+      'replayed',
+    );
+    const again = receiver.to(a.path).find((r) => r.headers['webhook-id'] === replay.body.delivery_id)!;
+    expect(again.body).toBe(receiver.to(a.path)[0]!.body);
+    const view = await api(a).get(`/v1/webhook/deliveries/${replay.body.delivery_id}`).expect(200);
+    expect(view.body.data).toMatchObject({ replay_of: dropped.delivery_id });
+    await eventually(
+      async () =>
+        (await api(a).get(`/v1/webhook/deliveries/${replay.body.delivery_id}`)).body.data.status ===
+        'delivered',
+      'replay delivered',
+    );
+    // Filters and paging.
+    const page1 = await api(a).get('/v1/webhook/deliveries?pageSize=1&event=MAIL_DELIVERED').expect(200);
+    expect(page1.body).toMatchObject({ totalCount: 2 });
+    expect(page1.body.data).toHaveLength(1);
+    expect(page1.body.data[0].delivery_id).toBe(replay.body.delivery_id); // newest first
+    const page2 = await api(a)
+      .get(`/v1/webhook/deliveries?pageSize=1&event=MAIL_DELIVERED&pageToken=${page1.body.nextPageToken}`)
+      .expect(200);
+    expect(page2.body.data[0].delivery_id).toBe(dropped.delivery_id);
+    expect(page2.body.nextPageToken).toBeNull();
+    expect((await api(a).get('/v1/webhook/deliveries?event=MAIL_BOUNCE').expect(200)).body.totalCount).toBe(
+      0,
+    );
+    expect(
+      (await api(a).get('/v1/webhook/deliveries?startDate=2000-01-01&endDate=2000-01-02').expect(200)).body
+        .totalCount,
+    ).toBe(0);
+    expect((await api(a).get('/v1/webhook/deliveries?status=nope').expect(400)).body.error).toMatch(
+      /status must be one of/,
+    );
+    // Another tenant sees none of it.
+    const other = await account({ delivery: true });
+    await api(other).post(`/v1/webhook/deliveries/${dropped.delivery_id}/replay`).expect(404);
+    expect((await api(other).get('/v1/webhook/deliveries').expect(200)).body.totalCount).toBe(0);
+  } finally {
+    receiver.reply(() => ({ status: 200 }));
+  }
+});
+
+it('a hanging receiver gets at most WEBHOOK_ENDPOINT_CONCURRENCY requests at once and never delays another account', async () => {
+  const slow = await account({ delivery: true });
+  const fast = await account({ delivery: true });
+  await api(slow)
+    .post('/v1/webhook/register', {
+      webhook_url: receiver.url(`${slow.path}-domain`),
+      event: 'DOMAIN_VERIFICATION',
+      method: 'POST',
+    })
+    .expect(201);
+  let release: () => void = () => {};
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
+  receiver.reply((req) =>
+    req.path === `${slow.path}-domain` ? { status: 200, hold: held } : { status: 200 },
+  );
+  try {
+    // Ten single-object deliveries to the slow endpoint (default WEBHOOK_ENDPOINT_CONCURRENCY 4).
+    for (let i = 0; i < 10; i++) await publishDomainVerification(ctx.bus, slow.tenantId, `d${i}.example`);
+    await eventually(() => receiver.to(`${slow.path}-domain`).length >= 4, 'slow endpoint saturated');
+    await publishEmailEvent(ctx.bus, fast.tenantId, emailEvent('MAIL_DELIVERED', at(1)));
+    await eventually(() => receiver.to(fast.path).length === 1, 'the other account served meanwhile');
+    expect(receiver.maxOpen(`${slow.path}-domain`)).toBe(4);
+  } finally {
+    release();
+    receiver.reply(() => ({ status: 200 }));
+  }
+  await eventually(
+    () =>
+      new Set(
+        receiver
+          .to(`${slow.path}-domain`)
+          .map((r) => (r.json as { details: { domain: string } }).details.domain),
+      ).size === 10,
+    'every slow delivery made once released',
+  );
+  expect(receiver.maxOpen(`${slow.path}-domain`)).toBe(4);
+});
+
+it('a delivery older than the retry window (the dispatcher was down) is dropped, not sent', async () => {
+  const a = await account({ delivery: true });
+  await ctx.db.query(
+    `INSERT INTO webhook_deliveries (id, tenant_id, target_kind, webhook_id, event_types, body, status, next_attempt_at, created_at)
+     VALUES ($1, $2, 'webhook', $3, '{MAIL_DELIVERED}', '[]', 'pending', now(), now() - interval '2 days')`,
+    [newId(IdPrefix.webhookDelivery), a.tenantId, a.webhookId],
+  );
+  const dropped = await eventually(async () => {
+    const res = await api(a).get('/v1/webhook/deliveries?status=dropped').expect(200);
+    return res.body.data[0];
+  }, 'old delivery dropped');
+  expect(dropped.attempts).toEqual([]);
+  expect(dropped.dropped_reason).toMatch(/^older than the retry window/);
+  expect(receiver.to(a.path)).toHaveLength(0);
+});
