@@ -7,4 +7,4 @@ import { start as gateway } from '@mailyard/gateway';
 import { runProcess } from '@mailyard/platform';
 import { start as send } from '@mailyard/send';
 
-void runProcess({ name: 'mailyard', services: { send, gateway } });
+void runProcess({ name: 'mailyard', services: { send, gateway }, servicePorts: (config) => [config.PORT] });
