@@ -32,6 +32,7 @@ export class StartupState {
   private readonly done = new Set<string>();
 
   waitingFor(step: string, reason: string): void {
+    this.done.delete(step);
     this.waiting.set(step, reason);
   }
 
@@ -113,7 +114,8 @@ export async function openContextWhenReady(
   opts: RetryOptions,
 ): Promise<ServiceContext> {
   const sealer = resolveSealer(config);
-  const db = await retryUntilReady('db', 'the database', () => openDatabase(config), opts);
+  // Opening is lazy for PostgreSQL (PGlite opens its files); the migrations connect.
+  const db = await retryUntilReady('db:open', 'the database', () => openDatabase(config), opts);
   try {
     await retryUntilReady(
       'db',
