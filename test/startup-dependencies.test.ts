@@ -5,7 +5,12 @@
  * processes against a private PostgreSQL that this test starts late (the shared one is never
  * stopped), the shared RabbitMQ (own vhost) and Redis (own prefix).
  */
-import { type PrivatePostgres, startPrivatePostgres } from './support/private-servers';
+import {
+  type PrivatePostgres,
+  startPrivatePostgres,
+  startPrivateRabbit,
+  startPrivateRedis,
+} from './support/private-servers';
 import { type Spawned, freePort, spawnTs } from './support/process';
 import {
   REDIS_URL,
@@ -136,4 +141,50 @@ it('a process stopped with SIGTERM while still waiting for its database exits 0'
   expect((await get(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
   gateway.child.kill('SIGTERM');
   expect(await gateway.exited).toEqual({ code: 0, signal: null });
+});
+
+it('a gateway started while RabbitMQ and Redis are down waits for the bus, starts, and is ready once Redis answers', async () => {
+  if (!postgres.running()) await postgres.start();
+  const [rabbit, redis] = await Promise.all([startPrivateRabbit(), startPrivateRedis()]);
+  try {
+    await Promise.all([rabbit.stop(), redis.stop()]);
+    const port = await freePort();
+    const gateway = spawnTs('services/gateway/src/main.ts', {
+      DATABASE_URL: postgres.databaseUrl('mailyard'),
+      AMQP_URL: rabbit.url,
+      REDIS_URL: redis.url,
+      SECRET_KEY: TEST_SECRET_KEY,
+      BOOTSTRAP_API_KEY: KEY,
+      PORT: String(port),
+    });
+    processes.push(gateway);
+    const base = `http://127.0.0.1:${port}`;
+    await gateway.waitFor(/AMQP connection failed; retrying/, 60_000);
+    expect((await get(`${base}/healthz`)).status).toBe(200);
+    const waiting = await get(`${base}/readyz`);
+    expect(waiting.status).toBe(503);
+    expect(waiting.body).toMatchObject({
+      checks: { db: 'ok', bus: expect.stringMatching(/^failing: starting/) },
+    });
+
+    await rabbit.start();
+    await gateway.waitFor(/Mailyard gateway started \(servers mode\)/, 120_000);
+    expect(gateway.output()).toMatch(/kv not reachable at start; rate limits fail open/);
+    const noKv = await get(`${base}/readyz`);
+    expect(noKv.status).toBe(503);
+    expect(noKv.body).toMatchObject({
+      checks: { db: 'ok', bus: 'ok', kv: expect.stringMatching(/^failing/) },
+    });
+    expect((await get(`${base}/v1/email/templates`)).status).toBe(200);
+
+    await redis.start();
+    await eventually('ready with Redis back', async () => {
+      const r = await get(`${base}/readyz`);
+      return r.status === 200 ? r : undefined;
+    });
+    gateway.child.kill('SIGTERM');
+    expect((await gateway.exited).code).toBe(0);
+  } finally {
+    await Promise.all([rabbit.destroy(), redis.destroy()]);
+  }
 });
