@@ -12,4 +12,5 @@ import { start as webhookDispatcher } from '@mailyard/webhook-dispatcher';
 void runProcess({
   name: 'mailyard',
   services: { send, 'webhook-dispatcher': webhookDispatcher, gateway, tracking: (ctx) => tracking(ctx) },
+  servicePorts: (config) => [config.PORT, config.TRACKING_PORT],
 });

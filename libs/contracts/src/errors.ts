@@ -19,6 +19,7 @@ export const ErrorText = {
   payloadTooLarge: 'Request body too large',
   unsupportedMediaType: 'Content-Type must be application/json',
   internal: 'Internal server error',
+  starting: 'Service is starting: waiting for its database, bus or kv; retry shortly',
   invalidPageToken: 'Invalid pageToken',
   invalidPageSize: 'pageSize must be an integer between 1 and 50',
   invalidRequest: 'Invalid request',

@@ -14,6 +14,7 @@ export * from './http/validate';
 export * from './metrics/registry';
 export * from './runtime/context';
 export * from './runtime/run';
+export * from './runtime/startup';
 export * from './secrets/sealer';
 export * from './secrets/secret-key';
 export * from './dns/resolver';

@@ -21,6 +21,9 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
     if (r.created)
       logger.info('bootstrap tenant created', { tenant_id: r.tenantId, tier: config.BOOTSTRAP_TIER });
   }
+  // Database work first: a start that fails here (database gone again) has started nothing and
+  // can simply be retried.
+  const noTenants = !(await hasTenants(db));
   const relay = new OutboxRelay(db, ctx.bus, logger, {
     pollMs: config.OUTBOX_POLL_MS,
     batchSize: config.OUTBOX_BATCH,
@@ -40,9 +43,12 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
     buildGatewayApp(ctx, readiness, { onOutboxWrite: () => relay.notify() }),
     config.PORT,
     config.HOST,
-  );
+  ).catch(async (err) => {
+    await domainChecks.stop();
+    await relay.stop();
+    throw err;
+  });
   const url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${boundPort(server)}`;
-  const noTenants = !(await hasTenants(db));
   return {
     name: 'gateway',
     banner: [

@@ -1,4 +1,4 @@
 import { runProcess } from '@mailyard/platform';
 import { start } from './index';
 
-void runProcess({ name: 'gateway', services: { gateway: start } });
+void runProcess({ name: 'gateway', services: { gateway: start }, servicePorts: (config) => [config.PORT] });

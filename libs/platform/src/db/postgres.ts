@@ -1,3 +1,10 @@
+/**
+ * PostgreSQL through a `pg` pool. A restart or failover of the server must never take the
+ * process down: every client carries an 'error' listener for its whole life (idle in the pool
+ * AND checked out in a transaction, where the pool itself listens to nothing), and a client
+ * that broke while checked out is released with the error so the pool destroys it instead of
+ * handing it to the next caller.
+ */
 import pg from 'pg';
 import type { Db, QueryResult, Queryable, Row } from './types';
 
@@ -17,10 +24,26 @@ function statementName(sql: string): string | undefined {
   return name;
 }
 
+/** The last connection-level error each client reported (a server shutdown, a reset socket). */
+const brokenClients = new WeakMap<pg.ClientBase, Error>();
+
 export function openPostgres(url: string, poolSize = 10): Db {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5000 });
-  // An idle client losing its connection must not crash the process; the pool replaces it.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: 5000,
+    // A peer that vanished without closing the socket is noticed by TCP keep-alive.
+    keepAlive: true,
+  });
+  // An idle client losing its connection: the pool has already removed it; /readyz and the
+  // failing queries report the outage.
   pool.on('error', () => {});
+  // Every client, from its first connect to its end: the listener that makes an 'error' event
+  // (e.g. 57P01 "terminating connection due to administrator command" arriving between two
+  // statements of a transaction) harmless. The transaction below reads what it recorded.
+  pool.on('connect', (client) => {
+    client.on('error', (err: Error) => brokenClients.set(client, err));
+  });
 
   const run = async <T>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) => {
     // Parameterised statements are prepared once per connection and reused by name.
@@ -35,6 +58,9 @@ export function openPostgres(url: string, poolSize = 10): Db {
     query: <T = Row>(sql: string, params?: readonly unknown[]) => run<T>(pool, sql, params),
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       const client = await pool.connect();
+      // Set when the connection broke or the transaction could not be closed cleanly: the
+      // client goes back with the error and the pool destroys it.
+      let releaseError: Error | undefined;
       try {
         await client.query('BEGIN');
         const result = await fn({
@@ -43,10 +69,15 @@ export function openPostgres(url: string, poolSize = 10): Db {
         await client.query('COMMIT');
         return result;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
+        releaseError = brokenClients.get(client);
+        if (!releaseError) {
+          await client.query('ROLLBACK').catch((rollbackErr: Error) => {
+            releaseError = rollbackErr;
+          });
+        }
         throw err;
       } finally {
-        client.release();
+        client.release(releaseError ?? brokenClients.get(client));
       }
     },
     async check() {

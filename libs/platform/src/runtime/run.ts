@@ -1,17 +1,27 @@
 import type { Server } from 'node:http';
+import { ErrorText } from '@mailyard/contracts';
+import { errorMessage } from '../bus/delivery';
 import { type Config, ConfigError, loadConfig } from '../config/env';
 import { createHttpApp } from '../http/app';
-import { closeServer, listen } from '../http/server';
-import { createLogger } from '../logger/logger';
+import { HttpError } from '../http/errors';
+import { closeServer, holdPort, listen, releaseHeldPorts } from '../http/server';
+import { type Logger, createLogger } from '../logger/logger';
 import { enableDefaultMetrics } from '../metrics/registry';
 import {
   type RunningService,
+  type ServiceContext,
   type StartService,
   closeContext,
   describeStores,
-  openContext,
   storeReadiness,
 } from './context';
+import {
+  type RetryOptions,
+  StartupCancelled,
+  StartupState,
+  openContextWhenReady,
+  retryUntilReady,
+} from './startup';
 
 export interface RunOptions {
   /** Process name for logs and the banner ("gateway", or "mailyard" for all-in-one). */
@@ -19,11 +29,17 @@ export interface RunOptions {
   services: Record<string, StartService>;
   /** Serve /healthz, /readyz, /metrics on this port (services without their own HTTP port). */
   opsPort?: (config: Config) => number;
+  /**
+   * Ports the services bind themselves (the gateway's PORT). They are bound at once and answer
+   * /healthz 200, /readyz 503 and 503 for everything else until the service takes them over.
+   */
+  servicePorts?: (config: Config) => number[];
 }
 
 /**
  * Starts services in this process and handles SIGTERM/SIGINT: stop taking work, drain,
- * close stores, exit 0; a drain that overruns SHUTDOWN_TIMEOUT_MS exits 1.
+ * close stores, exit 0; a drain that overruns SHUTDOWN_TIMEOUT_MS exits 1. While a dependency
+ * is down at start it keeps retrying (startup.ts) and never exits or hangs silently.
  */
 export async function runProcess(opts: RunOptions): Promise<void> {
   let config: Config;
@@ -40,47 +56,10 @@ export async function runProcess(opts: RunOptions): Promise<void> {
   enableDefaultMetrics();
   process.on('unhandledRejection', (reason) => logger.error('unhandled rejection', { err: reason }));
 
-  let ctx: Awaited<ReturnType<typeof openContext>>;
-  try {
-    ctx = await openContext(config, logger);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(1);
-    }
-    throw err;
-  }
-  const running: RunningService[] = [];
-  for (const [name, start] of Object.entries(opts.services)) {
-    try {
-      running.push(await start({ ...ctx, logger: logger.child({ service: name }) }));
-    } catch (err) {
-      // A service's own settings (its settings.ts) are checked when it starts.
-      if (!(err instanceof ConfigError)) throw err;
-      process.stderr.write(`${err.message}\n`);
-      await Promise.allSettled(running.reverse().map((s) => s.stop()));
-      await closeContext(ctx);
-      process.exit(1);
-    }
-  }
-
-  let ops: Server | undefined;
-  const opsPort = opts.opsPort?.(config) ?? 0;
-  if (opsPort) {
-    const readiness = Object.assign(storeReadiness(ctx), ...running.map((s) => s.readiness ?? {}));
-    ops = await listen(createHttpApp({ logger, readiness }), opsPort, config.HOST);
-  }
-
-  const banner = [
-    `Mailyard ${opts.name} started (${config.DATABASE_URL || config.AMQP_URL || config.REDIS_URL ? 'servers' : 'embedded'} mode)`,
-    ...running.flatMap((s) => s.banner.map((line) => `  ${s.name}: ${line}`)),
-    ...(ops ? [`  ops: http://${config.HOST}:${opsPort}/healthz /readyz /metrics`] : []),
-    ...describeStores(config).map((l) => `  ${l}`),
-  ];
-  process.stdout.write(`${banner.join('\n')}\n`);
-  logger.info('started', { services: running.map((s) => s.name) });
-
+  // Signals are handled from the first moment: a SIGTERM while waiting for the database stops
+  // the wait and exits 0.
   let stopping = false;
+  let stopRunning: (() => Promise<void>) | null = null;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
@@ -91,9 +70,8 @@ export async function runProcess(opts: RunOptions): Promise<void> {
     }, config.SHUTDOWN_TIMEOUT_MS);
     timer.unref();
     try {
-      if (ops) await closeServer(ops);
-      await Promise.allSettled(running.reverse().map((s) => s.stop()));
-      await closeContext(ctx);
+      if (stopRunning) await stopRunning();
+      else await releaseHeldPorts();
       logger.info('stopped');
     } finally {
       process.exit(0);
@@ -101,4 +79,84 @@ export async function runProcess(opts: RunOptions): Promise<void> {
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
+
+  const state = new StartupState();
+  const retry: RetryOptions = { logger, state, cancelled: () => stopping };
+  const opsPort = opts.opsPort?.(config) ?? 0;
+  const heldPorts = [opsPort, ...(opts.servicePorts?.(config) ?? [])].filter((p) => p > 0);
+  await holdPorts(heldPorts, config, logger, state);
+
+  let ctx: ServiceContext;
+  const running: RunningService[] = [];
+  try {
+    ctx = await openContextWhenReady(config, logger, retry);
+    for (const [name, start] of Object.entries(opts.services)) {
+      const service = await retryUntilReady(
+        `service:${name}`,
+        `the ${name} service to start`,
+        () => start({ ...ctx, logger: logger.child({ service: name }) }),
+        retry,
+      );
+      running.push(service);
+    }
+  } catch (err) {
+    if (err instanceof StartupCancelled) return; // shutdown() exits
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+
+  let ops: Server | undefined;
+  if (opsPort) {
+    const readiness = Object.assign(storeReadiness(ctx), ...running.map((s) => s.readiness ?? {}));
+    ops = await listen(createHttpApp({ logger, readiness }), opsPort, config.HOST);
+  }
+  await releaseHeldPorts();
+  stopRunning = async () => {
+    if (ops) await closeServer(ops);
+    await Promise.allSettled(running.reverse().map((s) => s.stop()));
+    await closeContext(ctx);
+  };
+  if (stopping) {
+    // SIGTERM arrived while the last service started: shutdown() already released the ports.
+    await stopRunning();
+    process.exit(0);
+  }
+
+  const banner = [
+    `Mailyard ${opts.name} started (${config.DATABASE_URL || config.AMQP_URL || config.REDIS_URL ? 'servers' : 'embedded'} mode)`,
+    ...running.flatMap((s) => s.banner.map((line) => `  ${s.name}: ${line}`)),
+    ...(ops ? [`  ops: http://${config.HOST}:${opsPort}/healthz /readyz /metrics`] : []),
+    ...describeStores(config).map((l) => `  ${l}`),
+  ];
+  process.stdout.write(`${banner.join('\n')}\n`);
+  logger.info('started', { services: running.map((s) => s.name) });
+}
+
+/** Binds the process's ports with a stand-in that reports start-up progress. */
+async function holdPorts(
+  ports: number[],
+  config: Config,
+  logger: Logger,
+  state: StartupState,
+): Promise<void> {
+  if (ports.length === 0) return;
+  const app = createHttpApp({
+    logger,
+    readiness: state.readiness(['db', 'bus', 'kv']),
+    routes: (a) =>
+      a.use((_req, _res, next) =>
+        next(new HttpError(503, ErrorText.starting, undefined, undefined, { 'Retry-After': '5' })),
+      ),
+  });
+  for (const port of ports) {
+    try {
+      await holdPort(app, port, config.HOST);
+    } catch (err) {
+      // The service's own listen reports the same problem once it starts; waiting goes on.
+      logger.warn('could not bind the port while starting', { port, error: errorMessage(err) });
+    }
+  }
 }
