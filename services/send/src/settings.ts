@@ -16,6 +16,13 @@ export interface SendSettings {
   smtpTimeoutMs: number;
   mxConnections: number;
   poolConnections: number;
+  /** Total deadline of one direct-MX delivery to a domain (SEND_MX_DELIVERY_TIMEOUT_MS). */
+  mxDeliveryTimeoutMs: number;
+  /** Estimated bytes of copies in flight at once (SEND_INFLIGHT_BYTES). */
+  inflightBytes: number;
+  /** Phishing check budget (PHISHING_CHECK_BUDGET_MS, PHISHING_MAX_LINKS). */
+  phishingBudgetMs: number;
+  phishingMaxLinks: number;
   /** smtp mailers may point at private/loopback hosts (MAILER_ALLOW_PRIVATE_HOSTS). */
   allowPrivateHosts: boolean;
 }
@@ -36,6 +43,10 @@ export function sendSettings(config: Config): SendSettings {
     mxConnections: config.SEND_MX_CONNECTIONS,
     poolConnections: config.SEND_POOL_CONNECTIONS,
     allowPrivateHosts: config.MAILER_ALLOW_PRIVATE_HOSTS,
+    mxDeliveryTimeoutMs: config.SEND_MX_DELIVERY_TIMEOUT_MS,
+    inflightBytes: config.SEND_INFLIGHT_BYTES,
+    phishingBudgetMs: config.PHISHING_CHECK_BUDGET_MS,
+    phishingMaxLinks: config.PHISHING_MAX_LINKS,
   };
 }
 

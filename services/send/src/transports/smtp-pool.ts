@@ -60,9 +60,16 @@ export class SmtpPool {
 
   constructor(private readonly o: SmtpPoolOptions) {}
 
-  /** Sends `raw` to the envelope; rejects with nodemailer's SMTP errors. */
-  async send(envelope: { from: string; to: string[] }, raw: Buffer): Promise<SmtpSendInfo> {
-    const deadline = Date.now() + this.o.deliveryTimeoutMs;
+  /**
+   * Sends `raw` to the envelope; rejects with nodemailer's SMTP errors. `cap` (epoch ms)
+   * shortens the pool's own delivery deadline, e.g. to what is left of a caller's total budget.
+   */
+  async send(
+    envelope: { from: string; to: string[] },
+    raw: Buffer,
+    cap = Number.POSITIVE_INFINITY,
+  ): Promise<SmtpSendInfo> {
+    const deadline = Math.min(cap, Date.now() + this.o.deliveryTimeoutMs);
     const first = await this.acquire(deadline);
     // Read before sending: sendOn counts the message on the connection even when it fails.
     const reused = first.messages > 0;
