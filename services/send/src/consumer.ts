@@ -45,7 +45,7 @@ import { dkimSign } from './dkim';
 import type { EventContext, EventRecipient, EventWriter, PlannedEvent } from './emit-event';
 import type { CopyLoader, CopyRecipientRow, LoadedCopy, RecordedEvent } from './load-copy';
 import type { MailerCache } from './mailer-cache';
-import { checkPhishing } from './phishing';
+import { checkPhishingAsync } from './phishing';
 import { renderCopy } from './render';
 import { type SendSettings, retryDelayMs } from './settings';
 import type { Transports } from './transports';
@@ -289,7 +289,13 @@ async function sendCopy(
     return;
   }
 
-  const verdict = checkPhishing(rendered, deps.settings.phishingBlocklist);
+  // Sliced and budgeted (see phishing.ts): a hostile body never holds the process, and one that
+  // exceeds the budget is refused (final), so no retry or restart checks it again.
+  const verdict = await checkPhishingAsync(rendered, {
+    blocklist: deps.settings.phishingBlocklist,
+    budgetMs: deps.settings.phishingBudgetMs,
+    maxLinks: deps.settings.phishingMaxLinks,
+  });
   if (verdict) {
     attempt.other('PHISHING', toSend, verdict.reason);
     return;

@@ -8,7 +8,7 @@ import { recommandUnfinishedCopies } from './recover-in-process';
 import { type SendSettings, sendSettings } from './settings';
 import { Transports } from './transports';
 
-export { checkPhishing } from './phishing';
+export { checkPhishing, checkPhishingAsync } from './phishing';
 export { classifySmtpError } from './classify-smtp-error';
 
 /**

@@ -7,13 +7,7 @@
  * agrees with it.
  */
 import { Exchange } from '@mailyard/contracts';
-import {
-  type ServiceContext,
-  closeContext,
-  configFrom,
-  createLogger,
-  openContext,
-} from '@mailyard/platform';
+import { type ServiceContext, closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
 import { type SmtpReceiver, startSmtpReceiver } from '../../../test/support/peers/smtp-receiver';
 import { processCommand } from '../src/consumer';
 import { consumerDeps } from '../src/index';

@@ -63,7 +63,8 @@ export class MxTransport implements MessageTransport {
       for (const address of mx.addresses) {
         if (Date.now() >= deadline) return failAll(envelope, this.deadlineFailure(domain));
         last = await this.pools.send(this.pool(mx.host, address), envelope, raw, deadline);
-        if (Date.now() >= deadline && shouldTryNext(last)) return failAll(envelope, this.deadlineFailure(domain));
+        if (Date.now() >= deadline && shouldTryNext(last))
+          return failAll(envelope, this.deadlineFailure(domain));
         if (!shouldTryNext(last)) return last;
       }
     }
