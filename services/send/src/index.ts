@@ -1,5 +1,6 @@
 import { Queue, WorkQueues } from '@mailyard/contracts';
 import { OutboxRelay, type RunningService, type ServiceContext } from '@mailyard/platform';
+import { ByteBudget } from './byte-budget';
 import { type ConsumerDeps, createSendHandler } from './consumer';
 import { EventWriter } from './emit-event';
 import { CopyLoader, RequestCache } from './load-copy';
@@ -37,6 +38,7 @@ export function consumerDeps(
     copies: new CopyLoader(db, new RequestCache()),
     mailers: new MailerCache(),
     events: new EventWriter(db),
+    budget: new ByteBudget(settings.inflightBytes),
     ...(afterCommit ? { afterCommit } : {}),
   };
 }
