@@ -13,6 +13,7 @@
 import type { StoredSendRequest } from '@mailyard/contracts';
 import { detectMimeType } from 'nodemailer/lib/mime-funcs';
 import MimeNode from 'nodemailer/lib/mime-node';
+import { sliced } from './slices';
 
 type StoredAttachment = NonNullable<StoredSendRequest['attachments']>[number];
 
@@ -65,7 +66,7 @@ async function encodeOne(a: StoredAttachment): Promise<ComposerAttachment> {
   if (a.content_id) node.setHeader('Content-Id', `<${a.content_id.replace(/[<>]/g, '')}>`);
   node.setHeader('Content-Transfer-Encoding', 'base64');
   node.setHeader('Content-Disposition', disposition);
-  node.setContent(content);
+  node.setContent(sliced(content)); // base64 in slices (slices.ts)
   const built: Buffer = await node.build();
   // MailComposer puts a line break before the next boundary itself.
   const raw = built.subarray(0, built.length - (built.subarray(-2).toString() === '\r\n' ? 2 : 0));

@@ -14,6 +14,7 @@
  *   closed and the send fails with ETIMEDOUT.
  */
 import SMTPConnection, { type SMTPConnectionOptions } from 'nodemailer/lib/smtp-connection';
+import { sliced } from '../slices';
 
 export interface SmtpPoolOptions extends SMTPConnectionOptions {
   auth?: { user: string; pass: string };
@@ -108,7 +109,8 @@ export class SmtpPool {
         },
         Math.max(1, deadline - Date.now()),
       );
-      conn.smtp.send(envelope, raw, (err, info) => {
+      // In slices (../slices.ts): dot-stuffing a large message in one chunk holds the process.
+      conn.smtp.send(envelope, sliced(raw), (err, info) => {
         clearTimeout(timer);
         conn.messages++;
         if (timedOut) return;
