@@ -158,7 +158,8 @@ async function main(): Promise<void> {
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, `send-memory-${Date.now()}.json`), json);
   } catch (err) {
-    if (send) process.stderr.write(`send service output (last 4000 characters):\n${send.output().slice(-4000)}\n`);
+    if (send)
+      process.stderr.write(`send service output (last 4000 characters):\n${send.output().slice(-4000)}\n`);
     throw err;
   } finally {
     if (send && send.child.exitCode === null) {
