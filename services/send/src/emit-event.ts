@@ -14,9 +14,10 @@
  * the database work per message stays small at high rates.
  *
  * Single winner: the statement runs in a transaction that first locks the recipients' log rows
- * (libs/store lockUnfinishedLogRows) and keeps, in every event, only the recipients whose row is
- * still QUEUED; an event left without recipients is dropped. A recipient therefore leaves QUEUED
- * exactly once: when a redelivered command makes two processes deliver the same copy at the same
+ * (libs/store lockUnfinishedLogRows) and keeps, in every event, only the recipients without a
+ * send outcome yet (`email_logs.send_outcome`, migration 0006, set by the terminal event in the
+ * same statement); an event left without recipients is dropped. A recipient therefore leaves
+ * QUEUED exactly once: when a redelivered command makes two processes deliver the same copy at the same
  * time, the first to commit records the outcome and the other records nothing (its events are
  * not published and it schedules no retry).
  */
@@ -146,7 +147,8 @@ interface Item {
 
 /**
  * Writes the planned events of any number of attempts in one transaction (see the module
- * comment: only recipients still QUEUED are recorded); returns the events recorded per attempt.
+ * comment: only recipients without a send outcome are recorded); returns the events recorded
+ * per attempt.
  */
 export function recordEventsBatch(
   db: Db | Queryable,
