@@ -97,3 +97,20 @@ export const emailLogs = {
     return { items: items.map(toEntry), nextCursor, totalCount: count.rows[0]?.total ?? 0 };
   },
 };
+
+/**
+ * Locks the given `email_logs` rows for the rest of the transaction (in id order, so concurrent
+ * callers never deadlock) and returns the ids of those without a send outcome yet
+ * (`send_outcome` NULL, migration 0006). The send service records an attempt's events only for
+ * these and sets the outcome of terminal ones in the same transaction: a recipient leaves QUEUED
+ * once, so of two processes that deliver the same copy at the same time (a redelivered command)
+ * exactly one records the outcome.
+ */
+export async function lockUnfinishedLogRows(tx: Queryable, logIds: readonly string[]): Promise<Set<string>> {
+  if (logIds.length === 0) return new Set();
+  const { rows } = await tx.query<{ id: string; finished: boolean }>(
+    'SELECT id, send_outcome IS NOT NULL AS finished FROM email_logs WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+    [[...new Set(logIds)]],
+  );
+  return new Set(rows.filter((r) => !r.finished).map((r) => r.id));
+}

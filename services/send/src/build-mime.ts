@@ -11,11 +11,12 @@
  * - Other custom headers as given (the gateway refuses the ones the service owns). `Thread-Id`
  *   is a Gmail API parameter, not a header: it is not written.
  * - Attachments: `disposition: inline` with `content_id` become related parts referenced by
- *   `cid:`; others are regular attachments.
+ *   `cid:`; others are regular attachments. They are encoded once per send (attachment-parts.ts).
  */
 import type { CopyRecipient, StoredSendRequest } from '@mailyard/contracts';
 import { isProtectedHeader, isThreadingHeader } from '@mailyard/contracts';
 import MailComposer from 'nodemailer/lib/mail-composer';
+import { composerAttachments } from './attachment-parts';
 import type { RenderedCopy } from './render';
 
 export interface BuildInput {
@@ -85,13 +86,7 @@ export async function buildMessage(input: BuildInput): Promise<BuiltMessage> {
     references: headerValue(custom, 'references'),
     ...(rendered.text !== undefined ? { text: rendered.text } : {}),
     ...(rendered.html !== undefined ? { html: rendered.html } : {}),
-    attachments: (request.attachments ?? []).map((a) => ({
-      filename: a.filename,
-      content: Buffer.from(a.content, 'base64'),
-      ...(a.type ? { contentType: a.type } : {}),
-      contentDisposition: a.disposition,
-      ...(a.content_id ? { cid: a.content_id } : {}),
-    })),
+    attachments: await composerAttachments(request),
     headers,
     disableFileAccess: true,
     disableUrlAccess: true,

@@ -40,12 +40,13 @@ import {
 } from '@mailyard/platform';
 import { deactivateMailer, loadSendingMailer } from '@mailyard/store';
 import { buildMessage } from './build-mime';
+import { type ByteBudget, copyCostBytes } from './byte-budget';
 import { AUTH_REASON_PREFIX, type DeliveryFailure } from './classify-smtp-error';
 import { dkimSign } from './dkim';
 import type { EventContext, EventRecipient, EventWriter, PlannedEvent } from './emit-event';
 import type { CopyLoader, CopyRecipientRow, LoadedCopy, RecordedEvent } from './load-copy';
 import type { MailerCache } from './mailer-cache';
-import { checkPhishing } from './phishing';
+import { checkPhishingAsync } from './phishing';
 import { renderCopy } from './render';
 import { type SendSettings, retryDelayMs } from './settings';
 import { trackCopy } from './track-copy';
@@ -61,6 +62,8 @@ export interface ConsumerDeps {
   copies: CopyLoader;
   mailers: MailerCache;
   events: EventWriter;
+  /** Bounds the bytes of copies being built and delivered at once (SEND_INFLIGHT_BYTES). */
+  budget: ByteBudget;
   /** Called after events were committed (wakes the outbox relay). */
   afterCommit?: () => void;
 }
@@ -161,7 +164,15 @@ export async function processCommand(deps: ConsumerDeps, cmd: SendEmailCommand):
   const toSend = pending.filter((r) => !suppressed.has(addressKey(r.email)));
   const unsubscribed = pending.filter((r) => suppressed.has(addressKey(r.email)));
   if (unsubscribed.length > 0) attempt.other('MAIL_GENERATION_REJECTION', unsubscribed, SUPPRESSED_REASON);
-  if (toSend.length > 0) await sendCopy(deps, cmd, copy, mailer, toSend, attempt);
+  if (toSend.length > 0) {
+    // Rendering, building, signing and delivering hold the copy's bytes: wait for room first.
+    const release = await deps.budget.acquire(copyCostBytes(copy.requestBytes));
+    try {
+      await sendCopy(deps, cmd, copy, mailer, toSend, attempt);
+    } finally {
+      release();
+    }
+  }
   await commit(deps, ctx, attempt);
 
   if (attempt.authFailure && mailer.kind === 'smtp') {
@@ -290,7 +301,13 @@ async function sendCopy(
     return;
   }
 
-  const verdict = checkPhishing(rendered, deps.settings.phishingBlocklist);
+  // Sliced and budgeted (see phishing.ts): a hostile body never holds the process, and one that
+  // exceeds the budget is refused (final), so no retry or restart checks it again.
+  const verdict = await checkPhishingAsync(rendered, {
+    blocklist: deps.settings.phishingBlocklist,
+    budgetMs: deps.settings.phishingBudgetMs,
+    maxLinks: deps.settings.phishingMaxLinks,
+  });
   if (verdict) {
     attempt.other('PHISHING', toSend, verdict.reason);
     return;

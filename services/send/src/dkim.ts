@@ -2,9 +2,11 @@
  * DKIM signing (relaxed/relaxed, rsa-sha256) with nodemailer's signer, for domain mailers: the
  * domain's sealed private key and selector. Parsed keys are cached by PEM hash, so a busy domain
  * does not parse its key per message. A key that cannot sign is an error, never an unsigned send.
+ * The message is fed to the signer in slices (slices.ts).
  */
 import { type KeyObject, createHash, createPrivateKey } from 'node:crypto';
 import DKIM from 'nodemailer/lib/dkim';
+import { sliced } from './slices';
 
 export class DkimError extends Error {
   override name = 'DkimError';
@@ -44,7 +46,7 @@ export async function dkimSign(raw: Buffer, key: DkimKey): Promise<Buffer> {
     privateKey: keyObject(key.privateKeyPem),
   });
   const chunks: Buffer[] = [];
-  const stream = signer.sign(raw);
+  const stream = signer.sign(sliced(raw));
   await new Promise<void>((resolve, reject) => {
     stream.on('data', (c: Buffer) => chunks.push(c));
     stream.once('end', resolve);

@@ -9,10 +9,17 @@
  * 3. an outbox row: the spec event object on Exchange.events, routing key
  *    RoutingKey.emailEvent(event), published by the service's OutboxRelay.
  *
- * All three for any number of events are ONE SQL statement (data-modifying CTEs), so they
- * commit together without a BEGIN/COMMIT round trip, and the EventWriter groups the events of
- * concurrent handlers into one such statement (group commit): the database work per message
- * stays small at high rates.
+ * All three for any number of events are ONE SQL statement (data-modifying CTEs), and the
+ * EventWriter groups the events of concurrent handlers into one such statement (group commit):
+ * the database work per message stays small at high rates.
+ *
+ * Single winner: the statement runs in a transaction that first locks the recipients' log rows
+ * (libs/store lockUnfinishedLogRows) and keeps, in every event, only the recipients without a
+ * send outcome yet (`email_logs.send_outcome`, migration 0006, set by the terminal event in the
+ * same statement); an event left without recipients is dropped. A recipient therefore leaves
+ * QUEUED exactly once: when a redelivered command makes two processes deliver the same copy at the same
+ * time, the first to commit records the outcome and the other records nothing (its events are
+ * not published and it schedules no retry).
  */
 import {
   EMAIL_EVENT_MESSAGE,
@@ -23,10 +30,12 @@ import {
   RoutingKey,
   SUCCESS_EMAIL_EVENTS,
   emptyTracking,
+  isTerminalSendEvent,
   statusForEvent,
   statusRankSql,
 } from '@mailyard/contracts';
-import { type Queryable, envelope } from '@mailyard/platform';
+import { type Db, type Queryable, envelope } from '@mailyard/platform';
+import { lockUnfinishedLogRows } from '@mailyard/store';
 import { Batcher } from './batcher';
 
 export interface EventRecipient {
@@ -89,9 +98,10 @@ const rank = statusRankSql;
 const SQL = `
 WITH input AS (
   SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::timestamptz[],
-                       $8::jsonb[], $9::text[], $10::jsonb[], $11::text[], $12::text[], $13::int[], $14::text[])
+                       $8::jsonb[], $9::text[], $10::jsonb[], $11::text[], $12::text[], $13::int[], $14::text[],
+                       $18::boolean[])
     AS t(k, tenant_id, ref_id, copy_id, event, attempt, event_at, payload, routing_key, message,
-         new_status, message_id, counted_attempt, move_to)
+         new_status, message_id, counted_attempt, move_to, terminal)
 ),
 ev AS (
   INSERT INTO email_events (tenant_id, ref_id, copy_id, event, attempt, event_at, payload)
@@ -114,6 +124,7 @@ logs AS (
     delivered_at = CASE WHEN f.event = 'MAIL_DELIVERED' THEN COALESCE(l.delivered_at, f.event_at) ELSE l.delivered_at END,
     attempts = GREATEST(l.attempts, f.counted_attempt),
     copy_id = COALESCE(f.move_to, l.copy_id),
+    send_outcome = CASE WHEN f.terminal THEN f.event ELSE l.send_outcome END,
     updated_at = now()
   FROM unnest($15::int[], $16::text[], $17::text[]) AS r(k, log_id, reason)
   JOIN fresh f ON f.k = r.k
@@ -134,8 +145,34 @@ interface Item {
   event: EmailEvent;
 }
 
-/** Writes the planned events of any number of attempts in one statement; returns those recorded. */
-export async function recordEventsBatch(
+/**
+ * Writes the planned events of any number of attempts in one transaction (see the module
+ * comment: only recipients without a send outcome are recorded); returns the events recorded
+ * per attempt.
+ */
+export function recordEventsBatch(
+  db: Db | Queryable,
+  batch: Array<{ ctx: EventContext; planned: PlannedEvent[] }>,
+): Promise<EmailEvent[][]> {
+  const logIds = batch.flatMap((b) => b.planned.flatMap((p) => p.recipients.map((r) => r.logId)));
+  if (logIds.length === 0) return Promise.resolve(batch.map(() => []));
+  const run = async (tx: Queryable) => {
+    const unfinished = await lockUnfinishedLogRows(tx, logIds);
+    const winners = batch.map((b) => ({
+      ctx: b.ctx,
+      planned: b.planned.map((p) => ({
+        ...p,
+        recipients: p.recipients.filter((r) => unfinished.has(r.logId)),
+      })),
+    }));
+    return writeEvents(tx, winners);
+  };
+  // A plain Queryable is a caller's transaction already (tests); the service passes the Db.
+  return 'transaction' in db ? db.transaction(run) : run(db);
+}
+
+/** The statement itself; recipients must be locked by the caller's transaction. */
+async function writeEvents(
   db: Queryable,
   batch: Array<{ ctx: EventContext; planned: PlannedEvent[] }>,
 ): Promise<EmailEvent[][]> {
@@ -183,6 +220,7 @@ export async function recordEventsBatch(
     recipients.map((x) => x.k),
     recipients.map((x) => x.r.logId),
     recipients.map((x) => x.r.failureReason),
+    col((i) => isTerminalSendEvent(i.planned.event, i.planned.send?.retryScheduled)),
   ]);
   for (const { k } of rows) {
     const item = items[k]!;
@@ -193,7 +231,7 @@ export async function recordEventsBatch(
 
 /** Records the planned events of one attempt; returns the events actually recorded (not already present). */
 export async function recordEvents(
-  db: Queryable,
+  db: Db | Queryable,
   ctx: EventContext,
   planned: PlannedEvent[],
 ): Promise<EmailEvent[]> {
@@ -208,7 +246,7 @@ export async function recordEvents(
 export class EventWriter {
   private readonly batcher: Batcher<{ ctx: EventContext; planned: PlannedEvent[] }, EmailEvent[]>;
 
-  constructor(db: Queryable, maxBatch = 200) {
+  constructor(db: Db, maxBatch = 200) {
     this.batcher = new Batcher((items) => recordEventsBatch(db, items), maxBatch);
   }
 

@@ -1,14 +1,15 @@
 import { Queue, WorkQueues } from '@mailyard/contracts';
 import { OutboxRelay, type RunningService, type ServiceContext } from '@mailyard/platform';
-import { createSendHandler } from './consumer';
+import { ByteBudget } from './byte-budget';
+import { type ConsumerDeps, createSendHandler } from './consumer';
 import { EventWriter } from './emit-event';
 import { CopyLoader, RequestCache } from './load-copy';
 import { MailerCache } from './mailer-cache';
 import { recommandUnfinishedCopies } from './recover-in-process';
-import { sendSettings } from './settings';
+import { type SendSettings, sendSettings } from './settings';
 import { Transports } from './transports';
 
-export { checkPhishing } from './phishing';
+export { checkPhishing, checkPhishingAsync } from './phishing';
 export { classifySmtpError } from './classify-smtp-error';
 
 /**
@@ -18,6 +19,29 @@ export { classifySmtpError } from './classify-smtp-error';
 const RELAY_COALESCE_MS = 20;
 
 export const SEND_HANDLER_RETRY_DELAYS_MS = [1_000, 5_000, 30_000, 120_000, 600_000];
+
+/** What the handler of one send service needs (its own caches, writer, loader and transports). */
+export function consumerDeps(
+  ctx: ServiceContext,
+  settings: SendSettings,
+  transports: Transports,
+  afterCommit?: () => void,
+): ConsumerDeps {
+  const { db, bus, logger } = ctx;
+  return {
+    db,
+    bus,
+    logger,
+    sealer: ctx.sealer,
+    settings,
+    transports,
+    copies: new CopyLoader(db, new RequestCache()),
+    mailers: new MailerCache(),
+    events: new EventWriter(db),
+    budget: new ByteBudget(settings.inflightBytes),
+    ...(afterCommit ? { afterCommit } : {}),
+  };
+}
 
 /**
  * Starts the send service: consumes `send.commands` (SEND_CONCURRENCY in flight), delivers
@@ -40,18 +64,7 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
       relay.notify();
     }, RELAY_COALESCE_MS);
   };
-  const handler = createSendHandler({
-    db,
-    bus,
-    logger,
-    sealer: ctx.sealer,
-    settings,
-    transports,
-    copies: new CopyLoader(db, new RequestCache()),
-    mailers: new MailerCache(),
-    events: new EventWriter(db),
-    afterCommit: wakeRelay,
-  });
+  const handler = createSendHandler(consumerDeps(ctx, settings, transports, wakeRelay));
   if (bus.kind === 'memory') {
     const recommanded = await recommandUnfinishedCopies(db, settings.maxAttempts);
     if (recommanded > 0)

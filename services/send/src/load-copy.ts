@@ -29,6 +29,8 @@ export type SendRow = SendFields;
 
 export interface LoadedCopy {
   send: SendRow;
+  /** Size of the stored request (JSON text), for the in-flight byte budget. */
+  requestBytes: number;
   recipients: CopyRecipientRow[];
   events: RecordedEvent[];
   /**
@@ -89,26 +91,42 @@ SELECT w.k, s.ref_id, s.tenant_id, s.mailer_id, s.campaign_id, s.custom_args,
   FROM want w JOIN sends s ON s.ref_id = w.ref_id AND s.tenant_id = w.tenant_id`;
 
 /**
- * Stored requests are immutable: a small LRU keeps recent ones so the copies of a big send
- * (one per recipient with substitutions) do not fetch the same request (attachments included)
- * again and again. Bounded by the JSON text size.
+ * Stored requests are immutable, and every copy of a send needs the same one (with substitutions
+ * there is a copy per `to` recipient): a send's request is fetched and parsed once, not per copy.
+ * - An LRU of recent requests, bounded by their JSON size (`maxBytes`; one request may use all
+ *   of it, so a send with 30 MB of attachments is cached too).
+ * - Requests still held by copies in flight stay shared even when the LRU dropped them (weak
+ *   references: they are found as long as any copy holds them, and freed with the last one).
+ * Sizes are the JSON text lengths; LoadedCopy.requestBytes carries them to the byte budget.
  */
 export class RequestCache {
   private readonly entries = new Map<string, { request: StoredSendRequest; size: number }>();
+  private readonly live = new Map<string, { ref: WeakRef<StoredSendRequest>; size: number }>();
+  private readonly finalizer = new FinalizationRegistry<string>((refId) => {
+    if (this.live.get(refId)?.ref.deref() === undefined) this.live.delete(refId);
+  });
   private bytes = 0;
 
   constructor(private readonly maxBytes = 64 * 1024 * 1024) {}
 
-  get(refId: string): StoredSendRequest | undefined {
+  get(refId: string): { request: StoredSendRequest; size: number } | undefined {
     const e = this.entries.get(refId);
-    if (!e) return undefined;
-    this.entries.delete(refId);
-    this.entries.set(refId, e);
-    return e.request;
+    if (e) {
+      this.entries.delete(refId);
+      this.entries.set(refId, e);
+      return e;
+    }
+    const held = this.live.get(refId);
+    const request = held?.ref.deref();
+    return request && held ? { request, size: held.size } : undefined;
   }
 
   set(refId: string, request: StoredSendRequest, size: number): void {
-    if (size > this.maxBytes / 4) return;
+    if (this.live.get(refId)?.ref.deref() !== request) {
+      this.live.set(refId, { ref: new WeakRef(request), size });
+      this.finalizer.register(request, refId);
+    }
+    if (size > this.maxBytes) return;
     const old = this.entries.get(refId);
     if (old) {
       this.bytes -= old.size;
@@ -130,29 +148,42 @@ export interface CopyKey {
   copy_id: string;
 }
 
-/** Loads any number of copies in one query; null for a send (or this tenant's send) that does not exist. */
+/**
+ * Loads any number of copies in one query; null for a send (or this tenant's send) that does
+ * not exist. A request not in the cache is fetched once per batch (for the first of its copies)
+ * and shared by the others.
+ */
 export async function loadCopies(
   db: Queryable,
   keys: CopyKey[],
   cache: RequestCache,
 ): Promise<Array<LoadedCopy | null>> {
   const cached = keys.map((k) => cache.get(k.ref_id));
+  const sendKey = (k: { ref_id: string; tenant_id: string }) => `${k.tenant_id}\u0000${k.ref_id}`;
+  const fetching = new Set<string>();
+  const withRequest = keys.map((k, i) => {
+    if (cached[i] !== undefined || fetching.has(sendKey(k))) return false;
+    fetching.add(sendKey(k));
+    return true;
+  });
   const { rows } = await db.query<Row>(SQL, [
     keys.map((_, i) => i),
     keys.map((k) => k.ref_id),
     keys.map((k) => k.tenant_id),
     keys.map((k) => k.copy_id),
-    cached.map((c) => c === undefined),
+    withRequest,
   ]);
+  const fetched = new Map<string, { request: StoredSendRequest; size: number }>();
+  for (const r of rows) {
+    if (r.request === null) continue;
+    const request = JSON.parse(r.request) as StoredSendRequest;
+    fetched.set(sendKey(r), { request, size: r.request.length });
+    cache.set(r.ref_id, request, r.request.length);
+  }
   const out: Array<LoadedCopy | null> = keys.map(() => null);
   for (const r of rows) {
-    let request = cached[r.k];
-    if (request === undefined) {
-      if (r.request === null) continue;
-      request = JSON.parse(r.request) as StoredSendRequest;
-      cache.set(r.ref_id, request, r.request.length);
-    }
-    out[r.k] = toLoaded(r, request);
+    const found = cached[r.k] ?? fetched.get(sendKey(r));
+    if (found) out[r.k] = toLoaded(r, found.request, found.size);
   }
   return out;
 }
@@ -162,8 +193,9 @@ export async function loadCopy(db: Queryable, key: CopyKey, cache: RequestCache)
   return (await loadCopies(db, [key], cache))[0] ?? null;
 }
 
-function toLoaded(r: Row, request: StoredSendRequest): LoadedCopy {
+function toLoaded(r: Row, request: StoredSendRequest, requestBytes: number): LoadedCopy {
   return {
+    requestBytes,
     send: {
       refId: r.ref_id,
       tenantId: r.tenant_id,

@@ -10,7 +10,7 @@ import { type Db, enqueueOutbox, envelope } from '@mailyard/platform';
 /**
  * The in-process bus (embedded mode) keeps queued commands and pending retry timers in memory,
  * so a crash loses them although their sends are stored. At start, before consuming, every copy
- * with recipients still QUEUED is commanded again: attempt 1 when nothing was recorded, else the
+ * with recipients still without a send outcome (QUEUED) is commanded again: attempt 1 when nothing was recorded, else the
  * attempt after the last recorded one (a retry that was waiting). Copies out of attempts are
  * left alone. Replays are harmless: the consumer skips attempts already recorded.
  * Not used with RabbitMQ, whose durable queues keep commands and delayed retries across crashes.
@@ -25,7 +25,7 @@ export async function recommandUnfinishedCopies(db: Db, maxAttempts: number): Pr
     `SELECT l.ref_id, l.tenant_id, l.copy_id,
             COALESCE((SELECT max(e.attempt) FROM email_events e WHERE e.copy_id = l.copy_id), 0)::int AS last_attempt
        FROM email_logs l
-      WHERE l.status = 'QUEUED'
+      WHERE l.send_outcome IS NULL
       GROUP BY l.ref_id, l.tenant_id, l.copy_id`,
   );
   const commands: SendEmailCommand[] = rows

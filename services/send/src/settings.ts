@@ -16,6 +16,13 @@ export interface SendSettings {
   smtpTimeoutMs: number;
   mxConnections: number;
   poolConnections: number;
+  /** Total deadline of one direct-MX delivery to a domain (SEND_MX_DELIVERY_TIMEOUT_MS). */
+  mxDeliveryTimeoutMs: number;
+  /** Estimated bytes of copies in flight at once (SEND_INFLIGHT_BYTES). */
+  inflightBytes: number;
+  /** Phishing check budget (PHISHING_CHECK_BUDGET_MS, PHISHING_MAX_LINKS). */
+  phishingBudgetMs: number;
+  phishingMaxLinks: number;
   /** smtp mailers may point at private/loopback hosts (MAILER_ALLOW_PRIVATE_HOSTS). */
   allowPrivateHosts: boolean;
   /** direct-to-MX delivery may reach private/loopback MX addresses (MX_ALLOW_PRIVATE_HOSTS). */
@@ -42,6 +49,10 @@ export function sendSettings(config: Config): SendSettings {
     allowPrivateHosts: config.MAILER_ALLOW_PRIVATE_HOSTS,
     mxAllowPrivateHosts: config.MX_ALLOW_PRIVATE_HOSTS,
     trackingBaseUrl: trackingBaseUrl(config),
+    mxDeliveryTimeoutMs: config.SEND_MX_DELIVERY_TIMEOUT_MS,
+    inflightBytes: config.SEND_INFLIGHT_BYTES,
+    phishingBudgetMs: config.PHISHING_CHECK_BUDGET_MS,
+    phishingMaxLinks: config.PHISHING_MAX_LINKS,
   };
 }
 

@@ -2,7 +2,7 @@
 import { EMAIL_STATUS_RANK, EmailEventSchema, Exchange } from '@mailyard/contracts';
 import { type ServiceContext, closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
 import { type PlannedEvent, recordEvents } from '../src/emit-event';
-import { acceptSend, insertSmtpMailer, logsOf, newTenant } from './support/fixtures';
+import { acceptSend, eventsOf, insertSmtpMailer, logsOf, newTenant } from './support/fixtures';
 import { type Stores, createStores } from './support/harness';
 
 let stores: Stores;
@@ -92,12 +92,12 @@ it('a late MAIL_DELIVERED does not move an opened row back, but fills message_id
   expect(log!.delivered_at).toBeInstanceOf(Date);
 });
 
-it('a final failure recorded after a delivery does not turn it into FAILED', async () => {
+it('a final failure after a delivery is not recorded: a recipient gets one outcome', async () => {
   const s = await oneRecipientSend();
   await ctx.db.transaction((tx) =>
     recordEvents(tx, eventCtx(s.refId, 1), [planned('MAIL_DELIVERED', s.copyIds[0]!, s.logId)]),
   );
-  await ctx.db.transaction((tx) =>
+  const late = await ctx.db.transaction((tx) =>
     recordEvents(tx, eventCtx(s.refId, 2), [
       planned('SMTP_ERROR', s.copyIds[0]!, s.logId, {
         failedReason: 'x',
@@ -105,13 +105,15 @@ it('a final failure recorded after a delivery does not turn it into FAILED', asy
       }),
     ]),
   );
+  expect(late).toEqual([]);
   const [log] = await logsOf(ctx.db, s.refId);
   expect(log).toMatchObject({
     status: 'MAIL_DELIVERED',
     last_event: 'MAIL_DELIVERED',
     failure_reason: '',
-    attempts: 2,
+    attempts: 1,
   });
+  expect((await eventsOf(ctx.db, s.refId)).map((e) => e.event)).toEqual(['MAIL_DELIVERED']);
 });
 
 it('a retry-scheduled SMTP_ERROR keeps the row QUEUED with the reason; the event is written and enqueued once', async () => {

@@ -147,6 +147,13 @@ export const EnvSchema = z.object({
   SEND_SMTP_TIMEOUT_MS: positiveInt(30_000),
   SEND_MX_CONNECTIONS: positiveInt(2),
   SEND_POOL_CONNECTIONS: positiveInt(8),
+  /** Total time of one direct-MX delivery to a recipient domain: DNS and every MX/address tried. */
+  SEND_MX_DELIVERY_TIMEOUT_MS: positiveInt(300_000),
+  /** Bytes of copies being built and delivered at once (estimated from the stored request). */
+  SEND_INFLIGHT_BYTES: positiveInt(256 * 1024 * 1024),
+  /** Phishing check: active scan time per copy, and links per copy, before it is refused. */
+  PHISHING_CHECK_BUDGET_MS: positiveInt(2_000),
+  PHISHING_MAX_LINKS: positiveInt(10_000),
 });
 
 export type Config = z.infer<typeof EnvSchema>;

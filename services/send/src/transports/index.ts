@@ -27,6 +27,7 @@ export class Transports {
     this.mx = new MxTransport(this.pools, resolver, {
       port: s.mxPort,
       timeoutMs: s.smtpTimeoutMs,
+      deliveryTimeoutMs: s.mxDeliveryTimeoutMs,
       maxConnections: s.mxConnections,
       clientName: s.serviceDomain,
       allowPrivate: s.mxAllowPrivateHosts,

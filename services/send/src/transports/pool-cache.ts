@@ -51,10 +51,13 @@ export class PoolCache {
     return entry.pool;
   }
 
-  /** Sends `raw` as is (already built and signed) to the envelope; one result per recipient. */
-  async send(pool: SmtpPool, envelope: Envelope, raw: Buffer): Promise<RecipientResult[]> {
+  /**
+   * Sends `raw` as is (already built and signed) to the envelope; one result per recipient.
+   * `deadline` (epoch ms) caps this delivery below the pool's own deadline.
+   */
+  async send(pool: SmtpPool, envelope: Envelope, raw: Buffer, deadline?: number): Promise<RecipientResult[]> {
     try {
-      const info = await pool.send(envelope, raw);
+      const info = await pool.send(envelope, raw, deadline);
       const rejected = new Set((info.rejected ?? []).map((r) => r.toLowerCase()));
       return envelope.to.map((email) =>
         rejected.has(email.toLowerCase())

@@ -18,6 +18,7 @@
  */
 import type { Socket } from 'node:net';
 import SMTPConnection, { type SMTPConnectionOptions } from 'nodemailer/lib/smtp-connection';
+import { sliced } from '../slices';
 
 export interface SmtpPoolOptions extends SMTPConnectionOptions {
   /** Opens the TCP connection of a new SMTP connection (plain; TLS is nodemailer's). */
@@ -66,9 +67,16 @@ export class SmtpPool {
 
   constructor(private readonly o: SmtpPoolOptions) {}
 
-  /** Sends `raw` to the envelope; rejects with nodemailer's SMTP errors. */
-  async send(envelope: { from: string; to: string[] }, raw: Buffer): Promise<SmtpSendInfo> {
-    const deadline = Date.now() + this.o.deliveryTimeoutMs;
+  /**
+   * Sends `raw` to the envelope; rejects with nodemailer's SMTP errors. `cap` (epoch ms)
+   * shortens the pool's own delivery deadline, e.g. to what is left of a caller's total budget.
+   */
+  async send(
+    envelope: { from: string; to: string[] },
+    raw: Buffer,
+    cap = Number.POSITIVE_INFINITY,
+  ): Promise<SmtpSendInfo> {
+    const deadline = Math.min(cap, Date.now() + this.o.deliveryTimeoutMs);
     const first = await this.acquire(deadline);
     // Read before sending: sendOn counts the message on the connection even when it fails.
     const reused = first.messages > 0;
@@ -107,7 +115,8 @@ export class SmtpPool {
         },
         Math.max(1, deadline - Date.now()),
       );
-      conn.smtp.send(envelope, raw, (err, info) => {
+      // In slices (../slices.ts): dot-stuffing a large message in one chunk holds the process.
+      conn.smtp.send(envelope, sliced(raw), (err, info) => {
         clearTimeout(timer);
         conn.messages++;
         if (timedOut) return;
