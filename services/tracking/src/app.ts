@@ -13,7 +13,7 @@ export function buildTrackingApp(
 ): Express {
   return createHttpApp({
     logger: deps.logger,
-    bodyLimit: '16kb',
+    ignoreBodies: true,
     ...(opts.readiness ? { readiness: opts.readiness } : {}),
     routes: (app) => {
       app.set('trust proxy', opts.trustProxy);

@@ -22,6 +22,11 @@ export interface HttpAppOptions {
   bodyLimit?: string | number;
   /** Routes allowed a larger body; they are still read only after `guards` let them through. */
   largeBodyRoutes?: LargeBodyRoute[];
+  /**
+   * The service reads no request bodies (tracking: an RFC 8058 one-click POST is form-encoded and
+   * carries nothing the token does not): bodies of any type are drained unread, never buffered.
+   */
+  ignoreBodies?: boolean;
   readiness?: Record<string, ReadinessCheck>;
   /**
    * Authentication and rate limits: run before the URL is validated and before any body is
@@ -95,6 +100,11 @@ export function errorHandler(logger: Logger) {
   };
 }
 
+function drainBody(req: Request, _res: Response, next: NextFunction): void {
+  req.resume();
+  next();
+}
+
 export function createHttpApp(opts: HttpAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -113,16 +123,18 @@ export function createHttpApp(opts: HttpAppOptions): Express {
     maxDepth: JSON_INPUT_LIMITS.maxDepth,
     maxValues,
   });
-  app.use(
-    jsonBody({
-      ...limits(opts.bodyLimit ?? '1mb'),
-      routes: (opts.largeBodyRoutes ?? []).map((r) => ({
-        method: r.method,
-        path: r.path,
-        ...limits(r.limit, r.maxValues),
-      })),
-    }),
-  );
+  if (opts.ignoreBodies) app.use(drainBody);
+  else
+    app.use(
+      jsonBody({
+        ...limits(opts.bodyLimit ?? '1mb'),
+        routes: (opts.largeBodyRoutes ?? []).map((r) => ({
+          method: r.method,
+          path: r.path,
+          ...limits(r.limit, r.maxValues),
+        })),
+      }),
+    );
   opts.routes?.(app);
   app.use((_req, _res, next) => next(new HttpError(404, ErrorText.notFound)));
   app.use(errorHandler(opts.logger));
