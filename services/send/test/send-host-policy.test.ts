@@ -47,5 +47,7 @@ it('ends the copy with a final SMTP_ERROR and connects to nothing', async () => 
   });
   const [log] = await logsOf(h.ctx.db, refId);
   expect(log).toMatchObject({ status: 'FAILED', failure_reason: 'Mailer host is not allowed' });
+  expect(r.tcpConnections()).toBe(0);
+  expect(r.connections()).toBe(0);
   expect(r.dataCount()).toBe(0);
 });
