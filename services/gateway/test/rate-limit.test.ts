@@ -36,7 +36,8 @@ async function oneWindow(
       const gw = gateways[i % gateways.length]!;
       responses.push(await request(gw.app).get('/v1/email/templates').set(bearer(apiKey)));
     }
-    if (new Set(responses.map((r) => r.headers['x-ratelimit-reset'])).size === 1) return { responses, apiKey };
+    if (new Set(responses.map((r) => r.headers['x-ratelimit-reset'])).size === 1)
+      return { responses, apiKey };
   }
   throw new Error('the rate-limit window rolled over in three runs in a row');
 }

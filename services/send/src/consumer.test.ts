@@ -22,7 +22,7 @@ const smtp = (o: Partial<Extract<SendingMailer, { kind: 'smtp' }>> = {}): Sendin
   configType: 'basic_smtp',
   state: 'active',
   email: 'a@example.com',
-  smtp: { host: 'smtp.example.com', port: 587, secure: 'STARTTLS', username: 'u', password: 'p' },
+  smtp: { host: 'smtp.example.com', port: 587, secure: 'Tls', username: 'u', password: 'p' },
   ...o,
 });
 

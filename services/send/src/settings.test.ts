@@ -5,7 +5,9 @@ describe('retryDelayMs', () => {
   const s = { retryDelaysS: [60, 300, 1800, 7200] };
 
   it('waits SEND_RETRY_DELAYS[attempt - 1] seconds before the next attempt', () => {
-    expect([1, 2, 3, 4].map((attempt) => retryDelayMs(s, attempt))).toEqual([60_000, 300_000, 1_800_000, 7_200_000]);
+    expect([1, 2, 3, 4].map((attempt) => retryDelayMs(s, attempt))).toEqual([
+      60_000, 300_000, 1_800_000, 7_200_000,
+    ]);
   });
 
   it('repeats the last value when the list is shorter than the attempts', () => {

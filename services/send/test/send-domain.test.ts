@@ -202,7 +202,9 @@ describe('direct to MX', () => {
     const events = await settled(h, refId, 1);
     expect(
       events.map((e) => [e.event, e.payload.details.retry_scheduled, e.payload.details.failed_reason]),
-    ).toEqual([['SMTP_ERROR', false, 'Message could not be built: DKIM signing failed (the key could not sign)']]);
+    ).toEqual([
+      ['SMTP_ERROR', false, 'Message could not be built: DKIM signing failed (the key could not sign)'],
+    ]);
     const [log] = await logsOf(h.ctx.db, refId);
     expect(log).toMatchObject({ status: 'FAILED', last_event: 'SMTP_ERROR' });
     expect(mx.dataCount()).toBe(data);

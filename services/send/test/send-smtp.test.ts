@@ -503,7 +503,10 @@ describe('refusals before sending', () => {
     const r = await receiver();
     const mailerId = await mailerFor(r);
     const other = await newTenant(h.ctx.db);
-    const otherMailer = await insertSmtpMailer(h.ctx.db, h.ctx.sealer, other, { port: r.port, secure: 'None' });
+    const otherMailer = await insertSmtpMailer(h.ctx.db, h.ctx.sealer, other, {
+      port: r.port,
+      secure: 'None',
+    });
     // This tenant unsubscribed the address; the other tenant did not.
     await suppressions.add(h.ctx.db, tenantId, 'Shared@Example.com');
     const mine = await acceptSend(h.ctx.db, tenantId, {
