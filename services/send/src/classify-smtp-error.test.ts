@@ -90,3 +90,107 @@ describe('classifySmtpError', () => {
     expect(describeReply(550, '5.7.26')).toBe('Sender authentication failed (SPF/DKIM/DMARC)');
   });
 });
+
+describe('mapping tables', () => {
+  // The codes the module maps: each must give a non-empty reason of its own (not the raw reply).
+  const enhanced = [
+    '1.0',
+    '1.1',
+    '1.2',
+    '1.3',
+    '1.4',
+    '1.6',
+    '1.7',
+    '1.8',
+    '1.10',
+    '2.0',
+    '2.1',
+    '2.2',
+    '2.3',
+    '2.4',
+    '3.0',
+    '3.1',
+    '3.2',
+    '3.4',
+    '4.0',
+    '4.1',
+    '4.2',
+    '4.3',
+    '4.4',
+    '4.5',
+    '4.6',
+    '4.7',
+    '5.0',
+    '5.3',
+    '6.0',
+    '7.0',
+    '7.1',
+    '7.7',
+    '7.8',
+    '7.9',
+    '7.11',
+    '7.23',
+    '7.25',
+    '7.26',
+    '7.27',
+  ];
+  const basic = [
+    421, 432, 450, 451, 452, 454, 455, 500, 501, 502, 503, 504, 521, 530, 534, 535, 550, 551, 552, 553, 554,
+    555, 556,
+  ];
+  const noReply = [
+    'ETIMEDOUT',
+    'ECONNECTION',
+    'ESOCKET',
+    'ECONNREFUSED',
+    'ECONNRESET',
+    'EDNS',
+    'ETLS',
+    'EREQUIRETLS',
+    'EPROTOCOL',
+    'EAUTH',
+    'ENOAUTH',
+    'ECONFIG',
+    'EENVELOPE',
+    'EMESSAGE',
+    'ESTREAM',
+    'EABORT',
+  ];
+
+  it('describes every mapped enhanced code, permanent as is and temporary with a prefix', () => {
+    const reasons = enhanced.map((d) => describeReply(550, `5.${d}`));
+    for (const r of reasons) expect(r).toMatch(/^[A-Z]\S* /);
+    expect(new Set(reasons).size).toBe(enhanced.length);
+    for (const d of enhanced) {
+      const permanent = describeReply(550, `5.${d}`)!;
+      expect(describeReply(450, `4.${d}`)).toBe(
+        `Temporary failure: ${permanent[0]!.toLowerCase()}${permanent.slice(1)}`,
+      );
+    }
+    expect(describeReply(550, '5.9.9')).toBe(describeReply(550));
+  });
+
+  it('describes every mapped basic code', () => {
+    const reasons = basic.map((c) => describeReply(c));
+    for (const r of reasons) expect(r).toMatch(/^[A-Z]\S* /);
+    expect(new Set(reasons).size).toBe(basic.length);
+    expect(describeReply(599)).toBeUndefined();
+  });
+
+  it('gives every known error without a reply its own reason, not the error message', () => {
+    const failures = noReply.map((code) => classifySmtpError({ code, message: 'boom' }));
+    for (const f of failures) {
+      expect(f.failedReason).toMatch(/^[A-Z]\S* /);
+      expect(f.providerError).toBe('boom');
+    }
+    expect(failures.map((f) => f.kind)).toEqual(
+      noReply.map((c) =>
+        c === 'EAUTH' || c === 'ENOAUTH'
+          ? 'auth'
+          : c === 'ECONFIG' || c === 'EENVELOPE'
+            ? 'permanent'
+            : 'temporary',
+      ),
+    );
+  });
+});
