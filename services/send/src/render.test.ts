@@ -38,8 +38,9 @@ describe('renderCopy', () => {
 
 describe('rendered size limit', () => {
   it('stops substitution that would grow a copy past the message limit', () => {
-    const template = '{{x}}'.repeat(1_000_000);
-    const vars = { x: 'y'.repeat(400) };
+    // A 100 KB template repeating a 2 KB value would grow to 40 MB.
+    const template = '{{x}}'.repeat(20_000);
+    const vars = { x: 'y'.repeat(2000) };
     expect(() =>
       renderCopy({ subject: 's', content: [{ type: 'text/plain', value: template }] }, vars),
     ).toThrow('The rendered message exceeds 30 MB');
