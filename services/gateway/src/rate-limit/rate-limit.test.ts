@@ -1,10 +1,17 @@
-import { HttpError, type Kv, createLogger, createMemoryKv } from '@mailyard/platform';
+import {
+  HttpError,
+  type Kv,
+  type Logger,
+  createLogger,
+  createMemoryKv,
+  metricsRegistry,
+} from '@mailyard/platform';
 import type { Response } from 'express';
 import { rateLimit } from './rate-limit';
 
 /** The middleware against the in-process kv, as one request of `tenantId` would run it. */
-function limiter(kv: Kv, windowMs = 3_600_000) {
-  const mw = rateLimit(kv, createLogger('rate-limit-test', 'error'), {
+function limiter(kv: Kv, windowMs = 3_600_000, logger: Logger = createLogger('rate-limit-test', 'error')) {
+  const mw = rateLimit(kv, logger, {
     limits: { standard: 3, enterprise: 5 },
     windowMs,
   });
@@ -95,5 +102,29 @@ describe('rateLimit', () => {
       expect(r).toEqual({ passed: true, error: undefined, headers: {} });
     }
     await broken.close();
+  });
+
+  it('warns once per 10 s while the kv store fails, with the error', async () => {
+    const broken: Kv = { ...createMemoryKv(), hitWindow: () => Promise.reject(new Error('kv down')) };
+    const logger = createLogger('rate-limit-test', 'warn');
+    const logs: Array<{ level: string; message: string; error?: string }> = [];
+    logger.on('data', (l) => logs.push(l));
+    const hit = limiter(broken, 3_600_000, logger);
+    for (let i = 0; i < 3; i++) await hit('t1');
+    expect(logs.map((l) => [l.level, l.message, l.error])).toEqual([
+      ['warn', 'rate limit store unavailable, failing open', 'kv down'],
+    ]);
+    await broken.close();
+  });
+
+  it('counts 429 answers per tier', async () => {
+    const rejected = async (tier: string) =>
+      (await metricsRegistry.getSingleMetric('mailyard_rate_limited_total')?.get())?.values.find(
+        (v) => v.labels.tier === tier,
+      )?.value ?? 0;
+    const before = await rejected('enterprise');
+    const hit = limiter(kv);
+    for (let i = 0; i < 7; i++) await hit('counted', 'enterprise');
+    expect(await rejected('enterprise')).toBe(before + 2);
   });
 });
