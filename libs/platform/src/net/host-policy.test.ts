@@ -31,4 +31,8 @@ describe('host policy', () => {
     expect(await hostRefusal('127.0.0.1', true)).toBeNull();
     expect(await hostRefusal('8.8.8.8', false)).toBeNull();
   });
+
+  it('leaves hosts that do not resolve to the connection attempt (no refusal)', async () => {
+    expect(await hostRefusal('no-such-host.invalid', false)).toBeNull();
+  });
 });
