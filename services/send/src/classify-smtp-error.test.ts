@@ -194,3 +194,88 @@ describe('mapping tables', () => {
     );
   });
 });
+
+describe('auth, permanent or temporary', () => {
+  it.each([
+    [535, '535 5.7.8 Authentication credentials invalid', 'AUTH PLAIN', 'auth'],
+    [535, '535 Authentication failed', undefined, 'auth'],
+    [534, '534 5.7.9 Mechanism too weak', undefined, 'auth'],
+    [550, '550 5.7.8 nope', 'MAIL FROM', 'auth'],
+    [550, '550 5.7.9 weak', 'RCPT TO', 'auth'],
+    [554, '554 5.7.0 rejected', 'auth login', 'auth'],
+    [500, '500 5.5.1 Unrecognized command', 'AUTH LOGIN', 'auth'],
+    [454, '454 4.7.0 Temporary authentication failure', 'AUTH PLAIN', 'temporary'],
+    [530, '530 5.7.0 Must issue a STARTTLS command first', 'MAIL FROM', 'permanent'],
+    [530, '530 5.7.8 Authentication required', 'MAIL FROM', 'auth'],
+    [550, '550 5.7.1 Relaying denied', 'RCPT TO', 'permanent'],
+    [550, '550 no', 'XAUTH', 'permanent'],
+    [503, '503 5.5.1 Bad sequence of commands', 'DATA', 'temporary'],
+    [500, '500 5.5.2 Syntax error', 'DATA', 'permanent'],
+  ] as const)('%i %s after %s: %s', (code, response, command, kind) => {
+    expect(classifyReply(code, response, command).kind).toBe(kind);
+  });
+
+  it('prefixes auth reasons that do not say so, and only those', () => {
+    expect(classifyReply(554, '554 5.7.0 rejected', 'AUTH LOGIN').failedReason).toBe(
+      'Authentication failed: Rejected by the recipient server for security or policy reasons',
+    );
+    expect(classifyReply(535, '535 5.7.8 bad', 'AUTH PLAIN').failedReason).toBe(
+      'Authentication credentials invalid',
+    );
+    expect(classifyReply(550, '550 5.7.0 policy', 'RCPT TO').failedReason).toBe(
+      'Rejected by the recipient server for security or policy reasons',
+    );
+  });
+
+  it('maps a 500 with an enhanced code as permanent text', () => {
+    expect(classifyReply(500, '500 5.5.0 what').failedReason).toBe('Mail protocol error');
+  });
+
+  it('trims the reply and reads its codes after leading space', () => {
+    const f = classifyReply(550, '  550 5.1.1 gone \r\n');
+    expect(f).toMatchObject({ enhancedCode: '5.1.1', providerError: '550 5.1.1 gone' });
+    expect(enhancedCodeOf('  550 5.1.1 gone')).toBe('5.1.1');
+  });
+
+  it('adds enhancedCode only when the reply has one', () => {
+    expect('enhancedCode' in classifyReply(550, '550 no such user')).toBe(false);
+  });
+});
+
+describe('classifySmtpError without a usable reply', () => {
+  it('reads the code from the reply text when responseCode is missing or not a number', () => {
+    expect(classifySmtpError({ response: '550 5.1.1 gone' })).toMatchObject({
+      kind: 'permanent',
+      responseCode: 550,
+    });
+    expect(classifySmtpError({ responseCode: '550' as never, response: '451 4.3.0 later' })).toMatchObject({
+      kind: 'temporary',
+      responseCode: 451,
+    });
+  });
+
+  it('uses responseCode when the text has no code', () => {
+    expect(classifySmtpError({ responseCode: 421, response: 'Greeting never received' })).toMatchObject({
+      kind: 'temporary',
+      responseCode: 421,
+      providerError: 'Greeting never received',
+    });
+  });
+
+  it('treats success codes, a missing reply and a non-text reply as no reply', () => {
+    for (const e of [
+      { responseCode: 250, response: '250 OK', message: 'odd' },
+      { responseCode: 550, message: 'odd' },
+      { responseCode: 550, response: 42 as never, message: 'odd' },
+    ]) {
+      expect(classifySmtpError(e)).toEqual({ kind: 'temporary', failedReason: 'odd', providerError: 'odd' });
+    }
+  });
+
+  it('describes errors by message, then code, then "unknown error"', () => {
+    expect(classifySmtpError({ message: '  ', code: 'EWEIRD' }).failedReason).toBe('EWEIRD');
+    expect(classifySmtpError({}).failedReason).toBe('unknown error');
+    expect(classifySmtpError('boom').failedReason).toBe('boom');
+    expect(classifySmtpError(null).failedReason).toBe('null');
+  });
+});
