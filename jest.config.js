@@ -1,6 +1,12 @@
 /** Unit tests sit beside the code (src/**\/*.test.ts); integration tests in test/ folders run against real servers. */
 const transform = { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] };
-const common = { testEnvironment: 'node', transform, moduleFileExtensions: ['ts', 'js', 'json'] };
+// .stryker-tmp holds the sandbox copies of `pnpm test:mutation`; jest must not see them.
+const common = {
+  testEnvironment: 'node',
+  transform,
+  moduleFileExtensions: ['ts', 'js', 'json'],
+  modulePathIgnorePatterns: ['<rootDir>/.stryker-tmp'],
+};
 
 /**
  * Files that stop and restart the shared RabbitMQ: in a project of their own, so they never run

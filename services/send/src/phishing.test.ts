@@ -82,4 +82,41 @@ describe('checkPhishing', () => {
     );
     expect(checkPhishing(html('<a href="https://notbad.example/">x</a>'), list)).toBeNull();
   });
+
+  it('checks every URL-carrying attribute, trimmed, and protocol-relative links', () => {
+    const list = ['bad.example'];
+    for (const body of [
+      '<map><area href=" https://bad.example/x "></map>',
+      '<form><button formaction="https://bad.example/b">Go</button></form>',
+      '<form><input type="submit" formaction="https://bad.example/i"></form>',
+      '<form action=" https://bad.example/f "></form>',
+      '<a href="//bad.example/p">x</a>',
+    ]) {
+      expect(checkPhishing(html(body), list)?.rule).toBe('blocklisted_domain');
+    }
+    // relative links, other schemes and anchors without href carry no host
+    expect(
+      checkPhishing(
+        html('<a href="/path">x</a><a href="mailto:a@bad.example">m</a><a>bad.example</a><form></form>'),
+        list,
+      ),
+    ).toBeNull();
+    expect(checkPhishing({ html: '', text: '' }, list)).toBeNull();
+  });
+
+  it('flags a password field whatever its case or spacing, and only a password field', () => {
+    expect(checkPhishing(html('<input type=" PASSWORD ">'), [])?.rule).toBe('credential_form');
+    expect(checkPhishing(html('<button type="password">x</button><input>'), [])).toBeNull();
+  });
+
+  it('flags Greek look-alikes; other scripts pass', () => {
+    // "αρρ.com" (Greek alpha, rho, rho)
+    expect(checkPhishing(html('<a href="https://αρρ.com/">x</a>'), [])?.rule).toBe('punycode_lookalike');
+    // Armenian mixed with Latin
+    expect(checkPhishing(html('<a href="https://paypաl.com/">x</a>'), [])?.rule).toBe('punycode_lookalike');
+    // Japanese and Greek words that do not look Latin
+    expect(
+      checkPhishing(html('<a href="https://例え.jp/">x</a><a href="https://λθ.gr/">y</a>'), []),
+    ).toBeNull();
+  });
 });

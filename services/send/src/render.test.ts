@@ -38,8 +38,9 @@ describe('renderCopy', () => {
 
 describe('rendered size limit', () => {
   it('stops substitution that would grow a copy past the message limit', () => {
-    const template = '{{x}}'.repeat(1_000_000);
-    const vars = { x: 'y'.repeat(400) };
+    // A 100 KB template repeating a 2 KB value would grow to 40 MB.
+    const template = '{{x}}'.repeat(20_000);
+    const vars = { x: 'y'.repeat(2000) };
     expect(() =>
       renderCopy({ subject: 's', content: [{ type: 'text/plain', value: template }] }, vars),
     ).toThrow('The rendered message exceeds 30 MB');
@@ -51,5 +52,63 @@ describe('rendered size limit', () => {
       { x: 'ab' },
     );
     expect(out.text).toHaveLength(2000);
+  });
+});
+
+describe('variables', () => {
+  it('accepts letters, digits, _, - and . in names, with optional spaces inside the braces', () => {
+    const vars = { 'first.name': 'Ann', 'a-b': '1', a_b: '2', X9: '3' };
+    expect(substitute('{{first.name}} {{a-b}} {{a_b}} {{  X9  }}', vars)).toBe('Ann 1 2 3');
+  });
+
+  it('leaves text that is not a variable alone', () => {
+    expect(substitute('{{a b}} {x} {{}} {{ a', { a: 'A', x: 'X' })).toBe('{{a b}} {x} {{}} {{ a');
+  });
+
+  it('renders null as empty and other values as text', () => {
+    const vars = { none: null, n: 7, yes: true } as unknown as Record<string, string>;
+    expect(substitute('[{{none}}][{{n}}][{{yes}}]', vars)).toBe('[][7][true]');
+  });
+
+  it('turns each run of line breaks in the subject into one space', () => {
+    const r = renderCopy(
+      { subject: '{{s}}', content: [{ type: 'text/plain', value: 'x' }] },
+      { s: 'a\r\n\r\nb\nc\rd' },
+    );
+    expect(r.subject).toBe('a b c d');
+  });
+});
+
+describe('requests that cannot be rendered', () => {
+  const plain = [{ type: 'text/plain' as const, value: 'x' }];
+
+  it.each([
+    [{ content: plain }, 'The send has no subject to render'],
+    [{ subject: 's' }, 'The send has no content to render'],
+    [{ subject: 's', content: 'x' }, 'The send has no content to render'],
+    [{ subject: 's', content: [] }, 'The send has no content to render'],
+    [{ subject: 's', content: [{ type: 'text/plain' }] }, 'A content entry has no value'],
+    [{ subject: 's', content: [null] }, 'A content entry has no value'],
+    [{ subject: 's', content: [{ type: 'text/rtf', value: 'x' }] }, 'Unsupported content type "text/rtf"'],
+  ])('%j: %s', (request, message) => {
+    expect(() => renderCopy(request as never, {})).toThrow(new RenderError(message));
+  });
+});
+
+describe('render budget', () => {
+  it('counts the template and every substituted value, down to exactly zero', () => {
+    const budget = { remaining: 7 };
+    expect(substitute('{{x}}', { x: '12' }, undefined, budget)).toBe('12');
+    expect(budget.remaining).toBe(0);
+    expect(() => substitute('{{x}}', { x: '12' }, undefined, { remaining: 6 })).toThrow(RenderError);
+    expect(() => substitute('abc', {}, undefined, { remaining: 2 })).toThrow(RenderError);
+    expect(substitute('abc', {}, undefined, { remaining: 3 })).toBe('abc');
+  });
+
+  it('counts the encoded value', () => {
+    // '&' becomes '&amp;' (5 characters): 5 for the template + 5 for the value.
+    expect(() => substitute('{{x}}', { x: '&' }, (v) => v.replace('&', '&amp;'), { remaining: 9 })).toThrow(
+      RenderError,
+    );
   });
 });

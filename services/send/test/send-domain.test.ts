@@ -4,6 +4,7 @@
  * independent verifiers (mailauth, and Debian's python3-dkim) against the key dnsmasq publishes.
  */
 import { execFileSync } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
 import { dkimVerify } from 'mailauth/lib/dkim/verify';
 import { type Dnsmasq, startDnsmasq } from '../../../test/support/peers/dnsmasq';
@@ -188,6 +189,31 @@ describe('direct to MX', () => {
     const tampered = messages[0]!.raw.toString().replace('Spring sale', 'Spring scam');
     expect((await verifyWithMailauth(tampered))?.status?.result).toBe('fail');
     expect(verifyWithDkimpy(tampered)).toMatch(/^fail/);
+  });
+
+  it('never sends unsigned: a key that cannot sign ends the copy with a final SMTP_ERROR', async () => {
+    // An Ed25519 key parses but cannot make the rsa-sha256 signature nodemailer's signer writes.
+    const ed25519 = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' });
+    const unsignable = await insertDomainMailer(h.ctx.db, h.ctx.sealer, tenantId, {
+      domain: 'nosign.test',
+      key: { privateKeyPem: ed25519.toString(), txt: key.txt },
+    });
+    const data = mx.dataCount();
+    const connections = mx.tcpConnections();
+    const { refId } = await acceptSend(h.ctx.db, tenantId, {
+      ...message(unsignable, ['ann@recipient.test']),
+      from: { email: 'news@nosign.test' },
+    });
+    const events = await settled(h, refId, 1);
+    expect(
+      events.map((e) => [e.event, e.payload.details.retry_scheduled, e.payload.details.failed_reason]),
+    ).toEqual([
+      ['SMTP_ERROR', false, 'Message could not be built: DKIM signing failed (the key could not sign)'],
+    ]);
+    const [log] = await logsOf(h.ctx.db, refId);
+    expect(log).toMatchObject({ status: 'FAILED', last_event: 'SMTP_ERROR' });
+    expect(mx.dataCount()).toBe(data);
+    expect(mx.tcpConnections()).toBe(connections);
   });
 
   it('refuses a copy whose domain is no longer verified', async () => {

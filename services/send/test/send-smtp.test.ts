@@ -499,6 +499,31 @@ describe('refusals before sending', () => {
     expect(r.dataCount()).toBe(1);
   });
 
+  it("applies only the sending tenant's suppressions", async () => {
+    const r = await receiver();
+    const mailerId = await mailerFor(r);
+    const other = await newTenant(h.ctx.db);
+    const otherMailer = await insertSmtpMailer(h.ctx.db, h.ctx.sealer, other, {
+      port: r.port,
+      secure: 'None',
+    });
+    // This tenant unsubscribed the address; the other tenant did not.
+    await suppressions.add(h.ctx.db, tenantId, 'Shared@Example.com');
+    const mine = await acceptSend(h.ctx.db, tenantId, {
+      ...base(mailerId),
+      to: [{ email: 'shared@example.com' }],
+    });
+    const theirs = await acceptSend(h.ctx.db, other, {
+      ...base(otherMailer),
+      to: [{ email: 'shared@example.com' }],
+    });
+    expect((await settled(mine.refId, 1)).map((e) => e.event)).toEqual(['MAIL_GENERATION_REJECTION']);
+    expect((await settled(theirs.refId, 1)).map((e) => e.event)).toEqual(['MAIL_DELIVERED']);
+    const [m] = await r.waitForMessages(1);
+    expect(m!.to).toEqual(['shared@example.com']);
+    expect(r.dataCount()).toBe(1);
+  });
+
   it('stops phishing content before sending', async () => {
     const r = await receiver();
     const mailerId = await mailerFor(r);

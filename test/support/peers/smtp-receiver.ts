@@ -44,6 +44,8 @@ export interface SmtpReceiver {
   connections(): number;
   /** SMTP connections closed so far (by either side). */
   closedConnections(): number;
+  /** TCP connections accepted so far, counted before any SMTP (a client that hangs up at once counts too). */
+  tcpConnections(): number;
   /** Resolves once at least `n` messages were accepted. */
   waitForMessages(n: number, timeoutMs?: number): Promise<ReceivedMessage[]>;
   close(): Promise<void>;
@@ -124,6 +126,10 @@ export async function startSmtpReceiver(opts: SmtpReceiverOptions = {}): Promise
     },
   });
   server.on('error', () => {});
+  let tcp = 0;
+  server.server.on('connection', () => {
+    tcp++;
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
@@ -138,6 +144,7 @@ export async function startSmtpReceiver(opts: SmtpReceiverOptions = {}): Promise
     authAttempts: () => logins,
     connections: () => sessions,
     closedConnections: () => closed,
+    tcpConnections: () => tcp,
     waitForMessages(n, timeoutMs = 30_000) {
       return new Promise((resolve, reject) => {
         const check = () => {

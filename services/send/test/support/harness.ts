@@ -55,7 +55,15 @@ export interface SendHarness {
   service: RunningService;
   /** Every email event published on the bus, validated against EmailEventSchema. */
   published: EmailEvent[];
+  /** Every delayed publish (retries) the service made on the real bus, in order. */
+  delayed: DelayedPublish[];
   close(): Promise<void>;
+}
+
+export interface DelayedPublish {
+  queue: string;
+  payload: unknown;
+  delayMs: number;
 }
 
 let collectorSeq = 0;
@@ -88,12 +96,20 @@ export async function startSendService(
       published.push(EmailEventSchema.parse(d.envelope.payload));
     },
   );
+  // Records each delayed publish, then makes it on the real bus.
+  const delayed: DelayedPublish[] = [];
+  const publishDelayed = ctx.bus.publishDelayed.bind(ctx.bus);
+  ctx.bus.publishDelayed = (queue, env, delayMs) => {
+    delayed.push({ queue, payload: env.payload, delayMs });
+    return publishDelayed(queue, env, delayMs);
+  };
   const service = await start(ctx);
   return {
     ctx,
     config,
     service,
     published,
+    delayed,
     async close() {
       await service.stop();
       await collector.cancel();

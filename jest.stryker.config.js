@@ -1,0 +1,19 @@
+/**
+ * Jest config for mutation testing (stryker.config.json): only the pure unit tests beside the
+ * policy modules Stryker mutates. They need no servers and no --experimental-vm-modules.
+ * Add a module: list it in stryker.config.json "mutate" and its unit test here.
+ */
+module.exports = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
+  moduleFileExtensions: ['ts', 'js', 'json'],
+  testMatch: [
+    '<rootDir>/services/gateway/src/rate-limit/rate-limit.test.ts',
+    '<rootDir>/services/send/src/consumer.test.ts',
+    '<rootDir>/services/send/src/settings.test.ts',
+    '<rootDir>/services/send/src/classify-smtp-error.test.ts',
+    '<rootDir>/services/send/src/phishing.test.ts',
+    '<rootDir>/services/send/src/render.test.ts',
+    '<rootDir>/libs/platform/src/net/host-policy.test.ts',
+  ],
+};
