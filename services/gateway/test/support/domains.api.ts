@@ -1,7 +1,7 @@
 import { createPublicKey } from 'node:crypto';
 import { loadSendingMailer } from '@mailyard/store';
+import { startDnsmasq } from '@mailyard/testkit/peers/dnsmasq';
 import request from 'supertest';
-import { startDnsmasq } from '../../../../test/support/peers/dnsmasq';
 import { buildGatewayApp } from '../../src/app';
 import { type Mode, bearer, useGateway } from './harness';
 

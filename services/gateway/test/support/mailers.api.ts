@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { type MailerDeactivatedEvent, MailerDeactivatedEventSchema, RoutingKey } from '@mailyard/contracts';
 import type { OutboxRelay } from '@mailyard/platform';
 import { deactivateMailer, loadMailerWebhook, loadSendingMailer, reactivateMailer } from '@mailyard/store';
+import { type SmtpAuthServer, startSmtpAuthServer } from '@mailyard/testkit/peers/smtp-auth-server';
 import type { Response } from 'supertest';
-import { type SmtpAuthServer, startSmtpAuthServer } from '../../../../test/support/peers/smtp-auth-server';
 import { type CapturedEvents, captureEvents, outboxRows, startRelay } from './bus-events';
 import { type Mode, useGateway } from './harness';
 

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { type Socket, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { apiUrl, spawnTs, startOnFreePort } from './support/process';
-import { createTestDatabase, createTestVhost, serverEnv } from './support/servers';
+import { apiUrl, spawnTs, startOnFreePort } from '../process';
+import { createTestDatabase, createTestVhost, serverEnv } from '../servers';
 
 const KEY = 'myk_process_test_bootstrap_key_0123456789abcdef';
 const auth = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' };

@@ -79,22 +79,4 @@ export async function eventsFlushed(): Promise<number> {
 /** An RFC 3339 UTC stamp `ms` after a fixed base, for ordering assertions. */
 export const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString();
 
-export async function eventually<T>(
-  fn: () => Promise<T | undefined | null | false> | T | undefined | null | false,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+export { eventually } from './eventually';

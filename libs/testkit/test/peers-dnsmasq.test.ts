@@ -1,5 +1,5 @@
 import { Resolver } from 'node:dns/promises';
-import { type Dnsmasq, dnsmasqConfig, startDnsmasq, txtStrings } from './support/peers/dnsmasq';
+import { type Dnsmasq, dnsmasqConfig, startDnsmasq, txtStrings } from '../peers/dnsmasq';
 
 /** The dnsmasq test peer itself: what other tests rely on. */
 describe('dnsmasq test peer', () => {
