@@ -13,7 +13,7 @@ echo "== typecheck"; pnpm exec tsc -p tsconfig.json --noEmit
 # TLS test peers (Dovecot IMAPS, SMTP STARTTLS) serve this certificate; Node reads
 # NODE_EXTRA_CA_CERTS only at start, so it is created and exported before jest.
 export NODE_EXTRA_CA_CERTS
-NODE_EXTRA_CA_CERTS=$(bash test/support/peers/test-ca.sh)
+NODE_EXTRA_CA_CERTS=$(bash libs/testkit/peers/test-ca.sh)
 # PGlite loads its WASM with dynamic import(), which jest's module sandbox allows only with this flag.
 export NODE_OPTIONS="${NODE_OPTIONS:-} --experimental-vm-modules --no-warnings=ExperimentalWarning"
 echo "== tests"; LOG_SILENT=${LOG_SILENT:-1} pnpm exec jest --runInBand "$@"

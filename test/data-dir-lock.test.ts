@@ -7,7 +7,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Spawned, spawnTs } from './support/process';
+import { type Spawned, spawnTs } from '@mailyard/testkit/process';
 
 jest.setTimeout(180_000);
 

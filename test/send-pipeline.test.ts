@@ -15,11 +15,12 @@ import {
 } from '@mailyard/platform';
 import { start as startSend } from '@mailyard/send';
 import { createTenant } from '@mailyard/store';
+import { eventually } from '@mailyard/testkit/eventually';
+import { dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
+import { type SmtpSink, startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
+import { type Stores, createStores } from '@mailyard/testkit/stores';
 import { dkimVerify } from 'mailauth/lib/dkim/verify';
 import request from 'supertest';
-import { dkimKeyPair, insertDomainMailer } from '../services/send/test/support/fixtures';
-import { type Stores, createStores, eventually } from '../services/send/test/support/harness';
-import { type SmtpSink, startSmtpSink } from './support/peers/smtp-sink';
 
 jest.setTimeout(120_000);
 

@@ -10,15 +10,15 @@ import {
   startPrivatePostgres,
   startPrivateRabbit,
   startPrivateRedis,
-} from './support/private-servers';
-import { type Spawned, freePort, spawnTs } from './support/process';
+} from '@mailyard/testkit/private-servers';
+import { type Spawned, freePort, spawnTs } from '@mailyard/testkit/process';
 import {
   REDIS_URL,
   TEST_SECRET_KEY,
   type TestVhost,
   createTestVhost,
   testRedisPrefix,
-} from './support/servers';
+} from '@mailyard/testkit/servers';
 
 jest.setTimeout(180_000);
 

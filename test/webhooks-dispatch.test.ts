@@ -17,11 +17,8 @@ import {
   traceIdOf,
 } from '@mailyard/platform';
 import { createTenant, deactivateMailer, mailers, webhooks } from '@mailyard/store';
-import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
-import { Webhook } from 'standardwebhooks';
-import request from 'supertest';
-import { type SharedStores, createStores } from '../services/gateway/test/support/harness';
-import { type WebhookReceiver, startWebhookReceiver } from './support/peers/webhook-receiver';
+import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
+import { type SharedStores, createSharedStores } from '@mailyard/testkit/stores';
 import {
   at,
   emailEvent,
@@ -29,7 +26,10 @@ import {
   eventually,
   publishDomainVerification,
   publishEmailEvent,
-} from './support/webhooks';
+} from '@mailyard/testkit/webhooks';
+import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
+import { Webhook } from 'standardwebhooks';
+import request from 'supertest';
 
 jest.setTimeout(90_000);
 
@@ -41,7 +41,7 @@ let relay: OutboxRelay;
 let app: ReturnType<typeof buildGatewayApp>;
 
 beforeAll(async () => {
-  stores = await createStores('servers');
+  stores = await createSharedStores('servers');
   receiver = await startWebhookReceiver();
   const config = configFrom({
     ...stores.env,

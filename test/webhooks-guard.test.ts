@@ -13,10 +13,10 @@ import {
   openContext,
 } from '@mailyard/platform';
 import { createTenant, webhookDeliveries, webhooks } from '@mailyard/store';
+import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
+import { type SharedStores, createSharedStores } from '@mailyard/testkit/stores';
+import { at, emailEvent, eventually, publishEmailEvent } from '@mailyard/testkit/webhooks';
 import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
-import { type SharedStores, createStores } from '../services/gateway/test/support/harness';
-import { type WebhookReceiver, startWebhookReceiver } from './support/peers/webhook-receiver';
-import { at, emailEvent, eventually, publishEmailEvent } from './support/webhooks';
 
 jest.setTimeout(90_000);
 
@@ -26,7 +26,7 @@ let ctx: ServiceContext;
 let dispatcher: RunningService;
 
 beforeAll(async () => {
-  stores = await createStores('servers');
+  stores = await createSharedStores('servers');
   receiver = await startWebhookReceiver();
   const config = configFrom({
     ...stores.env,

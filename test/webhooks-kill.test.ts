@@ -8,11 +8,11 @@ import { Queue, WEBHOOK_EVENT_TOGGLES } from '@mailyard/contracts';
 import { IdPrefix, newId } from '@mailyard/contracts';
 import { type ServiceContext, closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
 import { createTenant, webhooks } from '@mailyard/store';
+import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
+import { type Spawned, freePort, spawnTs } from '@mailyard/testkit/process';
+import { type SharedStores, createSharedStores } from '@mailyard/testkit/stores';
+import { at, emailEvent, eventually, publishEmailEvent } from '@mailyard/testkit/webhooks';
 import amqp from 'amqplib';
-import { type SharedStores, createStores } from '../services/gateway/test/support/harness';
-import { type WebhookReceiver, startWebhookReceiver } from './support/peers/webhook-receiver';
-import { type Spawned, freePort, spawnTs } from './support/process';
-import { at, emailEvent, eventually, publishEmailEvent } from './support/webhooks';
 
 jest.setTimeout(180_000);
 
@@ -22,7 +22,7 @@ let ctx: ServiceContext;
 let service: Spawned | undefined;
 
 beforeAll(async () => {
-  stores = await createStores('servers');
+  stores = await createSharedStores('servers');
   receiver = await startWebhookReceiver();
   ctx = await openContext(
     configFrom({ ...stores.env, LOG_LEVEL: 'error' }),

@@ -21,14 +21,14 @@ import {
 } from '@mailyard/platform';
 import { start as startSend } from '@mailyard/send';
 import { createTenant } from '@mailyard/store';
+import { dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
+import { type SmtpSink, startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
+import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
+import { freePort, spawnTs } from '@mailyard/testkit/process';
+import { type Stores, createStores } from '@mailyard/testkit/stores';
+import { eventually } from '@mailyard/testkit/webhooks';
 import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
 import request from 'supertest';
-import { dkimKeyPair, insertDomainMailer } from '../services/send/test/support/fixtures';
-import { type Stores, createStores } from '../services/send/test/support/harness';
-import { type SmtpSink, startSmtpSink } from './support/peers/smtp-sink';
-import { type WebhookReceiver, startWebhookReceiver } from './support/peers/webhook-receiver';
-import { freePort, spawnTs } from './support/process';
-import { eventually } from './support/webhooks';
 
 jest.setTimeout(120_000);
 

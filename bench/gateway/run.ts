@@ -8,9 +8,9 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { REPO_ROOT, freePort, spawnTs } from '@mailyard/testkit/process';
+import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
 import autocannon from 'autocannon';
-import { REPO_ROOT, freePort, spawnTs } from '../../test/support/process';
-import { createTestDatabase, createTestVhost, serverEnv } from '../../test/support/servers';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);

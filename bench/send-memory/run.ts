@@ -15,21 +15,16 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
-import {
-  acceptSend,
-  dkimKeyPair,
-  insertDomainMailer,
-  newTenant,
-} from '../../services/send/test/support/fixtures';
-import { startSmtpSink } from '../../test/support/peers/smtp-sink';
-import { REPO_ROOT, type Spawned, freePort, spawnTs } from '../../test/support/process';
+import { acceptSend, dkimKeyPair, insertDomainMailer, newTenant } from '@mailyard/testkit/fixtures';
+import { startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
+import { REPO_ROOT, type Spawned, freePort, spawnTs } from '@mailyard/testkit/process';
 import {
   REDIS_URL,
   TEST_SECRET_KEY,
   createTestDatabase,
   createTestVhost,
   testRedisPrefix,
-} from '../../test/support/servers';
+} from '@mailyard/testkit/servers';
 
 const COPIES = Number(process.env.BENCH_COPIES ?? 24);
 const ATTACHMENT_MB = Number(process.env.BENCH_ATTACHMENT_MB ?? 9);

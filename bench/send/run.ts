@@ -15,17 +15,17 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
 import { findKeyOwner } from '@mailyard/store';
-import autocannon from 'autocannon';
-import { dkimKeyPair, insertDomainMailer } from '../../services/send/test/support/fixtures';
-import { startSmtpSink } from '../../test/support/peers/smtp-sink';
-import { REPO_ROOT, type Spawned, freePort, spawnTs } from '../../test/support/process';
+import { dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
+import { startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
+import { REPO_ROOT, type Spawned, freePort, spawnTs } from '@mailyard/testkit/process';
 import {
   REDIS_URL,
   TEST_SECRET_KEY,
   createTestDatabase,
   createTestVhost,
   testRedisPrefix,
-} from '../../test/support/servers';
+} from '@mailyard/testkit/servers';
+import autocannon from 'autocannon';
 
 const run = promisify(execFile);
 

@@ -10,16 +10,16 @@
 import { IdPrefix, WEBHOOK_EVENT_TOGGLES, newId } from '@mailyard/contracts';
 import { closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
 import { createTenant, webhooks } from '@mailyard/store';
-import { startWebhookReceiver } from '../../test/support/peers/webhook-receiver';
-import { freePort, spawnTs } from '../../test/support/process';
+import { startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
+import { freePort, spawnTs } from '@mailyard/testkit/process';
 import {
   REDIS_URL,
   TEST_SECRET_KEY,
   createTestDatabase,
   createTestVhost,
   testRedisPrefix,
-} from '../../test/support/servers';
-import { at, emailEvent, publishEmailEvent } from '../../test/support/webhooks';
+} from '@mailyard/testkit/servers';
+import { at, emailEvent, publishEmailEvent } from '@mailyard/testkit/webhooks';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 5000);
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 10);

@@ -12,8 +12,8 @@ import { migrate, openDatabase, resolveSealer } from '@mailyard/platform';
  * (short form) and scripts/chaos.ts (`pnpm chaos`, long form).
  */
 import { createTenant } from '@mailyard/store';
-import { dkimKeyPair, insertDomainMailer } from '../../services/send/test/support/fixtures';
-import { type SmtpSink, startSmtpSink } from './peers/smtp-sink';
+import { dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
+import { type SmtpSink, startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
 import {
   type PrivatePostgres,
   type PrivateRabbit,
@@ -21,9 +21,9 @@ import {
   startPrivatePostgres,
   startPrivateRabbit,
   startPrivateRedis,
-} from './private-servers';
-import { type Spawned, freePort, spawnTs } from './process';
-import { TEST_SECRET_KEY } from './servers';
+} from '@mailyard/testkit/private-servers';
+import { type Spawned, freePort, spawnTs } from '@mailyard/testkit/process';
+import { TEST_SECRET_KEY } from '@mailyard/testkit/servers';
 
 export interface ChaosOptions {
   /** How long the load and the faults run (the drain afterwards is extra). */

@@ -21,15 +21,15 @@ import {
 } from '@mailyard/platform';
 import { start as startSend } from '@mailyard/send';
 import { createTenant } from '@mailyard/store';
+import { eventually } from '@mailyard/testkit/eventually';
+import { insertSmtpMailer } from '@mailyard/testkit/fixtures';
+import { parseMessage } from '@mailyard/testkit/mime';
+import { cityRecord, writeMmdb } from '@mailyard/testkit/mmdb';
+import { type SmtpReceiver, startSmtpReceiver } from '@mailyard/testkit/peers/smtp-receiver';
+import { freePort } from '@mailyard/testkit/process';
+import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
 import { start as startTracking } from '@mailyard/tracking';
 import request from 'supertest';
-import { insertSmtpMailer } from '../../services/send/test/support/fixtures';
-import { eventually } from '../../services/send/test/support/harness';
-import { cityRecord, writeMmdb } from '../../services/tracking/test/support/mmdb';
-import { parseMessage } from './mime';
-import { type SmtpReceiver, startSmtpReceiver } from './peers/smtp-receiver';
-import { freePort } from './process';
-import { createTestDatabase, createTestVhost, serverEnv } from './servers';
 
 const IPHONE_MAIL =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 16_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148';

@@ -3,7 +3,7 @@
  * serially with other integration tests (jest --runInBand).
  */
 import { Exchange } from '@mailyard/contracts';
-import { type TestVhost, createTestVhost, uniqueName } from '../../../test/support/servers';
+import { type TestVhost, createTestVhost, uniqueName } from '@mailyard/testkit/servers';
 import { openAmqpBus } from '../src/bus/amqp';
 import { envelope } from '../src/bus/envelope';
 import type { Bus, Consumer, Delivery } from '../src/bus/types';

@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { Exchange } from '@mailyard/contracts';
+import { type TestVhost, createTestVhost, uniqueName } from '@mailyard/testkit/servers';
 import amqp from 'amqplib';
 import winston from 'winston';
-import { type TestVhost, createTestVhost, uniqueName } from '../../../test/support/servers';
 import { openAmqpBus, safeUrl } from '../src/bus/amqp';
 import { envelope } from '../src/bus/envelope';
 import type { Bus, Consumer } from '../src/bus/types';

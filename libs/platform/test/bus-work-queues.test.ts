@@ -1,5 +1,5 @@
 import { Exchange, type QueueDeclaration } from '@mailyard/contracts';
-import { type TestVhost, createTestVhost, uniqueName } from '../../../test/support/servers';
+import { type TestVhost, createTestVhost, uniqueName } from '@mailyard/testkit/servers';
 import { openBus } from '../src/bus';
 import { envelope } from '../src/bus/envelope';
 import type { Bus } from '../src/bus/types';

@@ -5,7 +5,7 @@
  * did arrive (a queue delivers in publish order), not by a pause.
  */
 import { type BusEnvelope, Exchange, type ExchangeName } from '@mailyard/contracts';
-import { uniqueName } from '../../../test/support/servers';
+import { uniqueName } from '@mailyard/testkit/servers';
 import { envelope } from '../src/bus/envelope';
 import { type Binding, type Bus, type Consumer, type Delivery, PermanentError } from '../src/bus/types';
 import { currentTrace } from '../src/trace/context';

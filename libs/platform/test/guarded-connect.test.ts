@@ -17,8 +17,8 @@ import {
   guardedLookup,
   resolveGuarded,
 } from '@mailyard/platform';
-import { type Dnsmasq, startDnsmasq } from '../../../test/support/peers/dnsmasq';
-import { REPO_ROOT } from '../../../test/support/process';
+import { type Dnsmasq, startDnsmasq } from '@mailyard/testkit/peers/dnsmasq';
+import { REPO_ROOT } from '@mailyard/testkit/process';
 
 jest.setTimeout(60_000);
 
@@ -202,7 +202,7 @@ describe('HTTP(S) agents and lookup', () => {
   let ca: string;
 
   beforeAll(async () => {
-    const certFile = execFileSync('bash', [join(REPO_ROOT, 'test/support/peers/test-ca.sh')])
+    const certFile = execFileSync('bash', [join(REPO_ROOT, 'libs/testkit/peers/test-ca.sh')])
       .toString()
       .trim();
     ca = readFileSync(certFile, 'utf8');

@@ -1,4 +1,4 @@
-import { REDIS_URL, testRedisPrefix } from '../../../test/support/servers';
+import { REDIS_URL, testRedisPrefix } from '@mailyard/testkit/servers';
 import { type Kv, createMemoryKv, openRedisKv } from '../src/kv';
 
 function describeKv(name: string, make: () => Kv): void {

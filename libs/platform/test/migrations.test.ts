@@ -1,4 +1,4 @@
-import { type TestDatabase, createTestDatabase } from '../../../test/support/servers';
+import { type TestDatabase, createTestDatabase } from '@mailyard/testkit/servers';
 import { migrate, openDatabase, readMigrations } from '../src/db';
 
 const EXPECTED_TABLES = ['api_keys', 'outbox', 'schema_migrations', 'templates', 'tenants'];

@@ -11,7 +11,7 @@ import {
   createTestDatabase,
   createTestVhost,
   uniqueName,
-} from '../../../test/support/servers';
+} from '@mailyard/testkit/servers';
 import { type AmqpBusOptions, openAmqpBus } from '../src/bus/amqp';
 import { envelope } from '../src/bus/envelope';
 import type { Bus, Consumer } from '../src/bus/types';

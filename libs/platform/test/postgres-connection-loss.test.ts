@@ -7,9 +7,9 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { REPO_ROOT } from '@mailyard/testkit/process';
+import { type TestDatabase, createTestDatabase } from '@mailyard/testkit/servers';
 import pg from 'pg';
-import { REPO_ROOT } from '../../../test/support/process';
-import { type TestDatabase, createTestDatabase } from '../../../test/support/servers';
 
 jest.setTimeout(60_000);
 

@@ -5,7 +5,7 @@
  */
 import { type EmailEvent, emptyTracking, ulid } from '@mailyard/contracts';
 import { type Db, configFrom, migrate, openDatabase } from '@mailyard/platform';
-import { type TestDatabase, createTestDatabase } from '../../../test/support/servers';
+import { type TestDatabase, createTestDatabase } from '@mailyard/testkit/servers';
 import { createTenant, findTrackedRecipient, recordEmailEvents } from '../src';
 
 let tdb: TestDatabase;

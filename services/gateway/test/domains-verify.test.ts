@@ -10,8 +10,8 @@ import {
   RoutingKey,
 } from '@mailyard/contracts';
 import type { OutboxRelay } from '@mailyard/platform';
+import { type DnsRecords, type Dnsmasq, startDnsmasq } from '@mailyard/testkit/peers/dnsmasq';
 import request from 'supertest';
-import { type DnsRecords, type Dnsmasq, startDnsmasq } from '../../../test/support/peers/dnsmasq';
 import { DomainCheckJob, runDomainChecks } from '../src/domains/domain-checks';
 import { type CapturedEvents, captureEvents, outboxRows, startRelay } from './support/bus-events';
 import { type SharedStores, type TestGateway, bearer, createStores, startGateway } from './support/harness';

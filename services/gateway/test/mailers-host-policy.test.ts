@@ -8,8 +8,8 @@
  * - with MAILER_ALLOW_PRIVATE_HOSTS=1 a name is resolved through DNS_SERVERS and the verify
  *   connects to the address it resolved to.
  */
-import { type Dnsmasq, startDnsmasq } from '../../../test/support/peers/dnsmasq';
-import { type SmtpReceiver, startSmtpReceiver } from '../../../test/support/peers/smtp-receiver';
+import { type Dnsmasq, startDnsmasq } from '@mailyard/testkit/peers/dnsmasq';
+import { type SmtpReceiver, startSmtpReceiver } from '@mailyard/testkit/peers/smtp-receiver';
 import { useGateway } from './support/harness';
 
 jest.setTimeout(60_000);

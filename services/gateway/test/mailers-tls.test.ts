@@ -1,9 +1,9 @@
 import { type Server, createServer } from 'node:net';
 import { deactivateMailer, loadSendingMailer } from '@mailyard/store';
+import { type Dovecot, TEST_CA_CERT, TEST_CA_KEY, startDovecot } from '@mailyard/testkit/peers/dovecot';
+import { type SmtpAuthServer, startSmtpAuthServer } from '@mailyard/testkit/peers/smtp-auth-server';
+import { listenOnLoopbackAlias } from '@mailyard/testkit/process';
 import { ImapFlow } from 'imapflow';
-import { type Dovecot, TEST_CA_CERT, TEST_CA_KEY, startDovecot } from '../../../test/support/peers/dovecot';
-import { type SmtpAuthServer, startSmtpAuthServer } from '../../../test/support/peers/smtp-auth-server';
-import { listenOnLoopbackAlias } from '../../../test/support/process';
 import { useGateway } from './support/harness';
 
 const ULID = '[0-9A-HJKMNP-TV-Z]{26}';

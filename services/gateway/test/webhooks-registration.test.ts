@@ -11,8 +11,8 @@ import {
   WebhookErrorText,
   hasIdPrefix,
 } from '@mailyard/contracts';
+import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
 import request from 'supertest';
-import { type WebhookReceiver, startWebhookReceiver } from '../../../test/support/peers/webhook-receiver';
 import {
   type SharedStores,
   type TestGateway,

@@ -6,10 +6,11 @@
  */
 import { RoutingKey } from '@mailyard/contracts';
 import { type ServiceContext, closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
-import { startSmtpReceiver } from '../../../test/support/peers/smtp-receiver';
-import { type Spawned, spawnTs } from '../../../test/support/process';
-import { acceptSend, insertSmtpMailer, newTenant } from './support/fixtures';
-import { type Stores, createStores, eventually } from './support/harness';
+import { eventually } from '@mailyard/testkit/eventually';
+import { acceptSend, insertSmtpMailer, newTenant } from '@mailyard/testkit/fixtures';
+import { startSmtpReceiver } from '@mailyard/testkit/peers/smtp-receiver';
+import { type Spawned, spawnTs } from '@mailyard/testkit/process';
+import { type Stores, createStores } from '@mailyard/testkit/stores';
 
 jest.setTimeout(240_000);
 

@@ -1,9 +1,9 @@
 /** Email log rows never move backwards, and an event is recorded (and published) once. */
 import { EMAIL_STATUS_RANK, EmailEventSchema, Exchange } from '@mailyard/contracts';
 import { type ServiceContext, closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
+import { acceptSend, eventsOf, insertSmtpMailer, logsOf, newTenant } from '@mailyard/testkit/fixtures';
+import { type Stores, createStores } from '@mailyard/testkit/stores';
 import { type PlannedEvent, recordEvents } from '../src/emit-event';
-import { acceptSend, eventsOf, insertSmtpMailer, logsOf, newTenant } from './support/fixtures';
-import { type Stores, createStores } from './support/harness';
 
 let stores: Stores;
 let ctx: ServiceContext;

@@ -7,10 +7,11 @@
  * reach its defined outcome.
  */
 import { type ServiceContext, closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
-import { type SmtpReceiver, startSmtpReceiver } from '../../../test/support/peers/smtp-receiver';
-import { type Spawned, freePort, spawnTs } from '../../../test/support/process';
-import { type EventRow, acceptSend, eventsOf, insertSmtpMailer, newTenant } from './support/fixtures';
-import { type Stores, createStores, eventually } from './support/harness';
+import { eventually } from '@mailyard/testkit/eventually';
+import { type EventRow, acceptSend, eventsOf, insertSmtpMailer, newTenant } from '@mailyard/testkit/fixtures';
+import { type SmtpReceiver, startSmtpReceiver } from '@mailyard/testkit/peers/smtp-receiver';
+import { type Spawned, freePort, spawnTs } from '@mailyard/testkit/process';
+import { type Stores, createStores } from '@mailyard/testkit/stores';
 
 jest.setTimeout(240_000);
 

@@ -7,10 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ServiceContext, closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
-import { type SmtpReceiver, startSmtpReceiver } from '../../../test/support/peers/smtp-receiver';
+import { eventually } from '@mailyard/testkit/eventually';
+import { acceptSend, eventsOf, insertSmtpMailer, logsOf, newTenant } from '@mailyard/testkit/fixtures';
+import { type SmtpReceiver, startSmtpReceiver } from '@mailyard/testkit/peers/smtp-receiver';
 import { start } from '../src/index';
-import { acceptSend, eventsOf, insertSmtpMailer, logsOf, newTenant } from './support/fixtures';
-import { eventually } from './support/harness';
 
 jest.setTimeout(120_000);
 

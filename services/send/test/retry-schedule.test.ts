@@ -4,9 +4,11 @@
  * attempt does not run before that delay.
  */
 import { Queue, type SendEmailCommand } from '@mailyard/contracts';
-import { type SmtpReceiver, startSmtpReceiver } from '../../../test/support/peers/smtp-receiver';
-import { acceptSend, eventsOf, insertSmtpMailer, logsOf, newTenant } from './support/fixtures';
-import { type SendHarness, type Stores, createStores, eventually, startSendService } from './support/harness';
+import { eventually } from '@mailyard/testkit/eventually';
+import { acceptSend, eventsOf, insertSmtpMailer, logsOf, newTenant } from '@mailyard/testkit/fixtures';
+import { type SmtpReceiver, startSmtpReceiver } from '@mailyard/testkit/peers/smtp-receiver';
+import { type Stores, createStores } from '@mailyard/testkit/stores';
+import { type SendHarness, startSendService } from './support/harness';
 
 jest.setTimeout(120_000);
 

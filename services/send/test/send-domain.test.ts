@@ -6,10 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
-import { dkimVerify } from 'mailauth/lib/dkim/verify';
-import { type Dnsmasq, startDnsmasq } from '../../../test/support/peers/dnsmasq';
-import { type SmtpReceiver, startSmtpReceiver } from '../../../test/support/peers/smtp-receiver';
-import { type SmtpSink, startSmtpSink } from '../../../test/support/peers/smtp-sink';
+import { eventually } from '@mailyard/testkit/eventually';
 import {
   type DkimKeyPair,
   type EventRow,
@@ -20,8 +17,13 @@ import {
   logsOf,
   newTenant,
   setDomainVerified,
-} from './support/fixtures';
-import { type SendHarness, type Stores, createStores, eventually, startSendService } from './support/harness';
+} from '@mailyard/testkit/fixtures';
+import { type Dnsmasq, startDnsmasq } from '@mailyard/testkit/peers/dnsmasq';
+import { type SmtpReceiver, startSmtpReceiver } from '@mailyard/testkit/peers/smtp-receiver';
+import { type SmtpSink, startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
+import { type Stores, createStores } from '@mailyard/testkit/stores';
+import { dkimVerify } from 'mailauth/lib/dkim/verify';
+import { type SendHarness, startSendService } from './support/harness';
 
 jest.setTimeout(120_000);
 

@@ -1,13 +1,4 @@
-/**
- * SSRF guard of the send service (DESIGN.md Security invariant 3): with MAILER_ALLOW_PRIVATE_HOSTS
- * and MX_ALLOW_PRIVATE_HOSTS off, an SMTP mailer host or a recipient's MX that is, or resolves
- * (through DNS_SERVERS, a real dnsmasq) to, a loopback/private/metadata address is never connected
- * to — the receiver on loopback counts TCP connections, not only DATA — and the failure never
- * names the address. With the opt-out, a name is resolved with the project's resolver and the
- * connection goes to the address it resolved to.
- */
-import { type Dnsmasq, startDnsmasq } from '../../../test/support/peers/dnsmasq';
-import { type SmtpReceiver, startSmtpReceiver } from '../../../test/support/peers/smtp-receiver';
+import { eventually } from '@mailyard/testkit/eventually';
 import {
   type EventRow,
   acceptSend,
@@ -17,8 +8,19 @@ import {
   insertSmtpMailer,
   logsOf,
   newTenant,
-} from './support/fixtures';
-import { type SendHarness, type Stores, createStores, eventually, startSendService } from './support/harness';
+} from '@mailyard/testkit/fixtures';
+/**
+ * SSRF guard of the send service (DESIGN.md Security invariant 3): with MAILER_ALLOW_PRIVATE_HOSTS
+ * and MX_ALLOW_PRIVATE_HOSTS off, an SMTP mailer host or a recipient's MX that is, or resolves
+ * (through DNS_SERVERS, a real dnsmasq) to, a loopback/private/metadata address is never connected
+ * to — the receiver on loopback counts TCP connections, not only DATA — and the failure never
+ * names the address. With the opt-out, a name is resolved with the project's resolver and the
+ * connection goes to the address it resolved to.
+ */
+import { type Dnsmasq, startDnsmasq } from '@mailyard/testkit/peers/dnsmasq';
+import { type SmtpReceiver, startSmtpReceiver } from '@mailyard/testkit/peers/smtp-receiver';
+import { type Stores, createStores } from '@mailyard/testkit/stores';
+import { type SendHarness, startSendService } from './support/harness';
 
 jest.setTimeout(120_000);
 

@@ -1,3 +1,5 @@
+import { eventually } from '@mailyard/testkit/eventually';
+import { acceptSend, dkimKeyPair, eventsOf, insertDomainMailer, newTenant } from '@mailyard/testkit/fixtures';
 /**
  * Direct-to-MX delivery has one total deadline per recipient domain (SEND_MX_DELIVERY_TIMEOUT_MS),
  * whatever the per-connection timeouts allow. The recipient domain has two MX hosts (found
@@ -6,10 +8,10 @@
  * total deadline can end the delivery. The test waits for the outcome (no timing assertion):
  * a timeout failure that names the deadline, and the second MX never tried.
  */
-import { type Dnsmasq, startDnsmasq } from '../../../test/support/peers/dnsmasq';
-import { type SmtpReceiver, startSmtpReceiver } from '../../../test/support/peers/smtp-receiver';
-import { acceptSend, dkimKeyPair, eventsOf, insertDomainMailer, newTenant } from './support/fixtures';
-import { type SendHarness, type Stores, createStores, eventually, startSendService } from './support/harness';
+import { type Dnsmasq, startDnsmasq } from '@mailyard/testkit/peers/dnsmasq';
+import { type SmtpReceiver, startSmtpReceiver } from '@mailyard/testkit/peers/smtp-receiver';
+import { type Stores, createStores } from '@mailyard/testkit/stores';
+import { type SendHarness, startSendService } from './support/harness';
 
 jest.setTimeout(120_000);
 

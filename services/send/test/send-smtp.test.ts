@@ -11,7 +11,7 @@ import {
 } from '@mailyard/contracts';
 import { envelope, metricsRegistry } from '@mailyard/platform';
 import { suppressions } from '@mailyard/store';
-import { type Reply, type SmtpReceiver, startSmtpReceiver } from '../../../test/support/peers/smtp-receiver';
+import { eventually } from '@mailyard/testkit/eventually';
 import {
   type EventRow,
   acceptSend,
@@ -20,8 +20,10 @@ import {
   logsOf,
   newTenant,
   setMailerState,
-} from './support/fixtures';
-import { type SendHarness, type Stores, createStores, eventually, startSendService } from './support/harness';
+} from '@mailyard/testkit/fixtures';
+import { type Reply, type SmtpReceiver, startSmtpReceiver } from '@mailyard/testkit/peers/smtp-receiver';
+import { type Stores, createStores } from '@mailyard/testkit/stores';
+import { type SendHarness, startSendService } from './support/harness';
 
 jest.setTimeout(120_000);
 

@@ -1,11 +1,13 @@
+import { eventually } from '@mailyard/testkit/eventually';
+import { acceptSend, eventsOf, insertSmtpMailer, newTenant } from '@mailyard/testkit/fixtures';
 /**
  * Connection handling of the send service's SMTP pools against real servers: a pooled connection
  * the server dropped while idle is replaced without a failed attempt, and a server that stalls is
  * abandoned at the delivery deadline and retried.
  */
-import { type SmtpReceiver, startSmtpReceiver } from '../../../test/support/peers/smtp-receiver';
-import { acceptSend, eventsOf, insertSmtpMailer, newTenant } from './support/fixtures';
-import { type SendHarness, type Stores, createStores, eventually, startSendService } from './support/harness';
+import { type SmtpReceiver, startSmtpReceiver } from '@mailyard/testkit/peers/smtp-receiver';
+import { type Stores, createStores } from '@mailyard/testkit/stores';
+import { type SendHarness, startSendService } from './support/harness';
 
 jest.setTimeout(120_000);
 

@@ -8,13 +8,13 @@
  */
 import { Exchange } from '@mailyard/contracts';
 import { type ServiceContext, closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
-import { type SmtpReceiver, startSmtpReceiver } from '../../../test/support/peers/smtp-receiver';
+import { acceptSend, eventsOf, insertSmtpMailer, logsOf, newTenant } from '@mailyard/testkit/fixtures';
+import { type SmtpReceiver, startSmtpReceiver } from '@mailyard/testkit/peers/smtp-receiver';
+import { type Stores, createStores } from '@mailyard/testkit/stores';
 import { processCommand } from '../src/consumer';
 import { consumerDeps } from '../src/index';
 import { sendSettings } from '../src/settings';
 import { Transports } from '../src/transports';
-import { acceptSend, eventsOf, insertSmtpMailer, logsOf, newTenant } from './support/fixtures';
-import { type Stores, createStores } from './support/harness';
 
 jest.setTimeout(120_000);
 

@@ -6,8 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cityRecord, writeMmdb } from '@mailyard/testkit/mmdb';
 import { NO_GEO, openGeoLookup } from '../src/geoip';
-import { cityRecord, writeMmdb } from './support/mmdb';
 
 let dir: string;
 beforeAll(() => {

@@ -1,6 +1,6 @@
 import { type BusEnvelope, Exchange } from '@mailyard/contracts';
 import { OutboxRelay, type ServiceContext } from '@mailyard/platform';
-import { uniqueName } from '../../../../test/support/servers';
+import { uniqueName } from '@mailyard/testkit/servers';
 
 export interface CapturedEvents<T = unknown> {
   received: BusEnvelope<T>[];

@@ -8,13 +8,14 @@ import {
   openContext,
 } from '@mailyard/platform';
 import { createTenant } from '@mailyard/store';
+import { type Env, type Mode, type SharedStores, createSharedStores } from '@mailyard/testkit/stores';
 import type { Express } from 'express';
 import request, { type Test } from 'supertest';
-import { createTestDatabase, createTestVhost, serverEnv } from '../../../../test/support/servers';
 import { buildGatewayApp } from '../../src/app';
 
-export type Mode = 'embedded' | 'servers';
-export type Env = Record<string, string | undefined>;
+export type { Env, Mode, SharedStores };
+/** The gateway tests' name for createSharedStores (fresh stores per file, both modes). */
+export const createStores = createSharedStores;
 
 export interface TestTenant {
   tenantId: string;
@@ -29,30 +30,6 @@ export interface TestGateway {
   /** Creates a tenant and returns its API key. */
   newTenant(tier?: 'standard' | 'enterprise'): Promise<TestTenant>;
   close(): Promise<void>;
-}
-
-export interface SharedStores {
-  env: Env;
-  drop(): Promise<void>;
-}
-
-/** Fresh stores for one test file: a PG database, a RabbitMQ vhost and a Redis prefix, or embedded. */
-export async function createStores(mode: Mode): Promise<SharedStores> {
-  if (mode === 'embedded') {
-    return {
-      env: { DATABASE_URL: '', AMQP_URL: '', REDIS_URL: '', DATA_DIR: 'memory://' },
-      drop: async () => {},
-    };
-  }
-  const db = await createTestDatabase();
-  const vhost = createTestVhost();
-  return {
-    env: serverEnv(db, vhost),
-    async drop() {
-      await db.drop();
-      await vhost.drop();
-    },
-  };
 }
 
 /** A gateway app over the given stores (several instances may share one set, like replicas). */

@@ -1,6 +1,6 @@
 import { Agent } from 'node:http';
 import { closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
-import { createTestDatabase, createTestVhost, serverEnv } from '../../../../test/support/servers';
+import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
 import { buildGatewayApp } from '../../src/app';
 import { type RouteInfo, fuzzRequest, listRoutes, prng } from './fuzz';
 import { type LiveGateway, probeHealth, rawRequest, rssBytes, startLiveGateway } from './live-gateway';

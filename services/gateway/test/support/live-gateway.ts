@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
-import { type Spawned, freePort, spawnTs } from '../../../../test/support/process';
+import { type Spawned, freePort, spawnTs } from '@mailyard/testkit/process';
 
 export interface RawResponse {
   status: number;

@@ -9,45 +9,8 @@ import {
   createLogger,
   openContext,
 } from '@mailyard/platform';
-import {
-  REDIS_URL,
-  TEST_SECRET_KEY,
-  type TestDatabase,
-  type TestVhost,
-  createTestDatabase,
-  createTestVhost,
-  testRedisPrefix,
-} from '../../../../test/support/servers';
+import type { Stores } from '@mailyard/testkit/stores';
 import { start } from '../../src/index';
-
-export interface Stores {
-  env: Record<string, string>;
-  db: TestDatabase;
-  vhost: TestVhost;
-  drop(): Promise<void>;
-}
-
-/** A fresh PostgreSQL database and RabbitMQ vhost for one test file. */
-export async function createStores(): Promise<Stores> {
-  const db = await createTestDatabase();
-  const vhost = createTestVhost();
-  return {
-    env: {
-      DATABASE_URL: db.url,
-      AMQP_URL: vhost.url,
-      REDIS_URL,
-      REDIS_KEY_PREFIX: testRedisPrefix(),
-      SECRET_KEY: TEST_SECRET_KEY,
-      SERVICE_DOMAIN: 'mailyard.test',
-    },
-    db,
-    vhost,
-    async drop() {
-      await db.drop();
-      await vhost.drop();
-    },
-  };
-}
 
 export interface SendHarness {
   ctx: ServiceContext;
@@ -116,25 +79,4 @@ export async function startSendService(
       await closeContext(ctx);
     },
   };
-}
-
-/** Polls `fn` until it returns a truthy value (generous deadline; no timing assertions). */
-export async function eventually<T>(
-  fn: () => Promise<T | undefined | null | false>,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }

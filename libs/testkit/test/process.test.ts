@@ -1,0 +1,232 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { type Socket, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { apiUrl, spawnTs, startOnFreePort } from '../process';
+import { createTestDatabase, createTestVhost, serverEnv } from '../servers';
+
+const KEY = 'myk_process_test_bootstrap_key_0123456789abcdef';
+const auth = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' };
+
+jest.setTimeout(240_000);
+
+/** A TCP server that accepts connections and never says a word (an SMTP server that hangs). */
+async function startSilentServer() {
+  const sockets: Socket[] = [];
+  const server = createServer((s) => {
+    sockets.push(s);
+    s.on('error', () => {}).resume();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  return {
+    port: typeof address === 'object' && address ? address.port : 0,
+    /** Resolves once `n` connections arrived: the request using it is under way. */
+    async connected(n: number, timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (sockets.length < n) {
+        if (Date.now() > deadline) throw new Error(`silent server: ${sockets.length} of ${n} connections`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** POST /v1/smtpbasic/verify against 127.0.0.1:<port>; resolves with status and body. */
+async function verifySmtp(api: string, port: number): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${api}/v1/smtpbasic/verify`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({
+      name: 'Hanging',
+      email: 'u@smtp.test',
+      config: { host: '127.0.0.1', port, username: 'u@smtp.test', password: 'pw', secure: 'None' },
+    }),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+describe('running the processes', () => {
+  it('refuses an invalid configuration with one clear line', async () => {
+    const p = spawnTs('scripts/start.ts', { PORT: 'abc' });
+    const { code } = await p.exited;
+    expect(code).toBe(1);
+    expect(p.output().trim()).toBe(
+      'Invalid configuration: PORT must be a port number from 0 to 65535 (got "abc")',
+    );
+  });
+
+  it('runs embedded with data kept in DATA_DIR across restarts, and drains in-flight work on SIGTERM', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'mailyard-data-'));
+    const silent = await startSilentServer();
+    try {
+      const env = {
+        DATA_DIR: dataDir,
+        PORT: '0',
+        TRACKING_PORT: '0',
+        BOOTSTRAP_API_KEY: KEY,
+        DATABASE_URL: '',
+        AMQP_URL: '',
+        REDIS_URL: '',
+        MAILER_ALLOW_PRIVATE_HOSTS: '1',
+        // The in-flight request below lasts this long; the drain allows far more.
+        SMTP_VERIFY_TIMEOUT_MS: '3000',
+        SHUTDOWN_TIMEOUT_MS: '120000',
+      };
+      const first = spawnTs('scripts/start.ts', env);
+      await first.waitFor(/Mailyard mailyard started \(embedded mode\)/, 120_000);
+      const api = apiUrl(first);
+      expect(first.output()).toContain(join(dataDir, 'pg'));
+      const created = await fetch(`${api}/v1/email/template`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ name: 'kept', subject: 's', content: [{ type: 'text/plain', value: 'v' }] }),
+      });
+      expect(created.status).toBe(201);
+      const { template_id } = (await created.json()) as { template_id: string };
+
+      // Real in-flight work: an SMTP verification waiting on a server that never greets. SIGTERM
+      // arrives while it is under way; the drain lets it finish (its own timeout, a 422) first.
+      const inFlight = verifySmtp(api, silent.port);
+      await silent.connected(1);
+      first.child.kill('SIGTERM');
+      const answered = await inFlight;
+      expect(answered.status).toBe(422);
+      expect(answered.body).toMatchObject({
+        success: false,
+        error: 'The SMTP server did not answer in time',
+      });
+      expect(await first.exited).toEqual({ code: 0, signal: null });
+      expect(first.output()).not.toContain('shutdown timed out');
+
+      const second = spawnTs('scripts/start.ts', env);
+      await second.waitFor(/started/, 120_000);
+      const got = await fetch(`${apiUrl(second)}/v1/email/template/${template_id}`, { headers: auth });
+      expect(got.status).toBe(200);
+      expect(((await got.json()) as { template: { name: string } }).template.name).toBe('kept');
+      second.child.kill('SIGTERM');
+      expect((await second.exited).code).toBe(0);
+    } finally {
+      await silent.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 300_000);
+
+  it('exits 1 when the drain overruns SHUTDOWN_TIMEOUT_MS', async () => {
+    const db = await createTestDatabase();
+    const vhost = createTestVhost();
+    const silent = await startSilentServer();
+    try {
+      const p = spawnTs('services/gateway/src/main.ts', {
+        ...serverEnv(db, vhost),
+        PORT: '0',
+        BOOTSTRAP_API_KEY: KEY,
+        MAILER_ALLOW_PRIVATE_HOSTS: '1',
+        // A request that would take two minutes against a drain allowed one second.
+        SMTP_VERIFY_TIMEOUT_MS: '120000',
+        SHUTDOWN_TIMEOUT_MS: '1000',
+      });
+      await p.waitFor(/Mailyard gateway started \(servers mode\)/);
+      const inFlight = verifySmtp(apiUrl(p), silent.port).then(
+        () => 'answered',
+        () => 'cut off',
+      );
+      await silent.connected(1);
+      p.child.kill('SIGTERM');
+      expect(await p.exited).toEqual({ code: 1, signal: null });
+      expect(p.output()).toContain('shutdown timed out');
+      expect(await inFlight).toBe('cut off'); // the unfinished request died with the process
+    } finally {
+      await silent.close();
+      await db.drop();
+      await vhost.drop();
+    }
+  });
+
+  it('starts the send service alone with its own health and metrics port', async () => {
+    const db = await createTestDatabase();
+    const vhost = createTestVhost();
+    try {
+      // OPS_PORT=0 means "no ops server", so the port is chosen up front (retried if taken).
+      const { p, port: opsPort } = await startOnFreePort(
+        (port) => spawnTs('services/send/src/main.ts', { OPS_PORT: String(port), ...serverEnv(db, vhost) }),
+        /Mailyard send started \(servers mode\)/,
+      );
+      const ready = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
+      expect(await ready.json()).toEqual({ status: 'ready', checks: { db: 'ok', bus: 'ok', kv: 'ok' } });
+      const metrics = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
+      expect(metrics).toContain('mailyard_process_cpu_seconds_total');
+      p.child.kill('SIGTERM');
+      expect((await p.exited).code).toBe(0);
+    } finally {
+      await db.drop();
+      await vhost.drop();
+    }
+  });
+
+  it('starts the gateway alone against the real servers', async () => {
+    const db = await createTestDatabase();
+    const vhost = createTestVhost();
+    try {
+      const p = spawnTs('services/gateway/src/main.ts', {
+        PORT: '0',
+        ...serverEnv(db, vhost),
+        BOOTSTRAP_API_KEY: KEY,
+      });
+      await p.waitFor(/Mailyard gateway started \(servers mode\)/);
+      const base = apiUrl(p);
+      const ready = await fetch(`${base}/readyz`);
+      expect(await ready.json()).toEqual({ status: 'ready', checks: { db: 'ok', bus: 'ok', kv: 'ok' } });
+      const list = await fetch(`${base}/v1/email/templates`, { headers: auth });
+      expect(list.status).toBe(200);
+      expect(p.output()).not.toContain('guest:guest');
+      p.child.kill('SIGTERM');
+      expect((await p.exited).code).toBe(0);
+    } finally {
+      await db.drop();
+      await vhost.drop();
+    }
+  });
+
+  it('starts the tracking service alone against the real servers', async () => {
+    const db = await createTestDatabase();
+    const vhost = createTestVhost();
+    try {
+      const { p, port } = await startOnFreePort(
+        (port) =>
+          spawnTs('services/tracking/src/main.ts', { TRACKING_PORT: String(port), ...serverEnv(db, vhost) }),
+        /Mailyard tracking started \(servers mode\)/,
+      );
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+      expect(await ready.json()).toEqual({ status: 'ready', checks: { db: 'ok', bus: 'ok', kv: 'ok' } });
+      const bad = await fetch(`http://127.0.0.1:${port}/c/not-a-token`, { redirect: 'manual' });
+      expect(bad.status).toBe(404);
+      p.child.kill('SIGTERM');
+      expect((await p.exited).code).toBe(0);
+    } finally {
+      await db.drop();
+      await vhost.drop();
+    }
+  });
+
+  it('refuses an invalid tracking setting with one clear line', async () => {
+    const p = spawnTs('services/tracking/src/main.ts', {
+      TRACKING_TRUST_PROXY: 'somewhere',
+      TRACKING_PORT: '0',
+      DATABASE_URL: '',
+      AMQP_URL: '',
+      REDIS_URL: '',
+      DATA_DIR: 'memory://',
+    });
+    const { code } = await p.exited;
+    expect(code).toBe(1);
+    expect(p.output()).toContain(
+      'Invalid configuration: TRACKING_TRUST_PROXY must be false, true, a hop count',
+    );
+  });
+});

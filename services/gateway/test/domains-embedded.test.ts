@@ -1,3 +1,0 @@
-import { describeDomainsApi } from './support/domains.api';
-
-describeDomainsApi('embedded');

@@ -1,3 +1,0 @@
-import { describeLogsApi } from './support/logs.api';
-
-describeLogsApi('servers');

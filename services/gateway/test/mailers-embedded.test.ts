@@ -1,3 +1,0 @@
-import { describeMailersApi } from './support/mailers.api';
-
-describeMailersApi('embedded');

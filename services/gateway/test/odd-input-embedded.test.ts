@@ -1,3 +1,0 @@
-import { describeOddInput } from './support/odd-input.api';
-
-describeOddInput('embedded');

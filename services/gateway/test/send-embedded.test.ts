@@ -1,3 +1,0 @@
-import { describeSendApi } from './support/send.api';
-
-describeSendApi('embedded');

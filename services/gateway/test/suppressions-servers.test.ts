@@ -1,3 +1,0 @@
-import { describeSuppressionsApi } from './support/suppressions.api';
-
-describeSuppressionsApi('servers');

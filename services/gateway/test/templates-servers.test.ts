@@ -1,3 +1,0 @@
-import { describeTemplatesApi } from './support/templates.api';
-
-describeTemplatesApi('servers');
