@@ -3,6 +3,7 @@ import { type ReadinessCheck, type ServiceContext, createHttpApp } from '@mailya
 import type { Express } from 'express';
 import { adminAuth } from './admin/admin-auth';
 import { adminRoutes } from './admin/routes';
+import { backfillRoutes } from './backfill/routes';
 import { apiKeyAuth } from './auth/api-key-auth';
 import { KeyCache } from './auth/key-cache';
 import { domainRoutes } from './domains/routes';
@@ -60,6 +61,8 @@ export function buildGatewayApp(
       app.use(logRoutes(db));
       app.use(suppressionRoutes(db));
       app.use(webhookRoutes(ctx));
+      // Last: the legacy alias /v1/{mailerID}/backfill must not shadow other /v1 routes.
+      app.use(backfillRoutes(ctx));
     },
   });
 }

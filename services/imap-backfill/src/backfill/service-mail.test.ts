@@ -1,0 +1,10 @@
+import { isServiceSent } from './service-mail';
+
+describe('isServiceSent', () => {
+  it('finds X-Is-Svc in the header block only', () => {
+    expect(isServiceSent(Buffer.from('From: a@b.test\r\nX-Is-Svc: 1\r\n\r\nbody'))).toBe(true);
+    expect(isServiceSent(Buffer.from('x-is-svc:true\nSubject: s\n\nbody'))).toBe(true);
+    expect(isServiceSent(Buffer.from('From: a@b.test\r\n\r\nX-Is-Svc: 1\r\n'))).toBe(false);
+    expect(isServiceSent(Buffer.from('From: a@b.test\r\nX-Is-Svcx: 1\r\n\r\n'))).toBe(false);
+  });
+});
