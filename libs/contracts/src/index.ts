@@ -22,3 +22,4 @@ export * from './bus/mailer-deactivated';
 export * from './api/webhooks';
 export * from './api/backfill';
 export * from './bus/mailer-webhook';
+export * from './events/incoming-email';
