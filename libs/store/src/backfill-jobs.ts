@@ -194,7 +194,13 @@ export const backfillJobs = {
     const res = await db.query(
       `UPDATE backfill_jobs SET processed = $3, percent = $4, checkpoint = $5::jsonb, attempts = 0, updated_at = now()
         WHERE id = $1 AND lease_owner = $2 AND status = 'processing'`,
-      [jobId, owner, p.processed, Math.max(0, Math.min(100, Math.floor(p.percent))), JSON.stringify(p.checkpoint)],
+      [
+        jobId,
+        owner,
+        p.processed,
+        Math.max(0, Math.min(100, Math.floor(p.percent))),
+        JSON.stringify(p.checkpoint),
+      ],
     );
     return res.rowCount > 0;
   },
@@ -260,12 +266,17 @@ export const imapSync = {
   },
   /** Forgets a claim whose post failed, so the next pass posts it. */
   async releaseMessageId(db: Queryable, mailerId: string, messageId: string): Promise<void> {
-    await db.query('DELETE FROM imap_sync_posted WHERE mailer_id = $1 AND message_id = $2', [mailerId, messageId]);
+    await db.query('DELETE FROM imap_sync_posted WHERE mailer_id = $1 AND message_id = $2', [
+      mailerId,
+      messageId,
+    ]);
   },
 };
 
 /** IMAP-capable basic mailers to watch: active, with an incoming webhook and a password. */
-export async function listWatchableImapMailers(db: Queryable): Promise<Array<{ tenantId: string; mailerId: string }>> {
+export async function listWatchableImapMailers(
+  db: Queryable,
+): Promise<Array<{ tenantId: string; mailerId: string }>> {
   const { rows } = await db.query<{ tenant_id: string; id: string }>(
     `SELECT tenant_id, id FROM mailers
       WHERE deleted_at IS NULL AND state = 'active' AND connection_type = 'basic'

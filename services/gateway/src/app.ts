@@ -3,9 +3,9 @@ import { type ReadinessCheck, type ServiceContext, createHttpApp } from '@mailya
 import type { Express } from 'express';
 import { adminAuth } from './admin/admin-auth';
 import { adminRoutes } from './admin/routes';
-import { backfillRoutes } from './backfill/routes';
 import { apiKeyAuth } from './auth/api-key-auth';
 import { KeyCache } from './auth/key-cache';
+import { backfillRoutes } from './backfill/routes';
 import { domainRoutes } from './domains/routes';
 import { logRoutes } from './logs/routes';
 import { mailerRoutes } from './mailers/routes';

@@ -1,15 +1,21 @@
 /**
- * The INCOMING_EMAIL payload of a fetched message: the shared builder of libs/platform
- * (mail/incoming-email.ts, the same as inbound mail uses) with `mailer-service: "imap"` and the
- * folder as `label-ids`.
+ * The INCOMING_EMAIL payload of a message fetched from a mailbox: the shared builder of
+ * libs/platform (mail/incoming-email.ts, the one inbound mail uses, so live, inbound and
+ * historical mail have one shape) with `mailer-service: "imap"` and the folder as `label-ids`.
+ * The mailer's incoming webhook is identified by the mailer, so `webhook-id` is the mailer id.
  */
-export interface IncomingEmailContext {
-  mailerId: string;
-  /** The mailer's incoming webhook is identified by the mailer. */
-  webhookId: string;
-  /** The mailer's own address: the mailbox that received it. */
-  recipient: string;
-  folder: string;
-}
+import { buildIncomingEmail } from '@mailyard/platform';
 
-export type BuildIncomingEmail = (source: Buffer, ctx: IncomingEmailContext) => Promise<Record<string, unknown>>;
+export async function imapIncomingEmail(
+  source: Buffer,
+  m: { mailerId: string; email: string; folder: string },
+): Promise<Record<string, unknown>> {
+  const payload = await buildIncomingEmail(source, {
+    recipient: m.email,
+    webhookId: m.mailerId,
+    mailerId: m.mailerId,
+    mailerService: 'imap',
+    labelIds: [m.folder],
+  });
+  return payload as unknown as Record<string, unknown>;
+}

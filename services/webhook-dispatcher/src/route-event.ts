@@ -103,7 +103,9 @@ export function routeEvents(events: readonly DispatchEvent[], hooks: AccountWebh
         const m = e.message;
         if (!hooks.mailerWebhooks.has(m.mailer_id)) return;
         const planned = single('mailer', m.mailer_id, m.event, m.body, e.traceparent);
-        out.push(m.headers && Object.keys(m.headers).length > 0 ? { ...planned, extraHeaders: m.headers } : planned);
+        out.push(
+          m.headers && Object.keys(m.headers).length > 0 ? { ...planned, extraHeaders: m.headers } : planned,
+        );
         return;
       }
       case 'domain': {

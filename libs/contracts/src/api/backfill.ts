@@ -121,7 +121,12 @@ export function planBackfill(req: StartBackfillRequest, now: Date, maxCount: num
       windowStart,
       windowEnd,
       count,
-      folders: { inbox: f.inbox !== false, sent: f.sent === true, spam: f.spam === true, trash: f.trash === true },
+      folders: {
+        inbox: f.inbox !== false,
+        sent: f.sent === true,
+        spam: f.spam === true,
+        trash: f.trash === true,
+      },
     },
   };
 }

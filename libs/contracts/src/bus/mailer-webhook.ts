@@ -20,7 +20,12 @@ export const MailerWebhookMessageSchema = z.object({
   body: z.record(z.unknown()),
   /** Extra request headers; names are tokens, values carry no CR/LF. */
   headers: z
-    .record(z.string().regex(/^[^\r\n]*$/).max(1000))
+    .record(
+      z
+        .string()
+        .regex(/^[^\r\n]*$/)
+        .max(1000),
+    )
     .refine((h) => Object.keys(h).every((k) => HEADER_NAME.test(k)), 'invalid header name')
     .optional(),
 });

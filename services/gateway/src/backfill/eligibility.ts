@@ -8,12 +8,18 @@ import { BackfillErrorText, IMAP_CAPABLE_CONFIG_TYPES } from '@mailyard/contract
 import { type Queryable, notFound, unprocessable } from '@mailyard/platform';
 import { type StoredMailer, mailers } from '@mailyard/store';
 
-export async function assertBackfillEligible(db: Queryable, tenantId: string, mailerId: string): Promise<StoredMailer> {
+export async function assertBackfillEligible(
+  db: Queryable,
+  tenantId: string,
+  mailerId: string,
+): Promise<StoredMailer> {
   const mailer = await mailers.get(db, tenantId, mailerId);
   if (!mailer) throw notFound(BackfillErrorText.mailerNotFound);
   if (!IMAP_CAPABLE_CONFIG_TYPES.includes(mailer.configType)) throw unprocessable(BackfillErrorText.sendOnly);
   if (!mailer.webhook) throw unprocessable(BackfillErrorText.noWebhook);
-  if (mailer.connectionType === 'basic' && !mailer.passwordSet) throw unprocessable(BackfillErrorText.noCredentials);
-  if (mailer.state !== 'active') throw unprocessable(BackfillErrorText.mailerInactive, `state: ${mailer.state}`);
+  if (mailer.connectionType === 'basic' && !mailer.passwordSet)
+    throw unprocessable(BackfillErrorText.noCredentials);
+  if (mailer.state !== 'active')
+    throw unprocessable(BackfillErrorText.mailerInactive, `state: ${mailer.state}`);
   return mailer;
 }

@@ -8,8 +8,8 @@
  * process), so two active jobs can never exist; the loser gets 409 with the active `jobId`.
  */
 import {
-  type BackfillStatusResponse,
   BackfillErrorText,
+  type BackfillStatusResponse,
   StartBackfillSchema,
   planBackfill,
   ulid,
@@ -54,7 +54,12 @@ export function backfillRoutes(ctx: ServiceContext): Router {
 
   const abort = async (req: Request, res: Response) => {
     const tenant = tenantOf(res);
-    const r = await backfillJobs.abort(db, tenant.tenantId, String(req.params.mailerID), String(req.params.jobId));
+    const r = await backfillJobs.abort(
+      db,
+      tenant.tenantId,
+      String(req.params.mailerID),
+      String(req.params.jobId),
+    );
     if (!r) throw notFound(BackfillErrorText.jobNotFound);
     if (!r.changed) throw conflict(BackfillErrorText.finished, { jobId: req.params.jobId, status: r.status });
     res.json({ success: true, jobId: req.params.jobId, status: 'cancelled' });
@@ -62,7 +67,12 @@ export function backfillRoutes(ctx: ServiceContext): Router {
 
   const loadJob = async (req: Request, res: Response): Promise<BackfillJob> => {
     const tenant = tenantOf(res);
-    const job = await backfillJobs.get(db, tenant.tenantId, String(req.params.mailerID), String(req.params.jobId));
+    const job = await backfillJobs.get(
+      db,
+      tenant.tenantId,
+      String(req.params.mailerID),
+      String(req.params.jobId),
+    );
     if (!job) throw notFound(BackfillErrorText.jobNotFound);
     return job;
   };

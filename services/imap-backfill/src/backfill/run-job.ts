@@ -12,8 +12,13 @@
  */
 import type { Bus, Logger, Queryable } from '@mailyard/platform';
 import { type BackfillJob, backfillJobs } from '@mailyard/store';
-import type { BuildIncomingEmail } from '../incoming-email';
-import { FOLDER_ROLES, type FolderRole, type MailboxClient, type MessageRef } from '../mailbox/mailbox-client';
+import { imapIncomingEmail } from '../incoming-email';
+import {
+  FOLDER_ROLES,
+  type FolderRole,
+  type MailboxClient,
+  type MessageRef,
+} from '../mailbox/mailbox-client';
 import { BACKFILL_JOB_HEADER, lifecycleEvent, postLifecycle, postToMailer } from '../publish';
 import { type JobCheckpoint, readCheckpoint } from './checkpoint';
 import { isServiceSent } from './service-mail';
@@ -27,7 +32,6 @@ export interface RunJobDeps {
   leaseMs: number;
   sliceMs: number;
   checkpointEvery: number;
-  buildIncomingEmail: BuildIncomingEmail;
 }
 
 export type RunOutcome = 'done' | 'stopped';
@@ -55,7 +59,11 @@ export async function runJob(
       checkpoint: cp as unknown as Record<string, unknown>,
     });
   if (!cp.started) {
-    await postLifecycle(bus, job.tenantId, lifecycleEvent('HISTORY_BACKFILL_STARTED', job, { status: 'processing', processed, percent: 0 }));
+    await postLifecycle(
+      bus,
+      job.tenantId,
+      lifecycleEvent('HISTORY_BACKFILL_STARTED', job, { status: 'processing', processed, percent: 0 }),
+    );
     cp.started = true;
     cp.until = cp.until ?? end.toISOString();
     if (!(await save())) return 'stopped';
@@ -70,9 +78,14 @@ export async function runJob(
     for (const role of roles) {
       const state = await mailbox.openFolder(paths[role]!);
       const prev = cp.folders[role];
-      if (!prev || prev.uidValidity !== state.uidValidity) cp.folders[role] = { uidValidity: state.uidValidity, delivered: [] };
+      if (!prev || prev.uidValidity !== state.uidValidity)
+        cp.folders[role] = { uidValidity: state.uidValidity, delivered: [] };
       const done = new Set(cp.folders[role]!.delivered);
-      for (const ref of await mailbox.list({ since: slice.since, until: slice.until, participant: job.participant }))
+      for (const ref of await mailbox.list({
+        since: slice.since,
+        until: slice.until,
+        participant: job.participant,
+      }))
         if (!done.has(ref.uid)) found.push({ ...ref, role, path: state.path });
     }
     const left = job.count > 0 ? job.count - processed : Number.POSITIVE_INFINITY;
@@ -84,10 +97,9 @@ export async function runJob(
       const state = await mailbox.openFolder(paths[role]!);
       for await (const msg of mailbox.fetch(uids)) {
         if (!(role === 'sent' && isServiceSent(msg.source))) {
-          const body = await deps.buildIncomingEmail(msg.source, {
+          const body = await imapIncomingEmail(msg.source, {
             mailerId: job.mailerId,
-            webhookId: job.mailerId,
-            recipient: mailer.email,
+            email: mailer.email,
             folder: state.path,
           });
           await postToMailer(bus, job.tenantId, {
@@ -112,7 +124,11 @@ export async function runJob(
     if (!(await save())) return 'stopped';
     if (progressStep(percent) > cp.step && percent < 100 && !capped()) {
       cp.step = progressStep(percent);
-      await postLifecycle(bus, job.tenantId, lifecycleEvent('HISTORY_BACKFILL_PROGRESS', job, { status: 'processing', processed, percent }));
+      await postLifecycle(
+        bus,
+        job.tenantId,
+        lifecycleEvent('HISTORY_BACKFILL_PROGRESS', job, { status: 'processing', processed, percent }),
+      );
       if (!(await save())) return 'stopped';
     }
   }
@@ -120,7 +136,12 @@ export async function runJob(
   await postLifecycle(
     bus,
     job.tenantId,
-    lifecycleEvent('HISTORY_BACKFILL_COMPLETED', job, { status: 'done', processed, percent: 100, endedAt: new Date() }),
+    lifecycleEvent('HISTORY_BACKFILL_COMPLETED', job, {
+      status: 'done',
+      processed,
+      percent: 100,
+      endedAt: new Date(),
+    }),
   );
   deps.logger.info('history backfill done', { job_id: job.id, mailer_id: job.mailerId, processed });
   return 'done';

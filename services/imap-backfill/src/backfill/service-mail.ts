@@ -15,3 +15,10 @@ function headerEnd(source: Buffer): number {
   const ends = [crlf, lf].filter((i) => i >= 0);
   return ends.length ? Math.min(...ends) : source.length;
 }
+
+/** The Message-ID header value (unfolded, trimmed), '' when absent. */
+export function messageIdOf(source: Buffer): string {
+  const head = source.subarray(0, headerEnd(source)).toString('latin1');
+  const m = /(?:^|\n)message-id[ \t]*:[ \t]*((?:[^\r\n]|\r?\n[ \t])*)/i.exec(head);
+  return m ? m[1]!.replace(/\r?\n[ \t]+/g, ' ').trim() : '';
+}

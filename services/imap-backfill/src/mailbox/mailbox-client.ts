@@ -30,6 +30,8 @@ export interface FolderState {
   path: string;
   /** Changes when the provider renumbered the folder (IMAP UIDVALIDITY); checkpoints then restart. */
   uidValidity: string;
+  /** The id the next message will get (IMAP UIDNEXT): live sync starts there. */
+  uidNext: number;
 }
 
 export interface ListQuery {

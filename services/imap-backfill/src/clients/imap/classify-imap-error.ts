@@ -35,8 +35,12 @@ export function classifyImapError(err: unknown, host: string): { kind: MailboxEr
   const text = e.responseText ?? e.message ?? String(err);
   if (e.authenticationFailed || e.serverResponseCode === 'AUTHENTICATIONFAILED')
     return { kind: 'auth', message: `${e.serverResponseCode ? `[${e.serverResponseCode}] ` : ''}${text}` };
-  if ((e.code && TRANSIENT_CODES.has(e.code)) || (e.serverResponseCode && TRANSIENT_RESPONSE.has(e.serverResponseCode)))
+  if (
+    (e.code && TRANSIENT_CODES.has(e.code)) ||
+    (e.serverResponseCode && TRANSIENT_RESPONSE.has(e.serverResponseCode))
+  )
     return { kind: 'transient', message: `${host}: ${text}${e.code ? ` (${e.code})` : ''}` };
-  if (/connection (not available|closed)|socket|timed? ?out/i.test(text)) return { kind: 'transient', message: `${host}: ${text}` };
+  if (/connection (not available|closed)|socket|timed? ?out/i.test(text))
+    return { kind: 'transient', message: `${host}: ${text}` };
   return { kind: 'terminal', message: `${host}: ${text}` };
 }

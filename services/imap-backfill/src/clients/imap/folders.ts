@@ -26,7 +26,12 @@ const NAMES: Record<Exclude<FolderRole, 'inbox'>, string[]> = {
 
 export function resolveFolderRoles(folders: readonly ListedFolder[]): Record<FolderRole, string | null> {
   const inbox = folders.find((f) => f.path.toUpperCase() === 'INBOX' || f.specialUse === '\\Inbox');
-  const out: Record<FolderRole, string | null> = { inbox: inbox?.path ?? 'INBOX', sent: null, spam: null, trash: null };
+  const out: Record<FolderRole, string | null> = {
+    inbox: inbox?.path ?? 'INBOX',
+    sent: null,
+    spam: null,
+    trash: null,
+  };
   for (const role of ['sent', 'spam', 'trash'] as const) {
     const flag = SPECIAL_USE[role];
     const bySpecialUse = folders.find((f) => f.specialUse === flag || hasFlag(f.flags, flag));

@@ -96,14 +96,16 @@ class ImapMailbox implements MailboxClient {
   resolveFolders(): Promise<Record<FolderRole, string | null>> {
     return this.run(async () => {
       const list = await this.client.list();
-      return resolveFolderRoles(list.map((f) => ({ path: f.path, name: f.name, specialUse: f.specialUse, flags: f.flags })));
+      return resolveFolderRoles(
+        list.map((f) => ({ path: f.path, name: f.name, specialUse: f.specialUse, flags: f.flags })),
+      );
     });
   }
 
   openFolder(path: string): Promise<FolderState> {
     return this.run(async () => {
       const box = await this.client.mailboxOpen(path, { readOnly: true });
-      return { path: box.path, uidValidity: String(box.uidValidity) };
+      return { path: box.path, uidValidity: String(box.uidValidity), uidNext: Number(box.uidNext ?? 1) };
     });
   }
 
@@ -134,7 +136,8 @@ class ImapMailbox implements MailboxClient {
       const uids = (await this.client.search({ all: true }, { uid: true })) || [];
       let min: Date | null = null;
       for (let i = 0; i < uids.length; i += 1000) {
-        for (const r of await this.dates(uids.slice(i, i + 1000))) if (!min || r.receivedAt < min) min = r.receivedAt;
+        for (const r of await this.dates(uids.slice(i, i + 1000)))
+          if (!min || r.receivedAt < min) min = r.receivedAt;
       }
       return min;
     });
@@ -162,7 +165,8 @@ class ImapMailbox implements MailboxClient {
           { uid: true, internalDate: true, source: true },
           { uid: true },
         )) {
-          if (m.source && m.internalDate) got.push({ uid: m.uid, receivedAt: new Date(m.internalDate), source: m.source });
+          if (m.source && m.internalDate)
+            got.push({ uid: m.uid, receivedAt: new Date(m.internalDate), source: m.source });
         }
       } catch (err) {
         throw this.hide(err);
