@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { RunningService, ServiceContext } from '@mailyard/platform';
+import { OutboxRelay, type RunningService, type ServiceContext } from '@mailyard/platform';
 import { JobWorker } from './backfill/job-worker';
 import { LiveSync } from './live/live-sync';
 import { type OpenMailbox, mailboxOpener } from './open-mailbox';
@@ -27,6 +27,12 @@ export async function start(ctx: ServiceContext, opts: StartOptions = {}): Promi
   const { db, bus, kv, logger, sealer, config } = ctx;
   const settings = backfillSettings(config);
   const openMailbox = opts.openMailbox ?? mailboxOpener(db, sealer, settings);
+  // MAILER_DEACTIVATED is written to the outbox with the state change (libs/store deactivateMailer).
+  const relay = new OutboxRelay(db, bus, logger, {
+    pollMs: config.OUTBOX_POLL_MS,
+    batchSize: config.OUTBOX_BATCH,
+  });
+  relay.start();
   const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const worker = new JobWorker({ db, bus, logger, settings, openMailbox, owner });
   worker.start();
@@ -50,6 +56,7 @@ export async function start(ctx: ServiceContext, opts: StartOptions = {}): Promi
     ],
     async stop() {
       await Promise.all([worker.stop(), sync?.stop()]);
+      await relay.stop();
     },
   };
 }
