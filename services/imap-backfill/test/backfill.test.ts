@@ -27,7 +27,7 @@ import { LiveSync, start as startBackfill } from '../src/index';
 import { mailboxOpener } from '../src/open-mailbox';
 import { backfillSettings } from '../src/settings';
 
-jest.setTimeout(180_000);
+jest.setTimeout(300_000);
 
 const USER = 'owner@mailbox.test';
 const PASS = 'Backfill-Secret-1';
@@ -157,14 +157,14 @@ const startJob = (mailer: string, body: object, base = 'imap') =>
 const status = (mailer: string, job: string) =>
   request(app).get(`/v1/imap/${mailer}/history/${job}`).set(auth);
 
-async function finished(mailer: string, job: string) {
+async function finished(mailer: string, job: string, timeoutMs = 60_000) {
   return eventually(
     async () => {
       const s = await status(mailer, job);
       return ['done', 'failed', 'cancelled'].includes(s.body.status) ? s.body : null;
     },
     `job ${job} to finish`,
-    60_000,
+    timeoutMs,
   );
 }
 
@@ -502,7 +502,7 @@ describe('abort mid-job and a killed worker resuming (a larger mailbox)', () => 
       const atKill = (await status(bigMailer, job)).body;
       expect(atKill.status).toBe('processing');
       services.push(await startBackfill(ctx));
-      const end = await finished(bigMailer, job);
+      const end = await finished(bigMailer, job, 150_000);
       expect(end.status).toBe('done');
       expect(end.processed).toBeGreaterThanOrEqual(N);
       const ids = await eventually(

@@ -95,7 +95,7 @@ export class JobWorker {
             owner,
             leaseMs: settings.leaseMs,
             sliceMs: settings.sliceMs,
-            checkpointEvery: 25,
+            checkpointEvery: 100,
           },
           job,
           mailbox,

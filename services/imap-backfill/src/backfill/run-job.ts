@@ -90,7 +90,15 @@ export async function runJob(
     }
     const left = job.count > 0 ? job.count - processed : Number.POSITIVE_INFINITY;
     const chosen = newestFirst(found).slice(0, left);
-    let sinceSave = 0;
+    // Posts are pipelined: the broker confirms them in the background and every checkpoint
+    // waits for the confirms of what it records, so a checkpoint never runs ahead of the bus.
+    let inFlight: Array<Promise<void>> = [];
+    const confirmAndSave = async () => {
+      const waiting = inFlight;
+      inFlight = [];
+      await Promise.all(waiting);
+      return save();
+    };
     for (const role of roles) {
       const uids = chosen.filter((c) => c.role === role).map((c) => c.uid);
       if (uids.length === 0) continue;
@@ -102,21 +110,21 @@ export async function runJob(
             email: mailer.email,
             folder: state.path,
           });
-          await postToMailer(bus, job.tenantId, {
+          const posting = postToMailer(bus, job.tenantId, {
             mailer_id: job.mailerId,
             event: 'INCOMING_EMAIL',
             body,
             headers: { [BACKFILL_JOB_HEADER]: job.id },
           });
+          posting.catch(() => {}); // awaited (and its error thrown) by the next checkpoint
+          inFlight.push(posting);
           processed++;
         }
         cp.folders[role]!.delivered.push(msg.uid);
-        if (++sinceSave >= deps.checkpointEvery) {
-          sinceSave = 0;
-          if (!(await save())) return 'stopped';
-        }
+        if (inFlight.length >= deps.checkpointEvery && !(await confirmAndSave())) return 'stopped';
       }
     }
+    if (inFlight.length > 0 && !(await confirmAndSave())) return 'stopped';
     until = nextUntil(slice, lower);
     cp.until = until ? until.toISOString() : new Date(lower.getTime() - 1000).toISOString();
     for (const role of roles) cp.folders[role]!.delivered = [];
