@@ -34,7 +34,8 @@ export function backfillRoutes(ctx: ServiceContext): Router {
     const planned = planBackfill(body, new Date(), config.BACKFILL_MAX_COUNT);
     if (!planned.ok) throw new HttpError(400, planned.error);
     const lockKey = `backfill:start:${mailerId}`;
-    const token = await kv.acquireLock(lockKey, LOCK_TTL_MS);
+    // kv unavailable: go on without the lock; the unique index still decides.
+    const token = await kv.acquireLock(lockKey, LOCK_TTL_MS).catch(() => null);
     try {
       const active = await backfillJobs.active(db, tenant.tenantId, mailerId);
       if (active) throw conflict(BackfillErrorText.active, { jobId: active });
