@@ -20,3 +20,6 @@ export * from './mailers/secure-modes';
 export * from './bus/domain-verification';
 export * from './bus/mailer-deactivated';
 export * from './api/webhooks';
+export * from './api/backfill';
+export * from './bus/mailer-webhook';
+export * from './events/incoming-email';

@@ -26,6 +26,8 @@ export interface NewDelivery {
   eventTypes: string[];
   body: string;
   traceparent?: string;
+  /** Extra request headers of this delivery (e.g. X-History-Backfill-Job-Id). */
+  extraHeaders?: Record<string, string>;
 }
 
 export interface DueDelivery {
@@ -35,6 +37,7 @@ export interface DueDelivery {
   webhookId: string;
   body: string;
   traceparent: string | null;
+  extraHeaders: Record<string, string> | null;
   /** Attempts already made before this one. */
   attempts: number;
   createdAt: Date;
@@ -58,10 +61,11 @@ export async function insertDeliveries(db: Queryable, rows: NewDelivery[]): Prom
   const ids = rows.map(() => newId(IdPrefix.webhookDelivery));
   await db.query(
     `INSERT INTO webhook_deliveries (id, tenant_id, target_kind, webhook_id, event_types, body, traceparent,
-       status, next_attempt_at)
-     SELECT id, tenant_id, target_kind, webhook_id, string_to_array(event_types, ','), body, traceparent, 'pending', now()
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
-         AS t(id, tenant_id, target_kind, webhook_id, event_types, body, traceparent)`,
+       extra_headers, status, next_attempt_at)
+     SELECT id, tenant_id, target_kind, webhook_id, string_to_array(event_types, ','), body, traceparent,
+            extra_headers::jsonb, 'pending', now()
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+         AS t(id, tenant_id, target_kind, webhook_id, event_types, body, traceparent, extra_headers)`,
     [
       ids,
       rows.map((r) => r.tenantId),
@@ -70,6 +74,7 @@ export async function insertDeliveries(db: Queryable, rows: NewDelivery[]): Prom
       rows.map((r) => r.eventTypes.join(',')),
       rows.map((r) => r.body),
       rows.map((r) => r.traceparent ?? null),
+      rows.map((r) => (r.extraHeaders ? JSON.stringify(r.extraHeaders) : null)),
     ],
   );
   return ids;
@@ -82,6 +87,7 @@ type DueRow = {
   webhook_id: string;
   body: string;
   traceparent: string | null;
+  extra_headers: Record<string, string> | null;
   attempts: number;
   created_at: Date;
 };
@@ -105,7 +111,8 @@ export async function claimDueDeliveries(
            AND ($4::text[] IS NULL OR id = ANY($4::text[]))
          ORDER BY next_attempt_at LIMIT $1
          FOR UPDATE SKIP LOCKED)
-      RETURNING d.id, d.tenant_id, d.target_kind, d.webhook_id, d.body, d.traceparent, d.attempts, d.created_at`,
+      RETURNING d.id, d.tenant_id, d.target_kind, d.webhook_id, d.body, d.traceparent, d.extra_headers, d.attempts,
+        d.created_at`,
     [opts.limit, opts.leaseMs, opts.skipTargets, opts.ids ?? null],
   );
   return rows.map((r) => ({
@@ -115,6 +122,7 @@ export async function claimDueDeliveries(
     webhookId: r.webhook_id,
     body: r.body,
     traceparent: r.traceparent,
+    extraHeaders: r.extra_headers,
     attempts: Number(r.attempts),
     createdAt: r.created_at,
   }));

@@ -5,6 +5,7 @@ import { adminAuth } from './admin/admin-auth';
 import { adminRoutes } from './admin/routes';
 import { apiKeyAuth } from './auth/api-key-auth';
 import { KeyCache } from './auth/key-cache';
+import { backfillRoutes } from './backfill/routes';
 import { domainRoutes } from './domains/routes';
 import { logRoutes } from './logs/routes';
 import { mailerRoutes } from './mailers/routes';
@@ -60,6 +61,8 @@ export function buildGatewayApp(
       app.use(logRoutes(db));
       app.use(suppressionRoutes(db));
       app.use(webhookRoutes(ctx));
+      // Last: the legacy alias /v1/{mailerID}/backfill must not shadow other /v1 routes.
+      app.use(backfillRoutes(ctx));
     },
   });
 }

@@ -1,6 +1,6 @@
 /**
  * The bus entry point: validates each message of the dispatcher's queue (email events,
- * DOMAIN_VERIFICATION, MAILER_DEACTIVATED) and hands it to the account batcher; the handler
+ * DOMAIN_VERIFICATION, MAILER_DEACTIVATED, MAILER_WEBHOOK) and hands it to the account batcher; the handler
  * resolves (and the message is acknowledged) only once its batch is stored as deliveries.
  * A message that can never be valid is parked (PermanentError); other message types are
  * acknowledged and ignored.
@@ -11,7 +11,9 @@ import {
   EMAIL_EVENT_MESSAGE,
   EmailEventSchema,
   MAILER_DEACTIVATED_EVENT,
+  MAILER_WEBHOOK_MESSAGE,
   MailerDeactivatedEventSchema,
+  MailerWebhookMessageSchema,
 } from '@mailyard/contracts';
 import { type Delivery, type Logger, PermanentError } from '@mailyard/platform';
 import type { AccountBatcher } from './batch';
@@ -52,6 +54,8 @@ export function toDispatchEvent(
       return { kind: 'domain', event: parse(DomainVerificationEventSchema), ...common };
     case MAILER_DEACTIVATED_EVENT:
       return { kind: 'mailer', event: parse(MailerDeactivatedEventSchema), ...common };
+    case MAILER_WEBHOOK_MESSAGE:
+      return { kind: 'mailer-object', message: parse(MailerWebhookMessageSchema), ...common };
     default:
       return null;
   }

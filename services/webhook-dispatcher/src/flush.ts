@@ -18,12 +18,13 @@ export async function flushAccount(
   const email = hooks.find((h) => h.event === 'EMAIL_EVENT') ?? null;
   const domain = hooks.find((h) => h.event === 'DOMAIN_VERIFICATION') ?? null;
   const mailerIds = new Set(
-    events.flatMap((e) =>
-      e.kind === 'mailer' &&
-      (IMAP_CAPABLE_CONFIG_TYPES as readonly string[]).includes(e.event.details.config_type)
+    events.flatMap((e) => {
+      if (e.kind === 'mailer-object') return [e.message.mailer_id];
+      return e.kind === 'mailer' &&
+        (IMAP_CAPABLE_CONFIG_TYPES as readonly string[]).includes(e.event.details.config_type)
         ? [e.event.details.mailer_id]
-        : [],
-    ),
+        : [];
+    }),
   );
   const mailerWebhooks = new Set<string>();
   for (const id of mailerIds) if (await loadMailerWebhook(db, sealer, tenantId, id)) mailerWebhooks.add(id);
@@ -42,6 +43,7 @@ export async function flushAccount(
       eventTypes: p.eventTypes,
       body: JSON.stringify(p.body),
       ...(p.traceparent ? { traceparent: p.traceparent } : {}),
+      ...(p.extraHeaders ? { extraHeaders: p.extraHeaders } : {}),
     })),
   );
 }

@@ -183,3 +183,47 @@ describe('routeEvents', () => {
     }
   });
 });
+
+describe('mailer webhook bodies (MAILER_WEBHOOK)', () => {
+  const hooks: AccountWebhooks = {
+    emailEvent: null,
+    domainVerification: null,
+    mailerWebhooks: new Set(['basic_imap_a']),
+  };
+  const object = (mailerId: string, headers?: Record<string, string>): DispatchEvent => ({
+    kind: 'mailer-object',
+    occurredAt: '2026-01-01T00:00:00.000Z',
+    message: {
+      mailer_id: mailerId,
+      event: 'INCOMING_EMAIL',
+      body: { event: 'INCOMING_EMAIL' },
+      ...(headers ? { headers } : {}),
+    },
+  });
+
+  it('go alone to the mailer webhook with their extra headers; none without a webhook', () => {
+    const out = routeEvents(
+      [
+        object('basic_imap_a', { 'X-History-Backfill-Job-Id': 'J1' }),
+        object('basic_imap_b'),
+        object('basic_imap_a'),
+      ],
+      hooks,
+    );
+    expect(out).toEqual([
+      {
+        targetKind: 'mailer',
+        webhookId: 'basic_imap_a',
+        eventTypes: ['INCOMING_EMAIL'],
+        body: { event: 'INCOMING_EMAIL' },
+        extraHeaders: { 'X-History-Backfill-Job-Id': 'J1' },
+      },
+      {
+        targetKind: 'mailer',
+        webhookId: 'basic_imap_a',
+        eventTypes: ['INCOMING_EMAIL'],
+        body: { event: 'INCOMING_EMAIL' },
+      },
+    ]);
+  });
+});

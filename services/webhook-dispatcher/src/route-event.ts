@@ -10,6 +10,9 @@
  * - MAILER_DEACTIVATED of an SMTP-only config joins that array whatever the toggles say; of an
  *   IMAP-capable config it goes alone, as a single object, to the mailer's own incoming webhook.
  *   It carries no webhook_id (the spec lists it among the fields this event does not have).
+ * - MAILER_WEBHOOK bodies (INCOMING_EMAIL of IMAP backfill and live sync, HISTORY_BACKFILL_*,
+ *   IMAP_ERROR) go alone, as a single object, to the mailer's own incoming webhook with their
+ *   extra headers; a mailer without one gets nothing.
  * - DOMAIN_VERIFICATION goes alone, as a single object, to the DOMAIN_VERIFICATION webhook.
  * - `details.webhook_id` is set to the delivering webhook; an inactive or missing webhook gets
  *   nothing (the event still updated email status upstream).
@@ -20,6 +23,7 @@ import {
   type EmailEvent,
   IMAP_CAPABLE_CONFIG_TYPES,
   type MailerDeactivatedEvent,
+  type MailerWebhookMessage,
   type WebhookEventToggles,
 } from '@mailyard/contracts';
 
@@ -32,7 +36,8 @@ interface Common {
 export type DispatchEvent =
   | (Common & { kind: 'email'; event: EmailEvent })
   | (Common & { kind: 'domain'; event: DomainVerificationEvent })
-  | (Common & { kind: 'mailer'; event: MailerDeactivatedEvent });
+  | (Common & { kind: 'mailer'; event: MailerDeactivatedEvent })
+  | (Common & { kind: 'mailer-object'; message: MailerWebhookMessage });
 
 export interface RouteWebhook {
   id: string;
@@ -55,6 +60,7 @@ export interface PlannedDelivery {
   /** JSON array (EMAIL_EVENT) or single object. */
   body: unknown;
   traceparent?: string;
+  extraHeaders?: Record<string, string>;
 }
 
 const isImapCapable = (e: MailerDeactivatedEvent) =>
@@ -91,6 +97,15 @@ export function routeEvents(events: readonly DispatchEvent[], hooks: AccountWebh
         }
         if (!emailHook) return;
         batch.push({ at: e.occurredAt, seq, body: e.event, type: e.event.event, traceparent: e.traceparent });
+        return;
+      }
+      case 'mailer-object': {
+        const m = e.message;
+        if (!hooks.mailerWebhooks.has(m.mailer_id)) return;
+        const planned = single('mailer', m.mailer_id, m.event, m.body, e.traceparent);
+        out.push(
+          m.headers && Object.keys(m.headers).length > 0 ? { ...planned, extraHeaders: m.headers } : planned,
+        );
         return;
       }
       case 'domain': {

@@ -142,7 +142,8 @@ export class DeliveryWorker {
     const result = await this.deps.deliver({
       url: target.url,
       method: target.method,
-      headers: target.headers,
+      // The delivery's own headers (X-History-Backfill-Job-Id) beside the configured ones.
+      headers: row.extraHeaders ? { ...target.headers, ...row.extraHeaders } : target.headers,
       body: row.body,
       deliveryId: row.id,
       secret: target.secret,

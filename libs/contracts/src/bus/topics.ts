@@ -11,6 +11,7 @@ export const RoutingKey = {
   emailEvent: (event: string) => `email.${event.toLowerCase()}`,
   domainVerification: 'domain.verification',
   mailerDeactivated: 'mailer.deactivated',
+  mailerWebhook: 'mailer.webhook',
 } as const;
 
 /** Durable work queues, one per consuming service. */
@@ -39,6 +40,7 @@ export const WorkQueues = {
       { exchange: Exchange.events, routingKey: 'email.#' },
       { exchange: Exchange.events, routingKey: RoutingKey.domainVerification },
       { exchange: Exchange.events, routingKey: RoutingKey.mailerDeactivated },
+      { exchange: Exchange.events, routingKey: RoutingKey.mailerWebhook },
     ],
   },
 } as const satisfies Record<string, QueueDeclaration>;

@@ -131,6 +131,8 @@ export const EnvSchema = z.object({
   // Mailer credential checks (POST /v1/smtpbasic/verify, /v1/imapbasic/verify)
   SMTP_VERIFY_TIMEOUT_MS: positiveInt(10_000),
   IMAP_VERIFY_TIMEOUT_MS: positiveInt(10_000),
+  // History backfill (POST /v1/imap/{mailerID}/history): the server maximum `count` is clamped to
+  BACKFILL_MAX_COUNT: positiveInt(1000),
   // Send service (services/send)
   SEND_MAX_ATTEMPTS: positiveInt(5),
   SEND_RETRY_DELAYS: commaList('must be a comma-separated list of seconds (numbers >= 0)', (s) =>

@@ -1,0 +1,143 @@
+/**
+ * IMAP history backfill (SPEC.md "IMAP history backfill", "Backfill job status", "Limits").
+ * The start request is validated here; the clamp of `count` to the server maximum and the
+ * one-year default window of a participant import are applied by `planBackfillWindow` so the
+ * gateway and the tests share one reading of the rules.
+ */
+import { z } from 'zod';
+import { parseAddress } from '../validation/address';
+
+export const BACKFILL_STATUSES = ['pending', 'processing', 'done', 'failed', 'cancelled'] as const;
+export type BackfillStatus = (typeof BACKFILL_STATUSES)[number];
+export const BACKFILL_ACTIVE_STATUSES: readonly BackfillStatus[] = ['pending', 'processing'];
+
+export const BackfillErrorText = {
+  active: 'active history backfill already exists',
+  jobNotFound: 'History backfill job not found',
+  mailerNotFound: 'Mailer not found',
+  sendOnly: 'Mailer is send-only: history backfill needs an IMAP-capable mailer',
+  noWebhook: 'Mailer has no incoming webhook: register one on the mailer before a history backfill',
+  noCredentials: 'Mailer has no working IMAP credentials',
+  mailerInactive: 'Mailer is not active',
+  finished: 'History backfill job already finished',
+  participant: 'participant must be one bare email address',
+  windowStart: 'window_start must be an RFC 3339 timestamp with whole-second precision',
+  windowEnd: 'window_end must be an RFC 3339 timestamp with whole-second precision',
+  windowOrder: 'window_start must be before window_end',
+  count: 'count must be a non-negative integer',
+  folders: 'folders must be an object of booleans: inbox, sent, spam, trash',
+  fullImportNeedsBound: 'a full import needs window_start or count',
+} as const;
+
+/** RFC 3339 with whole seconds: `2026-01-02T03:04:05Z`, `...+02:00`; `.000` is accepted as whole. */
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.0+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** The instant of an RFC 3339 whole-second timestamp, or null when it is not one. */
+export function parseWholeSecond(value: string): Date | null {
+  const m = RFC3339.exec(value);
+  if (!m) return null;
+  const [, y, mo, d, h, mi, s] = m;
+  if (Number(mo) < 1 || Number(mo) > 12 || Number(d) < 1 || Number(d) > 31) return null;
+  if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return null;
+  const t = Date.parse(value);
+  if (Number.isNaN(t)) return null;
+  // Reject dates that roll over (2026-02-31).
+  const day = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)));
+  if (day.getUTCDate() !== Number(d)) return null;
+  return new Date(t);
+}
+
+const timestamp = (message: string) =>
+  z.string({ invalid_type_error: message }).refine((v) => parseWholeSecond(v) !== null, message);
+
+export const BackfillFoldersSchema = z
+  .object(
+    {
+      inbox: z.boolean({ invalid_type_error: BackfillErrorText.folders }).optional(),
+      sent: z.boolean({ invalid_type_error: BackfillErrorText.folders }).optional(),
+      spam: z.boolean({ invalid_type_error: BackfillErrorText.folders }).optional(),
+      trash: z.boolean({ invalid_type_error: BackfillErrorText.folders }).optional(),
+    },
+    { invalid_type_error: BackfillErrorText.folders },
+  )
+  .strict(BackfillErrorText.folders);
+
+export const StartBackfillSchema = z
+  .object({
+    participant: z
+      .string({ invalid_type_error: BackfillErrorText.participant })
+      .refine((v) => parseAddress(v) !== null, BackfillErrorText.participant)
+      .optional(),
+    window_start: timestamp(BackfillErrorText.windowStart).optional(),
+    window_end: timestamp(BackfillErrorText.windowEnd).optional(),
+    count: z
+      .number({ invalid_type_error: BackfillErrorText.count })
+      .int(BackfillErrorText.count)
+      .min(0, BackfillErrorText.count)
+      .optional(),
+    folders: BackfillFoldersSchema.optional(),
+  })
+  .passthrough();
+export type StartBackfillRequest = z.infer<typeof StartBackfillSchema>;
+
+/** Which folders a job walks. INBOX is included unless `inbox: false`; others only when true. */
+export interface BackfillFolders {
+  inbox: boolean;
+  sent: boolean;
+  spam: boolean;
+  trash: boolean;
+}
+
+export interface BackfillPlan {
+  participant: string | null;
+  windowStart: Date | null;
+  windowEnd: Date;
+  /** 0 = uncapped. */
+  count: number;
+  folders: BackfillFolders;
+}
+
+export type PlanResult = { ok: true; plan: BackfillPlan } | { ok: false; error: string };
+
+const YEAR_MS = 365 * 86_400_000;
+
+/** Applies the start rules to a schema-valid request at `now` (whole seconds). */
+export function planBackfill(req: StartBackfillRequest, now: Date, maxCount: number): PlanResult {
+  const nowS = new Date(Math.floor(now.getTime() / 1000) * 1000);
+  const participant = req.participant ? parseAddress(req.participant)!.email.toLowerCase() : null;
+  const windowEnd = req.window_end ? parseWholeSecond(req.window_end)! : nowS;
+  let windowStart = req.window_start ? parseWholeSecond(req.window_start)! : null;
+  const count = Math.min(req.count ?? 0, maxCount);
+  if (!participant && !windowStart && count === 0)
+    return { ok: false, error: BackfillErrorText.fullImportNeedsBound };
+  if (participant && !windowStart) windowStart = new Date(windowEnd.getTime() - YEAR_MS);
+  if (windowStart && windowStart.getTime() >= windowEnd.getTime())
+    return { ok: false, error: BackfillErrorText.windowOrder };
+  const f = req.folders ?? {};
+  return {
+    ok: true,
+    plan: {
+      participant,
+      windowStart,
+      windowEnd,
+      count,
+      folders: {
+        inbox: f.inbox !== false,
+        sent: f.sent === true,
+        spam: f.spam === true,
+        trash: f.trash === true,
+      },
+    },
+  };
+}
+
+export interface BackfillStatusResponse {
+  success: true;
+  jobId: string;
+  status: BackfillStatus;
+  processed: number;
+  target: number;
+  percent: number;
+  startedAt: string;
+  endedAt: string;
+}

@@ -1,0 +1,66 @@
+import { z } from 'zod';
+
+/**
+ * MAILER_WEBHOOK on Exchange.events, routing key RoutingKey.mailerWebhook: one single-object
+ * body for the incoming webhook of an IMAP-capable mailer (INCOMING_EMAIL from history backfill
+ * and live sync, HISTORY_BACKFILL_* lifecycle events, IMAP_ERROR). The envelope's tenant_id is
+ * the mailer's tenant. The webhook dispatcher posts `body` as is to the mailer's webhook, with
+ * the mailer's configured headers plus `headers` (e.g. X-History-Backfill-Job-Id). A mailer
+ * without an incoming webhook gets nothing.
+ */
+export const MAILER_WEBHOOK_MESSAGE = 'mailer.webhook';
+export const MAILER_WEBHOOK_MESSAGE_VERSION = 1;
+
+const HEADER_NAME = /^[A-Za-z0-9-]{1,64}$/;
+
+export const MailerWebhookMessageSchema = z.object({
+  mailer_id: z.string().min(1),
+  /** The event name of the body (INCOMING_EMAIL, HISTORY_BACKFILL_STARTED, IMAP_ERROR, ...). */
+  event: z.string().min(1).max(64),
+  body: z.record(z.unknown()),
+  /** Extra request headers; names are tokens, values carry no CR/LF. */
+  headers: z
+    .record(
+      z
+        .string()
+        .regex(/^[^\r\n]*$/)
+        .max(1000),
+    )
+    .refine((h) => Object.keys(h).every((k) => HEADER_NAME.test(k)), 'invalid header name')
+    .optional(),
+});
+export type MailerWebhookMessage = z.infer<typeof MailerWebhookMessageSchema>;
+
+/** Lifecycle events of a history backfill job (SPEC.md "Backfill events"; layout is Mailyard's). */
+export const BACKFILL_EVENTS = [
+  'HISTORY_BACKFILL_STARTED',
+  'HISTORY_BACKFILL_PROGRESS',
+  'HISTORY_BACKFILL_COMPLETED',
+  'HISTORY_BACKFILL_FAILED',
+] as const;
+export type BackfillEventName = (typeof BACKFILL_EVENTS)[number];
+
+/** `{event, success, details}` of a lifecycle event. */
+export interface BackfillLifecycleEvent {
+  event: BackfillEventName;
+  success: boolean;
+  details: {
+    job_id: string;
+    mailer_id: string;
+    status: string;
+    processed: number;
+    target: number;
+    percent: number;
+    started_at: string;
+    ended_at: string;
+    failed_reason: string;
+    event_at: string;
+  };
+}
+
+/** IMAP_ERROR (payload not shown by the spec; Mailyard's layout). */
+export interface ImapErrorEvent {
+  event: 'IMAP_ERROR';
+  success: false;
+  details: { mailer_id: string; failed_reason: string; attempts: number; event_at: string };
+}

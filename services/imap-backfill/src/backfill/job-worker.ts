@@ -1,0 +1,161 @@
+/**
+ * Claims due backfill jobs (libs/store backfillJobs: a lease per job, FOR UPDATE SKIP LOCKED)
+ * and runs up to `concurrency` at once, one mailbox connection each. What a failure does:
+ * - authentication rejected: the mailer is deactivated (MAILER_DEACTIVATED,
+ *   `provider_auth_error`, to its own webhook) and the job fails;
+ * - transient (connection lost, timeout): the job is released and due again after a back-off,
+ *   resuming from its checkpoint; after `retryMax` failures in a row it fails;
+ * - anything else: the job fails with the reason, shown in the status response.
+ * Failed jobs send HISTORY_BACKFILL_FAILED. A worker killed mid-job leaves its lease to expire;
+ * the job then resumes on any worker from its checkpoint.
+ */
+import type { Bus, Logger, Queryable } from '@mailyard/platform';
+import type { Db } from '@mailyard/platform';
+import { type BackfillJob, backfillJobs, deactivateMailer, mailers } from '@mailyard/store';
+import { MailboxError } from '../mailbox/mailbox-client';
+import type { OpenMailbox } from '../open-mailbox';
+import { lifecycleEvent, postLifecycle } from '../publish';
+import type { BackfillSettings } from '../settings';
+import { runJob } from './run-job';
+
+export interface JobWorkerDeps {
+  db: Db;
+  bus: Bus;
+  logger: Logger;
+  settings: BackfillSettings;
+  openMailbox: OpenMailbox;
+  owner: string;
+}
+
+export class JobWorker {
+  private readonly running = new Set<Promise<void>>();
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private claiming = false;
+
+  constructor(private readonly deps: JobWorkerDeps) {}
+
+  start(): void {
+    const tick = () => {
+      if (this.stopped) return;
+      void this.fill();
+      this.timer = setTimeout(tick, this.deps.settings.pollMs);
+    };
+    tick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+
+  get active(): number {
+    return this.running.size;
+  }
+
+  private async fill(): Promise<void> {
+    if (this.claiming) return;
+    this.claiming = true;
+    try {
+      while (!this.stopped && this.running.size < this.deps.settings.concurrency) {
+        const job = await backfillJobs.claim(this.deps.db, this.deps.owner, this.deps.settings.leaseMs);
+        if (!job) break;
+        const run = this.run(job).finally(() => {
+          this.running.delete(run);
+          if (!this.stopped) void this.fill();
+        });
+        this.running.add(run);
+      }
+    } catch (err) {
+      this.deps.logger.warn('claiming backfill jobs failed', { error: (err as Error).message });
+    } finally {
+      this.claiming = false;
+    }
+  }
+
+  private async run(job: BackfillJob): Promise<void> {
+    const { db, logger, settings, owner } = this.deps;
+    // The lease is renewed at every slice and batch; this keeps it alive through long fetches.
+    const keepAlive = setInterval(
+      () => void backfillJobs.renew(db, job.id, owner, settings.leaseMs).catch(() => false),
+      Math.max(1000, Math.floor(settings.leaseMs / 3)),
+    );
+    try {
+      const mailer = await mailers.get(db, job.tenantId, job.mailerId);
+      if (!mailer) return await this.fail(job, 'the mailer was deleted');
+      if (mailer.state !== 'active') return await this.fail(job, `the mailer is ${mailer.state}`);
+      const mailbox = await this.deps.openMailbox(mailer);
+      try {
+        await runJob(
+          {
+            db,
+            bus: this.deps.bus,
+            logger,
+            owner,
+            leaseMs: settings.leaseMs,
+            sliceMs: settings.sliceMs,
+            checkpointEvery: 100,
+          },
+          job,
+          mailbox,
+          mailer,
+        );
+      } finally {
+        await mailbox.close();
+      }
+    } catch (err) {
+      await this.onError(job, err).catch((e) =>
+        logger.error('backfill job error handling failed', { job_id: job.id, err: e }),
+      );
+    } finally {
+      clearInterval(keepAlive);
+    }
+  }
+
+  private async onError(job: BackfillJob, err: unknown): Promise<void> {
+    const { db, logger, settings, owner } = this.deps;
+    const kind = err instanceof MailboxError ? err.kind : 'transient-db';
+    const message = err instanceof Error ? err.message : String(err);
+    if (kind === 'auth') {
+      await deactivateMailer(db, job.tenantId, job.mailerId, 'provider_auth_error', message);
+      return this.fail(job, `IMAP authentication failed: ${message}`);
+    }
+    if (kind === 'terminal') return this.fail(job, message);
+    // Transient mailbox errors, and unexpected ones (database, bus) the same way: retry from the checkpoint.
+    if (job.attempts + 1 > settings.retryMax)
+      return this.fail(job, `gave up after ${job.attempts + 1} attempts: ${message}`);
+    const delay = Math.min(300_000, settings.retryBaseMs * 2 ** Math.min(job.attempts, 10));
+    const attempts = await backfillJobs.retryLater(db, job.id, owner, delay);
+    logger.warn('history backfill will retry', { job_id: job.id, attempts, delay_ms: delay, error: message });
+  }
+
+  private async fail(job: BackfillJob, reason: string): Promise<void> {
+    const { db, bus, logger, owner } = this.deps;
+    if (!(await backfillJobs.finish(db, job.id, owner, { status: 'failed', reason }))) return;
+    const now = await currentProgress(db, job.id);
+    await postLifecycle(
+      bus,
+      job.tenantId,
+      lifecycleEvent('HISTORY_BACKFILL_FAILED', job, {
+        status: 'failed',
+        processed: now.processed,
+        percent: now.percent,
+        endedAt: new Date(),
+        failedReason: reason,
+      }),
+    );
+    logger.info('history backfill failed', { job_id: job.id, mailer_id: job.mailerId, reason });
+  }
+}
+
+async function currentProgress(
+  db: Queryable,
+  jobId: string,
+): Promise<{ processed: number; percent: number }> {
+  const { rows } = await db.query<{ processed: number; percent: number }>(
+    'SELECT processed, percent FROM backfill_jobs WHERE id = $1',
+    [jobId],
+  );
+  return { processed: Number(rows[0]?.processed ?? 0), percent: Number(rows[0]?.percent ?? 0) };
+}

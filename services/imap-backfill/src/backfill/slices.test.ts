@@ -1,0 +1,40 @@
+import { newestFirst, nextUntil, progressStep, sliceEndingAt, windowPercent } from './slices';
+
+const t = (s: string) => new Date(s);
+
+describe('slices', () => {
+  it('walk the window newest first without gaps or overlap, down to the start second', () => {
+    const start = t('2026-01-01T00:00:00Z');
+    const end = t('2026-01-01T00:00:25Z');
+    const slices = [];
+    for (let until: Date | null = end; until; ) {
+      const s = sliceEndingAt(until, start, 10_000);
+      slices.push([s.since.toISOString().slice(17, 19), s.until.toISOString().slice(17, 19)]);
+      until = nextUntil(s, start);
+    }
+    expect(slices).toEqual([
+      ['16', '25'],
+      ['06', '15'],
+      ['00', '05'],
+    ]);
+  });
+
+  it('percent is the share of the window walked; steps of 10%', () => {
+    const start = t('2026-01-01T00:00:00Z');
+    const end = t('2026-01-01T00:01:40Z');
+    expect(windowPercent(start, end, end)).toBe(0);
+    expect(windowPercent(start, end, t('2026-01-01T00:01:15Z'))).toBe(25);
+    expect(windowPercent(start, end, start)).toBe(100);
+    expect(windowPercent(end, end, end)).toBe(100);
+    expect([0, 9, 10, 55, 100].map(progressStep)).toEqual([0, 0, 1, 5, 10]);
+  });
+
+  it('orders newest first', () => {
+    const refs = [
+      { uid: 1, receivedAt: t('2026-01-02T00:00:00Z') },
+      { uid: 2, receivedAt: t('2026-01-03T00:00:00Z') },
+      { uid: 3, receivedAt: t('2026-01-02T00:00:00Z') },
+    ];
+    expect(newestFirst(refs).map((r) => r.uid)).toEqual([2, 3, 1]);
+  });
+});

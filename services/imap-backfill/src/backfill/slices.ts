@@ -1,0 +1,43 @@
+/**
+ * How a job walks its window (pure): newest first, in time slices of `sliceMs` from the window's
+ * end back to its start, so a `count` cap takes the newest messages and an abort is seen at the
+ * next slice. Progress is time-based (SPEC.md "Status response": `percent` over the requested
+ * window): the share of the window already walked. Bounds are inclusive, in whole seconds.
+ */
+
+export interface Slice {
+  /** Inclusive. */
+  since: Date;
+  /** Inclusive. */
+  until: Date;
+}
+
+/** The slice that ends at `until` (inclusive) and does not go below `start`. */
+export function sliceEndingAt(until: Date, start: Date, sliceMs: number): Slice {
+  const since = new Date(Math.max(start.getTime(), until.getTime() - sliceMs + 1000));
+  return { since, until };
+}
+
+/** The upper bound of the slice after `s` (one second below it), null when the window is done. */
+export function nextUntil(s: Slice, start: Date): Date | null {
+  const next = s.since.getTime() - 1000;
+  return next < start.getTime() ? null : new Date(next);
+}
+
+/** Time-based percent of the window walked once everything from `cursor` up to `end` is done. */
+export function windowPercent(start: Date, end: Date, cursor: Date): number {
+  const span = end.getTime() - start.getTime();
+  if (span <= 0) return 100;
+  const walked = end.getTime() - cursor.getTime();
+  return Math.max(0, Math.min(100, Math.floor((walked / span) * 100)));
+}
+
+/** True when progress moved into a new 10% step since the last PROGRESS event (0..100 -> 0..10). */
+export function progressStep(percent: number): number {
+  return Math.floor(Math.max(0, Math.min(100, percent)) / 10);
+}
+
+/** Newest first; equal times by UID, newest UID first. */
+export function newestFirst<T extends { receivedAt: Date; uid: number }>(refs: T[]): T[] {
+  return [...refs].sort((a, b) => b.receivedAt.getTime() - a.receivedAt.getTime() || b.uid - a.uid);
+}

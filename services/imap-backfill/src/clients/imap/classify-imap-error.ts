@@ -1,0 +1,46 @@
+/**
+ * imapflow errors -> MailboxError kinds. Authentication rejected (imapflow's
+ * `authenticationFailed`, or a NO [AUTHENTICATIONFAILED] reply) is `auth`: the mailer is
+ * deactivated. Connection-level failures (refused, reset, timeouts, closed, [UNAVAILABLE],
+ * [INUSE]) are `transient` and retried. Anything else is `terminal`. Never includes the password.
+ */
+import type { MailboxErrorKind } from '../../mailbox/mailbox-client';
+
+const TRANSIENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ETIMEOUT',
+  'CONNECT_TIMEOUT',
+  'GREETING_TIMEOUT',
+  'NoConnection',
+  'ClosedAfterConnectTLS',
+  'ClosedAfterConnectText',
+]);
+const TRANSIENT_RESPONSE = new Set(['UNAVAILABLE', 'INUSE', 'LIMIT', 'SERVERBUG']);
+
+type ImapError = Error & {
+  code?: string;
+  responseText?: string;
+  authenticationFailed?: boolean;
+  serverResponseCode?: string;
+};
+
+export function classifyImapError(err: unknown, host: string): { kind: MailboxErrorKind; message: string } {
+  const e = (err ?? {}) as ImapError;
+  const text = e.responseText ?? e.message ?? String(err);
+  if (e.authenticationFailed || e.serverResponseCode === 'AUTHENTICATIONFAILED')
+    return { kind: 'auth', message: `${e.serverResponseCode ? `[${e.serverResponseCode}] ` : ''}${text}` };
+  if (
+    (e.code && TRANSIENT_CODES.has(e.code)) ||
+    (e.serverResponseCode && TRANSIENT_RESPONSE.has(e.serverResponseCode))
+  )
+    return { kind: 'transient', message: `${host}: ${text}${e.code ? ` (${e.code})` : ''}` };
+  if (/connection (not available|closed)|socket|timed? ?out/i.test(text))
+    return { kind: 'transient', message: `${host}: ${text}` };
+  return { kind: 'terminal', message: `${host}: ${text}` };
+}

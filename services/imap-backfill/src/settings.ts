@@ -1,0 +1,82 @@
+/**
+ * The imap-backfill service's configuration (docs/backfill.md), its own zod schema beside the
+ * shared Config (MAILER_ALLOW_PRIVATE_HOSTS and DNS_* for the guarded connect):
+ *
+ * - `BACKFILL_POLL_MS` (1000): how often idle workers look for due jobs.
+ * - `BACKFILL_CONCURRENCY` (4): jobs run at once per process (one IMAP connection each).
+ * - `BACKFILL_LEASE_MS` (60000): a job's lease; a killed worker's job resumes after it expires.
+ * - `BACKFILL_SLICE_DAYS` (7): time slice of the newest-first walk (abort is checked per slice).
+ * - `BACKFILL_RETRY_MAX` (8): transient failures in a row before a job fails.
+ * - `BACKFILL_RETRY_BASE_MS` (2000): first retry delay; doubles up to 5 minutes.
+ * - `IMAP_TIMEOUT_MS` (15000): connect/greeting timeout of IMAP connections.
+ * - `IMAP_SYNC` (1): live sync of IMAP-capable mailers on/off.
+ * - `IMAP_SYNC_POLL_MS` (60000): re-check interval while idling (and polling without IDLE).
+ * - `IMAP_SYNC_LEASE_MS` (30000): Redis lease per watched mailer, renewed by its watcher.
+ * - `IMAP_SYNC_ERROR_AFTER` (3): failed connects in a row before an IMAP_ERROR event.
+ */
+import { type Config, ConfigError } from '@mailyard/platform';
+import { z } from 'zod';
+
+const int = (def: number, min = 1) => z.coerce.number().int().min(min).default(def);
+
+const Schema = z.object({
+  BACKFILL_POLL_MS: int(1000, 10),
+  BACKFILL_CONCURRENCY: int(4),
+  BACKFILL_LEASE_MS: int(60_000, 1000),
+  BACKFILL_SLICE_DAYS: z.coerce.number().positive().default(7),
+  BACKFILL_RETRY_MAX: int(8),
+  BACKFILL_RETRY_BASE_MS: int(2000, 1),
+  IMAP_TIMEOUT_MS: int(15_000, 100),
+  IMAP_SYNC: z.enum(['0', '1', 'true', 'false']).default('1'),
+  IMAP_SYNC_POLL_MS: int(60_000, 10),
+  IMAP_SYNC_LEASE_MS: int(30_000, 1000),
+  IMAP_SYNC_ERROR_AFTER: int(3),
+});
+
+export interface BackfillSettings {
+  pollMs: number;
+  concurrency: number;
+  leaseMs: number;
+  sliceMs: number;
+  retryMax: number;
+  retryBaseMs: number;
+  imapTimeoutMs: number;
+  sync: boolean;
+  syncPollMs: number;
+  syncLeaseMs: number;
+  syncErrorAfter: number;
+  guard: {
+    allowPrivate: boolean;
+    dns: { DNS_SERVERS: Config['DNS_SERVERS']; DNS_TIMEOUT_MS: number; DNS_TRIES: number };
+  };
+}
+
+export function backfillSettings(config: Config, env: NodeJS.ProcessEnv = process.env): BackfillSettings {
+  const parsed = Schema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(`Invalid configuration: ${String(issue.path[0])} ${issue.message}`);
+  }
+  const e = parsed.data;
+  return {
+    pollMs: e.BACKFILL_POLL_MS,
+    concurrency: e.BACKFILL_CONCURRENCY,
+    leaseMs: e.BACKFILL_LEASE_MS,
+    sliceMs: Math.max(1000, Math.round(e.BACKFILL_SLICE_DAYS * 86_400_000)),
+    retryMax: e.BACKFILL_RETRY_MAX,
+    retryBaseMs: e.BACKFILL_RETRY_BASE_MS,
+    imapTimeoutMs: e.IMAP_TIMEOUT_MS,
+    sync: e.IMAP_SYNC === '1' || e.IMAP_SYNC === 'true',
+    syncPollMs: e.IMAP_SYNC_POLL_MS,
+    syncLeaseMs: e.IMAP_SYNC_LEASE_MS,
+    syncErrorAfter: e.IMAP_SYNC_ERROR_AFTER,
+    guard: {
+      allowPrivate: config.MAILER_ALLOW_PRIVATE_HOSTS,
+      dns: {
+        DNS_SERVERS: config.DNS_SERVERS,
+        DNS_TIMEOUT_MS: config.DNS_TIMEOUT_MS,
+        DNS_TRIES: config.DNS_TRIES,
+      },
+    },
+  };
+}
