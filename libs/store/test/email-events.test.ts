@@ -82,7 +82,7 @@ it('writes the event, advances the log and publishes through the outbox, with on
     {
       tenantId: tenant.id,
       copyId: s.copyId,
-      logIds: s.logIds,
+      recipients: [{ logId: s.logIds[0]!, email: 'a@example.com' }],
       event: event('MAIL_OPENED', s.refId, 'a@example.com'),
     },
   ]);
@@ -92,7 +92,7 @@ it('writes the event, advances the log and publishes through the outbox, with on
     "SELECT attempt, payload FROM email_events WHERE ref_id = $1 AND event = 'MAIL_OPENED'",
     [s.refId],
   );
-  expect(ev.rows).toEqual([{ attempt: -1, payload: recorded }]);
+  expect(ev.rows).toEqual([{ attempt: 0, payload: recorded }]);
   const ob = await db.query<{ routing_key: string; message: { payload: EmailEvent; tenant_id: string } }>(
     `SELECT routing_key, message FROM outbox WHERE message->'payload'->'details'->>'ref_id' = $1`,
     [s.refId],
@@ -111,7 +111,7 @@ it('records every repeated open, concurrently, with distinct increasing event_at
       {
         tenantId: tenant.id,
         copyId: s.copyId,
-        logIds: [s.logIds[i % 2]!],
+        recipients: [{ logId: s.logIds[i % 2]!, email: i % 2 ? 'b@example.com' : 'a@example.com' }],
         event: event('MAIL_OPENED', s.refId, i % 2 ? 'b@example.com' : 'a@example.com'),
       },
     ]),
@@ -125,7 +125,7 @@ it('records every repeated open, concurrently, with distinct increasing event_at
   );
   expect(rows).toHaveLength(8);
   expect(new Set(rows.map((r) => r.at)).size).toBe(8);
-  expect(rows.map((r) => r.attempt)).toEqual([-1, -2, -3, -4, -5, -6, -7, -8]);
+  expect(rows.map((r) => r.attempt)).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
   const ats = rows.map((r) => r.at);
   expect([...ats].sort()).toEqual(ats);
 });
@@ -137,7 +137,12 @@ it("never moves a status backwards and ignores another tenant's rows", async () 
   const logId = s.logIds[0]!;
   const rec = (name: EmailEvent['event'], tenantId = tenant.id) =>
     recordEmailEvents(db, [
-      { tenantId, copyId: s.copyId, logIds: [logId], event: event(name, s.refId, 'a@example.com') },
+      {
+        tenantId,
+        copyId: s.copyId,
+        recipients: [{ logId, email: 'a@example.com' }],
+        event: event(name, s.refId, 'a@example.com'),
+      },
     ]);
   await rec('MAIL_CLICKED');
   expect(await status(logId)).toEqual({ status: 'MAIL_CLICKED', last_event: 'MAIL_CLICKED' });
