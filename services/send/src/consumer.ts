@@ -291,9 +291,10 @@ async function sendCopy(
     attempt.fail(toSend, 'Sending through OAuth mailers is not supported yet');
     return;
   }
+  // Who the headers name (a tracked copy goes to one recipient but shows the message's To/Cc).
+  const planned = planCopies(request, cmd.ref_id).find((c) => c.copy_id === cmd.copy_id);
   const recipients: CopyRecipient[] =
-    planCopies(request, cmd.ref_id).find((c) => c.copy_id === cmd.copy_id)?.recipients ??
-    copy.recipients.map((r) => ({ email: r.email, type: r.type }));
+    planned?.display ?? planned?.recipients ?? copy.recipients.map((r) => ({ email: r.email, type: r.type }));
 
   let rendered: ReturnType<typeof renderCopy>;
   try {

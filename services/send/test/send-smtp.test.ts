@@ -164,7 +164,7 @@ describe('delivery', () => {
         message_id: `<svc_mailer_${copyIds[0]}@mailyard.test>`,
         thread_id: '',
         webhook_id: '',
-        event_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        event_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/),
         tracking: {
           time: '',
           ip: '',
@@ -428,16 +428,16 @@ describe('refusals before sending', () => {
       config_type: 'basic_smtp',
     });
 
-    // the next send through it is refused by policy, nothing is attempted
+    // the next send through it is a mailer-config load failure, nothing is attempted
     const logins = r.authAttempts();
     const second = await acceptSend(h.ctx.db, tenantId, {
       ...base(mailerId),
       to: [{ email: 'a2@example.com' }],
     });
     const next = await settled(second.refId, 1);
-    expect(next.map((e) => [e.event, e.payload.details.failed_reason])).toEqual([
-      ['MAIL_POLICY_REJECTION', 'Mailer is deactivated'],
-    ]);
+    expect(
+      next.map((e) => [e.event, e.payload.details.failed_reason, e.payload.details.retry_scheduled]),
+    ).toEqual([['SMTP_ERROR', 'Mailer is deactivated', false]]);
     expect(r.authAttempts()).toBe(logins);
   });
 
@@ -452,17 +452,26 @@ describe('refusals before sending', () => {
       ...base(mailerId),
       to: [{ email: 'p@example.com' }],
     });
+    // A mailer-config load failure (SPEC events rule 1, DESIGN.md Reliability 2): a final
+    // SMTP_ERROR with attempt metadata for every intended recipient, empty message/thread ids.
     const events = await settled(refId, 1);
-    expect(events.map((e) => e.event)).toEqual(['MAIL_POLICY_REJECTION']);
+    expect(events.map((e) => e.event)).toEqual(['SMTP_ERROR']);
     expect(events[0]!.payload).toMatchObject({
       success: false,
-      details: { failed_reason: reason, message_id: '' },
+      details: {
+        email: ['p@example.com'],
+        failed_reason: reason,
+        message_id: '',
+        thread_id: '',
+        attempt: 1,
+        max_attempts: expect.any(Number),
+        retry_scheduled: false,
+      },
     });
-    expect(events[0]!.payload.details.attempt).toBeUndefined();
     const [log] = await logsOf(h.ctx.db, refId);
     expect(log).toMatchObject({
       status: 'FAILED',
-      last_event: 'MAIL_POLICY_REJECTION',
+      last_event: 'SMTP_ERROR',
       failure_reason: reason,
     });
     expect(r.dataCount()).toBe(0);
