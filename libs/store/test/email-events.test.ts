@@ -6,7 +6,7 @@
 import { type EmailEvent, emptyTracking, ulid } from '@mailyard/contracts';
 import { type Db, configFrom, migrate, openDatabase } from '@mailyard/platform';
 import { type TestDatabase, createTestDatabase } from '../../../test/support/servers';
-import { createTenant, findTrackedRecipient, recordEmailEvents } from '../src';
+import { createTenant, findTrackedRecipient, recordEmailEventBatch, recordEmailEvents } from '../src';
 
 let tdb: TestDatabase;
 let db: Db;
@@ -161,4 +161,83 @@ it("never moves a status backwards and ignores another tenant's rows", async () 
     messageId: '<m@x>',
     customArgs: { c: 1 },
   });
+});
+
+function sendEvent(
+  name: 'MAIL_DELIVERED' | 'SMTP_ERROR',
+  refId: string,
+  email: string,
+  retry?: boolean,
+): EmailEvent {
+  const e = event(name, refId, email);
+  e.success = name === 'MAIL_DELIVERED';
+  e.details.tracking = emptyTracking();
+  if (name === 'SMTP_ERROR')
+    Object.assign(e.details, { attempt: 1, max_attempts: 3, retry_scheduled: retry });
+  return e;
+}
+
+it('stamps send events of one batch with distinct event_at and keys them per copy, recipients and attempt', async () => {
+  const tenant = await createTenant(db, { name: 'e', tier: 'standard' });
+  const emails = ['a@x.test', 'b@x.test', 'c@x.test', 'd@x.test', 'e@x.test', 'f@x.test'];
+  const s = await seedSend(tenant.id, emails);
+  await db.query("UPDATE email_logs SET status = 'QUEUED' WHERE ref_id = $1", [s.refId]);
+  // Six deliveries of one send (with substitutions: one copy each), written in ONE batch.
+  const records = emails.slice(0, 5).map((email, i) => ({
+    tenantId: tenant.id,
+    copyId: `${s.refId}.${i + 1}`,
+    recipients: [{ logId: s.logIds[i]!, email }],
+    event: sendEvent('MAIL_DELIVERED', s.refId, email),
+    attempt: 1,
+  }));
+  const recorded = await recordEmailEventBatch(db, records);
+  expect(recorded.every((e) => e !== null)).toBe(true);
+  const stamps = recorded.map((e) => e!.details.event_at);
+  expect(new Set(stamps).size).toBe(5);
+  expect([...stamps].sort()).toEqual(stamps);
+
+  // A 451 + 550 attempt of one copy: one SMTP_ERROR per recipient per attempt, both under the
+  // SAME copy id (no split copy), with distinct stamps.
+  const copy = `${s.refId}.9`;
+  await db.query('UPDATE email_logs SET copy_id = $2 WHERE id = ANY($1::text[])', [
+    [s.logIds[4], s.logIds[5]],
+    copy,
+  ]);
+  await db.query("UPDATE email_logs SET send_outcome = NULL, status = 'QUEUED' WHERE id = $1", [s.logIds[4]]);
+  const attempt = [
+    {
+      tenantId: tenant.id,
+      copyId: copy,
+      recipients: [{ logId: s.logIds[4]!, email: 'e@x.test' }],
+      event: sendEvent('SMTP_ERROR', s.refId, 'e@x.test', true),
+      attempt: 1,
+    },
+    {
+      tenantId: tenant.id,
+      copyId: copy,
+      recipients: [{ logId: s.logIds[5]!, email: 'f@x.test' }],
+      event: sendEvent('SMTP_ERROR', s.refId, 'f@x.test', false),
+      attempt: 1,
+    },
+  ];
+  const errors = await recordEmailEventBatch(db, attempt);
+  expect(errors.map((e) => e?.details.email)).toEqual([['e@x.test'], ['f@x.test']]);
+  expect(errors[0]!.details.event_at).not.toBe(errors[1]!.details.event_at);
+  // Redelivered: the same attempt records nothing again (and publishes nothing).
+  expect(await recordEmailEventBatch(db, attempt)).toEqual([null, null]);
+  const { rows } = await db.query<{ copy_id: string; n: number }>(
+    `SELECT copy_id, count(*)::int AS n FROM email_events WHERE ref_id = $1 AND event = 'SMTP_ERROR' GROUP BY copy_id`,
+    [s.refId],
+  );
+  expect(rows).toEqual([{ copy_id: copy, n: 2 }]);
+  const logs = await db.query<{ copy_id: string }>(
+    'SELECT DISTINCT copy_id FROM email_logs WHERE id = ANY($1::text[])',
+    [[s.logIds[4], s.logIds[5]]],
+  );
+  expect(logs.rows).toEqual([{ copy_id: copy }]);
+  const ob = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM outbox WHERE message->'payload'->'details'->>'ref_id' = $1 AND routing_key = 'email.smtp_error'`,
+    [s.refId],
+  );
+  expect(ob.rows[0]!.n).toBe(2);
 });
