@@ -23,3 +23,4 @@ export * from './api/webhooks';
 export * from './api/backfill';
 export * from './bus/mailer-webhook';
 export * from './events/incoming-email';
+export * from './bus/messages';

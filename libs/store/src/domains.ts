@@ -1,15 +1,12 @@
 import {
-  DOMAIN_VERIFICATION_EVENT,
-  DOMAIN_VERIFICATION_EVENT_VERSION,
+  BusMessages,
   type DomainDnsRecord,
   type DomainVerificationEvent,
-  Exchange,
   IdPrefix,
   type MailerState,
-  RoutingKey,
   newId,
 } from '@mailyard/contracts';
-import { type Db, type Queryable, enqueueOutbox, envelope } from '@mailyard/platform';
+import { type Db, type Queryable, writeOutbox } from '@mailyard/platform';
 import { type Page, type PageRequest, listPage } from './cursor';
 
 export class DuplicateDomainError extends Error {
@@ -295,15 +292,7 @@ export const domains = {
       const domain = toDomain(updated.rows[0]!);
       const emitted = emit === 'always' || changed;
       if (emitted) {
-        await enqueueOutbox(
-          tx,
-          Exchange.events,
-          RoutingKey.domainVerification,
-          envelope(DOMAIN_VERIFICATION_EVENT, domainVerificationEvent(domain), {
-            version: DOMAIN_VERIFICATION_EVENT_VERSION,
-            tenantId,
-          }),
-        );
+        await writeOutbox(tx, BusMessages.domainVerification, domainVerificationEvent(domain), { tenantId });
       }
       return { domain, changed, emitted };
     });

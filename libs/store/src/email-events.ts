@@ -1,90 +1,108 @@
 /**
- * Records email events: for each event, in ONE transaction,
- * 1. an `email_events` row,
+ * The single writer of email events (send service, tracking, later inbound). For each event, in
+ * ONE transaction and one statement (data-modifying CTEs):
+ * 1. an `email_events` row;
  * 2. the recipients' `email_logs` rows advanced: status only ever moves to a higher rank
  *    (statusRankSql from libs/contracts); last_event/failure_reason follow unless the status
- *    would move backwards,
- * 3. an outbox row publishing the spec event object on Exchange.events with routing key
- *    RoutingKey.emailEvent(event) (the service's OutboxRelay publishes it).
+ *    would move backwards; on delivery message_id and delivered_at; attempts = highest attempt;
+ *    a terminal send event sets `send_outcome`;
+ * 3. an outbox row publishing the spec event object (libs/contracts BusMessages.emailEvent,
+ *    validated by libs/platform outboxMessage; the relay publishes it).
  *
- * Meant to become the single writer of email events: today the tracking service (opens, clicks,
- * unsubscribes) uses it; services/send/src/emit-event.ts still writes its own events with the
- * same three writes and will move here in a later change.
+ * Keys (migration 0011): a copy's identity never changes. A SEND event (a record with `attempt`)
+ * is unique per (copy_id, event, attempt, recipients): a redelivered command that records the
+ * same outcome again writes nothing and publishes nothing. One attempt may therefore record a
+ * retry-scheduled SMTP_ERROR for some recipients and a final one for others, under the same
+ * copy_id. A REPEATED event (a record without `attempt`: opens, clicks, unsubscribes) is its own
+ * event every time (attempt 0, key `<recipient>@<event_at>`), as SendGrid and Postmark report them.
+ *
+ * Single winner (send events): the transaction first locks the recipients' log rows
+ * (lockUnfinishedLogRows) and keeps, in every send event, only the recipients without a send
+ * outcome yet; an event left without recipients is dropped. When two processes deliver the same
+ * copy at the same time, the first to commit records the outcome and the other records nothing.
  *
  * Stamps (SPEC events rule 3, DESIGN.md Reliability 2): `details.event_at` is assigned here, with
- * microsecond precision, strictly after every earlier event of the same (ref_id, event): a
- * transaction-scoped advisory lock per (ref_id, event) serializes writers across processes, so
- * ref_id + event + event_at is unique even for two opens in the same millisecond.
- *
- * Repeated events: every open and every click is its own event with its own event_at (as
- * SendGrid and Postmark report them); the log status only moves forward. email_events keeps its
- * unique key (copy_id, event, attempt), which the send service relies on: events recorded here
- * use NEGATIVE attempt numbers, -1 for the copy's first event of that type, -2 for the second,
- * and so on, so they never collide with send attempts (>= 1) and the send consumer, which looks
- * events up by attempt, never mistakes them for an attempt of its own.
+ * microsecond precision, strictly after every earlier event of the same (ref_id, event), and
+ * strictly increasing within one batch: a transaction-scoped advisory lock per (ref_id, event)
+ * serializes writers across processes, so ref_id + event + event_at is unique per event even
+ * for six deliveries of one send written in the same statement.
  */
 import {
-  EMAIL_EVENT_MESSAGE,
-  EMAIL_EVENT_MESSAGE_VERSION,
+  BusMessages,
   type EmailEvent,
-  Exchange,
-  RoutingKey,
+  isTerminalSendEvent,
   statusForEvent,
   statusRankSql,
 } from '@mailyard/contracts';
-import { type Db, type Queryable, envelope } from '@mailyard/platform';
+import { type Db, type Queryable, outboxInsertSelectSql, outboxMessage } from '@mailyard/platform';
+import { lockUnfinishedLogRows } from './email-logs';
+
+export interface EmailEventRecipient {
+  /** The email_logs row (of this tenant) the event moves forward. */
+  logId: string;
+  email: string;
+  /** This recipient's own failure text for its log row; default: the event's failed_reason. */
+  failureReason?: string;
+}
 
 export interface EmailEventRecord {
   tenantId: string;
   /** The copy the event is recorded under (email_logs.copy_id of its recipients). */
   copyId: string;
-  /** The email_logs rows (of this tenant) the event moves forward. */
-  logIds: string[];
-  /** The spec event object; `details.event_at` is replaced by the stamp assigned here. */
+  recipients: EmailEventRecipient[];
+  /**
+   * The spec event object; `details.event_at` is replaced by the stamp assigned here, and for a
+   * send event `details.email` by the recipients actually recorded.
+   */
   event: EmailEvent;
+  /** The send attempt this event reports (send service); absent for repeated events. */
+  attempt?: number;
   /** Trace the outbox message continues. */
   traceparent?: string;
 }
 
 const rank = statusRankSql;
+const STAMP = `to_char(s.event_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 const SQL = `
 WITH input AS (
-  SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::text[],
-                       $8::jsonb[], $9::text[])
-    AS t(k, tenant_id, ref_id, copy_id, event, payload, routing_key, message, new_status)
+  SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[],
+                       $8::boolean[], $9::jsonb[], $10::text[], $11::text[], $12::jsonb[], $13::text[],
+                       $14::text[], $15::int[], $16::boolean[])
+    AS t(k, tenant_id, ref_id, copy_id, event, attempt, recipient_key, repeated, payload, exchange,
+         routing_key, message, new_status, message_id, counted_attempt, terminal)
 ),
 clock AS (SELECT date_trunc('microseconds', clock_timestamp()) AS now),
 prev AS (
   SELECT i.k,
          (SELECT max(e.event_at) FROM email_events e
-           WHERE e.tenant_id = i.tenant_id AND e.ref_id = i.ref_id AND e.event = i.event) AS last_at,
-         (SELECT min(e.attempt) FROM email_events e
-           WHERE e.copy_id = i.copy_id AND e.event = i.event AND e.attempt < 0) AS last_attempt
+           WHERE e.tenant_id = i.tenant_id AND e.ref_id = i.ref_id AND e.event = i.event) AS last_at
     FROM input i
 ),
 stamped AS (
   SELECT i.*,
          GREATEST(c.now, p.last_at + interval '1 microsecond')
            + (row_number() OVER (PARTITION BY i.tenant_id, i.ref_id, i.event ORDER BY i.k) - 1) * interval '1 microsecond'
-           AS event_at,
-         COALESCE(p.last_attempt, 0) - row_number() OVER (PARTITION BY i.copy_id, i.event ORDER BY i.k) AS attempt
+           AS event_at
     FROM input i JOIN prev p USING (k) CROSS JOIN clock c
 ),
 final AS (
-  SELECT s.*, to_char(s.event_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS stamp FROM stamped s
+  SELECT s.*, ${STAMP} AS stamp,
+         CASE WHEN s.repeated THEN s.recipient_key || '@' || ${STAMP} ELSE s.recipient_key END AS ekey
+    FROM stamped s
 ),
 ev AS (
-  INSERT INTO email_events (tenant_id, ref_id, copy_id, event, attempt, event_at, payload)
-  SELECT tenant_id, ref_id, copy_id, event, attempt::int, event_at,
+  INSERT INTO email_events (tenant_id, ref_id, copy_id, event, attempt, recipient_key, event_at, payload)
+  SELECT tenant_id, ref_id, copy_id, event, attempt, ekey, event_at,
          jsonb_set(payload, '{details,event_at}', to_jsonb(stamp))
     FROM final ORDER BY k
-  ON CONFLICT (copy_id, event, attempt) DO NOTHING
-  RETURNING copy_id, event, attempt, payload
+  ON CONFLICT (copy_id, event, attempt, recipient_key) DO NOTHING
+  RETURNING copy_id, event, attempt, recipient_key, payload
 ),
 fresh AS (
-  SELECT f.k, f.tenant_id, f.event, f.new_status, f.routing_key, f.message, f.stamp, ev.payload AS recorded,
-         f.payload->'details'->>'failed_reason' AS reason
+  SELECT DISTINCT ON (f.copy_id, f.event, f.attempt, f.ekey) f.*, ev.payload AS recorded
     FROM final f JOIN ev ON ev.copy_id = f.copy_id AND ev.event = f.event AND ev.attempt = f.attempt
+                        AND ev.recipient_key = f.ekey
+   ORDER BY f.copy_id, f.event, f.attempt, f.ekey, f.k
 ),
 logs AS (
   UPDATE email_logs l SET
@@ -93,59 +111,128 @@ logs AS (
     last_event = CASE WHEN ${rank('COALESCE(f.new_status, l.status)')} >= ${rank('l.status')}
                       THEN f.event ELSE l.last_event END,
     failure_reason = CASE WHEN ${rank('COALESCE(f.new_status, l.status)')} >= ${rank('l.status')}
-                          THEN COALESCE(f.reason, '') ELSE l.failure_reason END,
+                          THEN r.reason ELSE l.failure_reason END,
+    message_id = CASE WHEN f.event = 'MAIL_DELIVERED' AND f.message_id <> '' THEN f.message_id ELSE l.message_id END,
+    delivered_at = CASE WHEN f.event = 'MAIL_DELIVERED' THEN COALESCE(l.delivered_at, f.event_at) ELSE l.delivered_at END,
+    attempts = GREATEST(l.attempts, f.counted_attempt),
+    send_outcome = CASE WHEN f.terminal THEN f.event ELSE l.send_outcome END,
     updated_at = now()
-  FROM unnest($10::int[], $11::text[]) AS r(k, log_id)
+  FROM unnest($17::int[], $18::text[], $19::text[]) AS r(k, log_id, reason)
   JOIN fresh f ON f.k = r.k
   WHERE l.id = r.log_id AND l.tenant_id = f.tenant_id
   RETURNING l.id
 ),
 ob AS (
-  INSERT INTO outbox (exchange, routing_key, message)
-  SELECT '${Exchange.events}', routing_key, jsonb_set(message, '{payload,details,event_at}', to_jsonb(stamp))
-    FROM fresh ORDER BY k
-  RETURNING id
+  ${outboxInsertSelectSql(
+    `SELECT exchange, routing_key, jsonb_set(message, '{payload,details,event_at}', to_jsonb(stamp)) FROM fresh ORDER BY k`,
+  )}
 )
 SELECT k, recorded FROM fresh ORDER BY k`;
 
+const lower = (s: string) => s.toLowerCase();
+
+/** The key part naming a send event's recipients (see the module comment). */
+export function recipientKey(emails: readonly string[]): string {
+  return [...new Set(emails.map(lower))].sort().join(',');
+}
+
 /**
  * Records `records` inside the caller's transaction `tx` (use it to commit other writes with the
- * events, e.g. a suppression); returns the events as recorded, stamped, in input order.
+ * events, e.g. a suppression); returns, per record in input order, the event as recorded
+ * (stamped), or null when nothing was recorded (already recorded, or no recipient left
+ * without a send outcome).
  */
-export async function recordEmailEventsIn(tx: Queryable, records: EmailEventRecord[]): Promise<EmailEvent[]> {
-  if (records.length === 0) return [];
+export async function recordEmailEventBatchIn(
+  tx: Queryable,
+  records: readonly EmailEventRecord[],
+): Promise<Array<EmailEvent | null>> {
+  const out: Array<EmailEvent | null> = records.map(() => null);
+  const sendLogIds = records.flatMap((r) =>
+    r.attempt === undefined ? [] : r.recipients.map((x) => x.logId),
+  );
+  const unfinished = sendLogIds.length > 0 ? await lockUnfinishedLogRows(tx, sendLogIds) : new Set<string>();
+  const items: Array<{ index: number; record: EmailEventRecord; event: EmailEvent }> = [];
+  records.forEach((record, index) => {
+    if (record.attempt === undefined) {
+      if (record.recipients.length > 0) items.push({ index, record, event: record.event });
+      return;
+    }
+    const recipients = record.recipients.filter((x) => unfinished.has(x.logId));
+    if (recipients.length === 0) return;
+    const event: EmailEvent = {
+      ...record.event,
+      details: { ...record.event.details, email: recipients.map((x) => x.email) },
+    };
+    items.push({ index, record: { ...record, recipients }, event });
+  });
+  if (items.length === 0) return out;
+
   // Lock order is fixed (sorted) so concurrent writers of several keys cannot deadlock.
   const lockKeys = [
-    ...new Set(records.map((r) => `${r.tenantId}/${r.event.details.ref_id}/${r.event.event}`)),
+    ...new Set(items.map((i) => `${i.record.tenantId}/${i.event.details.ref_id}/${i.event.event}`)),
   ];
   lockKeys.sort();
   await tx.query('SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k', [
     lockKeys,
   ]);
-  const col = <T>(f: (r: EmailEventRecord) => T) => records.map(f);
-  const links = records.flatMap((r, k) => r.logIds.map((logId) => ({ k, logId })));
+
+  const messages = items.map((i) =>
+    outboxMessage(BusMessages.emailEvent, i.event, {
+      tenantId: i.record.tenantId,
+      traceparent: i.record.traceparent,
+    }),
+  );
+  const col = <T>(f: (i: (typeof items)[number]) => T) => items.map(f);
+  const links = items.flatMap((i, k) =>
+    i.record.recipients.map((x) => ({
+      k,
+      logId: x.logId,
+      reason: x.failureReason ?? i.event.details.failed_reason,
+    })),
+  );
   const { rows } = await tx.query<{ k: number; recorded: EmailEvent }>(SQL, [
-    records.map((_, k) => k),
-    col((r) => r.tenantId),
-    col((r) => r.event.details.ref_id),
-    col((r) => r.copyId),
-    col((r) => r.event.event),
-    col((r) => JSON.stringify(r.event)),
-    col((r) => RoutingKey.emailEvent(r.event.event)),
-    col((r) =>
-      JSON.stringify(
-        envelope(EMAIL_EVENT_MESSAGE, r.event, {
-          version: EMAIL_EVENT_MESSAGE_VERSION,
-          tenantId: r.tenantId,
-          parentTraceparent: r.traceparent,
-        }),
-      ),
+    items.map((_, k) => k),
+    col((i) => i.record.tenantId),
+    col((i) => i.event.details.ref_id),
+    col((i) => i.record.copyId),
+    col((i) => i.event.event),
+    col((i) => i.record.attempt ?? 0),
+    col((i) => recipientKey(i.record.recipients.map((x) => x.email))),
+    col((i) => i.record.attempt === undefined),
+    col((i) => JSON.stringify(i.event)),
+    messages.map((m) => m.exchange),
+    messages.map((m) => m.routingKey),
+    messages.map((m) => JSON.stringify(m.envelope)),
+    col((i) => statusForEvent(i.event.event, i.event.details.retry_scheduled)),
+    col((i) => i.event.details.message_id),
+    col((i) =>
+      i.record.attempt !== undefined && (i.event.event === 'MAIL_DELIVERED' || i.event.event === 'SMTP_ERROR')
+        ? i.record.attempt
+        : 0,
     ),
-    col((r) => statusForEvent(r.event.event, r.event.details.retry_scheduled)),
+    col(
+      (i) =>
+        i.record.attempt !== undefined && isTerminalSendEvent(i.event.event, i.event.details.retry_scheduled),
+    ),
     links.map((l) => l.k),
     links.map((l) => l.logId),
+    links.map((l) => l.reason),
   ]);
-  return rows.map((r) => r.recorded);
+  for (const { k, recorded } of rows) out[items[k]!.index] = recorded;
+  return out;
+}
+
+/** recordEmailEventBatchIn in a transaction of its own. */
+export function recordEmailEventBatch(
+  db: Db,
+  records: readonly EmailEventRecord[],
+): Promise<Array<EmailEvent | null>> {
+  return db.transaction((tx) => recordEmailEventBatchIn(tx, records));
+}
+
+/** Records `records` inside `tx`; returns the events actually recorded, stamped, in input order. */
+export async function recordEmailEventsIn(tx: Queryable, records: EmailEventRecord[]): Promise<EmailEvent[]> {
+  return (await recordEmailEventBatchIn(tx, records)).filter((e): e is EmailEvent => e !== null);
 }
 
 /** Records `records` in a transaction of their own (see recordEmailEventsIn). */

@@ -10,6 +10,7 @@ export * from './sends';
 export * from './email-logs';
 export * from './suppressions';
 export * from './email-events';
+export * from './copies';
 export * from './webhooks';
 export * from './webhook-deliveries';
 export * from './backfill-jobs';

@@ -1,13 +1,10 @@
 import {
+  BusMessages,
   type ConfigType,
   type DeactivationReason,
-  Exchange,
-  MAILER_DEACTIVATED_EVENT,
-  MAILER_DEACTIVATED_EVENT_VERSION,
   type MailerDeactivatedEvent,
-  RoutingKey,
 } from '@mailyard/contracts';
-import { type Db, enqueueOutbox, envelope } from '@mailyard/platform';
+import { type Db, writeOutbox } from '@mailyard/platform';
 
 /** Provider errors are kept to this many characters in the event and the row. */
 const PROVIDER_ERROR_MAX = 1000;
@@ -52,12 +49,7 @@ export async function deactivateMailer(
         ...(error ? { provider_error: error } : {}),
       },
     };
-    await enqueueOutbox(
-      tx,
-      Exchange.events,
-      RoutingKey.mailerDeactivated,
-      envelope(MAILER_DEACTIVATED_EVENT, event, { version: MAILER_DEACTIVATED_EVENT_VERSION, tenantId }),
-    );
+    await writeOutbox(tx, BusMessages.mailerDeactivated, event, { tenantId });
     return 'changed';
   });
 }

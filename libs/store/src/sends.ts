@@ -1,12 +1,5 @@
-import type {
-  BusEnvelope,
-  ConfigType,
-  Content,
-  ExchangeName,
-  MailerState,
-  StoredSendRequest,
-} from '@mailyard/contracts';
-import type { Queryable } from '@mailyard/platform';
+import type { ConfigType, Content, MailerState, StoredSendRequest } from '@mailyard/contracts';
+import { type OutboxRow, type Queryable, outboxInsertSql, outboxParams } from '@mailyard/platform';
 import { type QueuedRecipient, queuedLogColumns } from './email-logs';
 
 /** What a send holds, as accepted and as read back. */
@@ -60,12 +53,8 @@ export interface SendAcceptContext {
   template: { subject: string; content: Content[] } | null | undefined;
 }
 
-/** A message for the transactional outbox (libs/platform enqueueOutbox), written with the send. */
-export interface OutboxMessage {
-  exchange: ExchangeName;
-  routingKey: string;
-  envelope: BusEnvelope;
-}
+/** A message for the transactional outbox, built by libs/platform outboxMessage, written with the send. */
+export type OutboxMessage = OutboxRow;
 
 /**
  * The send, its QUEUED log rows and its outbox rows in one statement: the logs and outbox rows
@@ -85,10 +74,7 @@ logs AS (
          AS u(id, copy_id, recipient, recipient_domain, recipient_type)
 ),
 ob AS (
-  INSERT INTO outbox (exchange, routing_key, message)
-  SELECT o.exchange, o.routing_key, o.message
-    FROM send, unnest($15::text[], $16::text[], $17::jsonb[]) WITH ORDINALITY AS o(exchange, routing_key, message, n)
-   ORDER BY o.n
+  ${outboxInsertSql('$15', '$16', '$17', 'send')}
 )
 SELECT count(*)::integer AS n FROM send`;
 
@@ -183,16 +169,11 @@ export const sends = {
     recipients: readonly QueuedRecipient[],
     outbox: readonly OutboxMessage[],
   ): Promise<boolean> {
-    for (const m of outbox) {
-      if (!m.routingKey) throw new Error('enqueueOutbox: routingKey must not be empty');
-    }
     const { rows } = await db.query<{ n: number }>(INSERT_ACCEPTED, [
       ...sendParams(s),
       s.request.subject,
       ...queuedLogColumns(recipients),
-      outbox.map((m) => m.exchange),
-      outbox.map((m) => m.routingKey),
-      outbox.map((m) => JSON.stringify(m.envelope)),
+      ...outboxParams(outbox),
     ]);
     return rows[0]?.n === 1;
   },

@@ -23,6 +23,19 @@ export const suppressions = {
 };
 
 /**
+ * The one suppression rule, as SQL for statements that fold it into a bigger round trip (the
+ * send service's copy loader, libs/store copies.ts) and for isSuppressed: the suppressed keys
+ * (`addressKey`, lowercase: addresses are ASCII) among `keys` (a text[] expression) of tenant
+ * `tenant` (a text expression).
+ */
+export function suppressedKeysSql(tenant: string, keys: string): string {
+  return `SELECT x.email FROM suppressions x WHERE x.tenant_id = ${tenant} AND x.email = ANY(${keys})`;
+}
+
+/** addressKey in SQL (see suppressedKeysSql). */
+export const addressKeySql = (expr: string) => `lower(${expr})`;
+
+/**
  * Which of `emails` the tenant has suppressed: the returned set holds their lowercased forms
  * (test with `set.has(addressKey(email))`). One query for any number of addresses.
  */
@@ -33,9 +46,6 @@ export async function isSuppressed(
 ): Promise<Set<string>> {
   if (emails.length === 0) return new Set();
   const keys = [...new Set(emails.map(addressKey))];
-  const { rows } = await db.query<{ email: string }>(
-    'SELECT email FROM suppressions WHERE tenant_id = $1 AND email = ANY($2::text[])',
-    [tenantId, keys],
-  );
+  const { rows } = await db.query<{ email: string }>(suppressedKeysSql('$1', '$2::text[]'), [tenantId, keys]);
   return new Set(rows.map((r) => r.email));
 }

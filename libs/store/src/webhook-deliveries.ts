@@ -163,6 +163,14 @@ export async function recordDeliveryAttempt(
 }
 
 /** Drops a delivery without an attempt (its webhook was deleted or deactivated meanwhile). */
+/** Makes claimed deliveries due again now (claimed but not started: endpoint at its limit). */
+export async function releaseClaimedDeliveries(db: Queryable, deliveryIds: readonly string[]): Promise<void> {
+  if (deliveryIds.length === 0) return;
+  await db.query('UPDATE webhook_deliveries SET next_attempt_at = now() WHERE id = ANY($1::text[])', [
+    [...deliveryIds],
+  ]);
+}
+
 export async function dropDelivery(db: Queryable, deliveryId: string, reason: string): Promise<void> {
   await db.query(
     `UPDATE webhook_deliveries SET status = 'dropped', next_attempt_at = NULL, dropped_reason = $2, updated_at = now()

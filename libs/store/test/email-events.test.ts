@@ -6,7 +6,7 @@
 import { type EmailEvent, emptyTracking, ulid } from '@mailyard/contracts';
 import { type Db, configFrom, migrate, openDatabase } from '@mailyard/platform';
 import { type TestDatabase, createTestDatabase } from '@mailyard/testkit/servers';
-import { createTenant, findTrackedRecipient, recordEmailEvents } from '../src';
+import { createTenant, findTrackedRecipient, recordEmailEventBatch, recordEmailEvents } from '../src';
 
 let tdb: TestDatabase;
 let db: Db;
@@ -82,7 +82,7 @@ it('writes the event, advances the log and publishes through the outbox, with on
     {
       tenantId: tenant.id,
       copyId: s.copyId,
-      logIds: s.logIds,
+      recipients: [{ logId: s.logIds[0]!, email: 'a@example.com' }],
       event: event('MAIL_OPENED', s.refId, 'a@example.com'),
     },
   ]);
@@ -92,7 +92,7 @@ it('writes the event, advances the log and publishes through the outbox, with on
     "SELECT attempt, payload FROM email_events WHERE ref_id = $1 AND event = 'MAIL_OPENED'",
     [s.refId],
   );
-  expect(ev.rows).toEqual([{ attempt: -1, payload: recorded }]);
+  expect(ev.rows).toEqual([{ attempt: 0, payload: recorded }]);
   const ob = await db.query<{ routing_key: string; message: { payload: EmailEvent; tenant_id: string } }>(
     `SELECT routing_key, message FROM outbox WHERE message->'payload'->'details'->>'ref_id' = $1`,
     [s.refId],
@@ -111,7 +111,7 @@ it('records every repeated open, concurrently, with distinct increasing event_at
       {
         tenantId: tenant.id,
         copyId: s.copyId,
-        logIds: [s.logIds[i % 2]!],
+        recipients: [{ logId: s.logIds[i % 2]!, email: i % 2 ? 'b@example.com' : 'a@example.com' }],
         event: event('MAIL_OPENED', s.refId, i % 2 ? 'b@example.com' : 'a@example.com'),
       },
     ]),
@@ -125,7 +125,7 @@ it('records every repeated open, concurrently, with distinct increasing event_at
   );
   expect(rows).toHaveLength(8);
   expect(new Set(rows.map((r) => r.at)).size).toBe(8);
-  expect(rows.map((r) => r.attempt)).toEqual([-1, -2, -3, -4, -5, -6, -7, -8]);
+  expect(rows.map((r) => r.attempt)).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
   const ats = rows.map((r) => r.at);
   expect([...ats].sort()).toEqual(ats);
 });
@@ -137,7 +137,12 @@ it("never moves a status backwards and ignores another tenant's rows", async () 
   const logId = s.logIds[0]!;
   const rec = (name: EmailEvent['event'], tenantId = tenant.id) =>
     recordEmailEvents(db, [
-      { tenantId, copyId: s.copyId, logIds: [logId], event: event(name, s.refId, 'a@example.com') },
+      {
+        tenantId,
+        copyId: s.copyId,
+        recipients: [{ logId, email: 'a@example.com' }],
+        event: event(name, s.refId, 'a@example.com'),
+      },
     ]);
   await rec('MAIL_CLICKED');
   expect(await status(logId)).toEqual({ status: 'MAIL_CLICKED', last_event: 'MAIL_CLICKED' });
@@ -156,4 +161,83 @@ it("never moves a status backwards and ignores another tenant's rows", async () 
     messageId: '<m@x>',
     customArgs: { c: 1 },
   });
+});
+
+function sendEvent(
+  name: 'MAIL_DELIVERED' | 'SMTP_ERROR',
+  refId: string,
+  email: string,
+  retry?: boolean,
+): EmailEvent {
+  const e = event(name, refId, email);
+  e.success = name === 'MAIL_DELIVERED';
+  e.details.tracking = emptyTracking();
+  if (name === 'SMTP_ERROR')
+    Object.assign(e.details, { attempt: 1, max_attempts: 3, retry_scheduled: retry });
+  return e;
+}
+
+it('stamps send events of one batch with distinct event_at and keys them per copy, recipients and attempt', async () => {
+  const tenant = await createTenant(db, { name: 'e', tier: 'standard' });
+  const emails = ['a@x.test', 'b@x.test', 'c@x.test', 'd@x.test', 'e@x.test', 'f@x.test'];
+  const s = await seedSend(tenant.id, emails);
+  await db.query("UPDATE email_logs SET status = 'QUEUED' WHERE ref_id = $1", [s.refId]);
+  // Six deliveries of one send (with substitutions: one copy each), written in ONE batch.
+  const records = emails.slice(0, 5).map((email, i) => ({
+    tenantId: tenant.id,
+    copyId: `${s.refId}.${i + 1}`,
+    recipients: [{ logId: s.logIds[i]!, email }],
+    event: sendEvent('MAIL_DELIVERED', s.refId, email),
+    attempt: 1,
+  }));
+  const recorded = await recordEmailEventBatch(db, records);
+  expect(recorded.every((e) => e !== null)).toBe(true);
+  const stamps = recorded.map((e) => e!.details.event_at);
+  expect(new Set(stamps).size).toBe(5);
+  expect([...stamps].sort()).toEqual(stamps);
+
+  // A 451 + 550 attempt of one copy: one SMTP_ERROR per recipient per attempt, both under the
+  // SAME copy id (no split copy), with distinct stamps.
+  const copy = `${s.refId}.9`;
+  await db.query('UPDATE email_logs SET copy_id = $2 WHERE id = ANY($1::text[])', [
+    [s.logIds[4], s.logIds[5]],
+    copy,
+  ]);
+  await db.query("UPDATE email_logs SET send_outcome = NULL, status = 'QUEUED' WHERE id = $1", [s.logIds[4]]);
+  const attempt = [
+    {
+      tenantId: tenant.id,
+      copyId: copy,
+      recipients: [{ logId: s.logIds[4]!, email: 'e@x.test' }],
+      event: sendEvent('SMTP_ERROR', s.refId, 'e@x.test', true),
+      attempt: 1,
+    },
+    {
+      tenantId: tenant.id,
+      copyId: copy,
+      recipients: [{ logId: s.logIds[5]!, email: 'f@x.test' }],
+      event: sendEvent('SMTP_ERROR', s.refId, 'f@x.test', false),
+      attempt: 1,
+    },
+  ];
+  const errors = await recordEmailEventBatch(db, attempt);
+  expect(errors.map((e) => e?.details.email)).toEqual([['e@x.test'], ['f@x.test']]);
+  expect(errors[0]!.details.event_at).not.toBe(errors[1]!.details.event_at);
+  // Redelivered: the same attempt records nothing again (and publishes nothing).
+  expect(await recordEmailEventBatch(db, attempt)).toEqual([null, null]);
+  const { rows } = await db.query<{ copy_id: string; n: number }>(
+    `SELECT copy_id, count(*)::int AS n FROM email_events WHERE ref_id = $1 AND event = 'SMTP_ERROR' GROUP BY copy_id`,
+    [s.refId],
+  );
+  expect(rows).toEqual([{ copy_id: copy, n: 2 }]);
+  const logs = await db.query<{ copy_id: string }>(
+    'SELECT DISTINCT copy_id FROM email_logs WHERE id = ANY($1::text[])',
+    [[s.logIds[4], s.logIds[5]]],
+  );
+  expect(logs.rows).toEqual([{ copy_id: copy }]);
+  const ob = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM outbox WHERE message->'payload'->'details'->>'ref_id' = $1 AND routing_key = 'email.smtp_error'`,
+    [s.refId],
+  );
+  expect(ob.rows[0]!.n).toBe(2);
 });

@@ -93,8 +93,8 @@ for (const mode of MODES) {
              FROM email_logs WHERE ref_id = $1 ORDER BY id`,
           [refId],
         );
+        // Open tracking is on: every recipient gets a copy of its own (docs/tracking.md).
         const common = {
-          copy_id: `${refId}.1`,
           status: 'QUEUED',
           subject: 'Hello',
           mailer_id: m.domain,
@@ -102,16 +102,30 @@ for (const mode of MODES) {
           tenant_id: gw.tenantId,
         };
         expect(logs).toEqual([
-          { ...common, recipient: 'alice@dest.test', recipient_domain: 'dest.test', recipient_type: 'to' },
           {
             ...common,
+            copy_id: `${refId}.1`,
+            recipient: 'alice@dest.test',
+            recipient_domain: 'dest.test',
+            recipient_type: 'to',
+          },
+          {
+            ...common,
+            copy_id: `${refId}.2`,
             recipient: 'bob@xn--bcher-kva.example',
             recipient_domain: 'xn--bcher-kva.example',
             recipient_type: 'to',
           },
-          { ...common, recipient: 'carol@dest.test', recipient_domain: 'dest.test', recipient_type: 'cc' },
           {
             ...common,
+            copy_id: `${refId}.3`,
+            recipient: 'carol@dest.test',
+            recipient_domain: 'dest.test',
+            recipient_type: 'cc',
+          },
+          {
+            ...common,
+            copy_id: `${refId}.4`,
             recipient: 'dave@archive.test',
             recipient_domain: 'archive.test',
             recipient_type: 'bcc',
@@ -125,7 +139,10 @@ for (const mode of MODES) {
         }>("SELECT exchange, routing_key, message FROM outbox WHERE message->'payload'->>'ref_id' = $1", [
           refId,
         ]);
-        expect(outbox).toHaveLength(1);
+        expect(outbox).toHaveLength(4);
+        expect(outbox.map((o) => o.message.payload.copy_id).sort()).toEqual(
+          [1, 2, 3, 4].map((n) => `${refId}.${n}`),
+        );
         expect(outbox[0]).toMatchObject({
           exchange: Exchange.commands,
           routing_key: RoutingKey.sendEmail,

@@ -153,9 +153,12 @@ export async function processCommand(deps: ConsumerDeps, cmd: SendEmailCommand):
     await commit(deps, ctx, attempt);
     return;
   }
+  // A mailer missing, deleted, disabled, deactivated or with an unverified domain when the
+  // attempt runs is a mailer-config load failure (SPEC events rule 1, DESIGN.md Reliability 2):
+  // a final SMTP_ERROR with attempt metadata for every intended recipient.
   const refusal = policyRefusal(mailer);
   if (refusal || !mailer) {
-    attempt.other('MAIL_POLICY_REJECTION', pending, refusal ?? 'Mailer not found');
+    attempt.fail(pending, refusal ?? 'Mailer not found');
     await commit(deps, ctx, attempt);
     return;
   }
@@ -262,7 +265,7 @@ async function finishRecordedAttempt(
 
 const RECEIVE_ONLY = new Set(['imap', 'basic_imap', 'oauth_imap']);
 
-/** Why a copy accepted earlier may no longer go out through its mailer (MAIL_POLICY_REJECTION). */
+/** Why a copy accepted earlier may no longer go out through its mailer (a final SMTP_ERROR). */
 export function policyRefusal(mailer: SendingMailer | null): string | null {
   if (!mailer) return 'Mailer not found';
   if (mailer.state === 'deleted') return 'Mailer was deleted';
@@ -288,9 +291,10 @@ async function sendCopy(
     attempt.fail(toSend, 'Sending through OAuth mailers is not supported yet');
     return;
   }
+  // Who the headers name (a tracked copy goes to one recipient but shows the message's To/Cc).
+  const planned = planCopies(request, cmd.ref_id).find((c) => c.copy_id === cmd.copy_id);
   const recipients: CopyRecipient[] =
-    planCopies(request, cmd.ref_id).find((c) => c.copy_id === cmd.copy_id)?.recipients ??
-    copy.recipients.map((r) => ({ email: r.email, type: r.type }));
+    planned?.display ?? planned?.recipients ?? copy.recipients.map((r) => ({ email: r.email, type: r.type }));
 
   let rendered: ReturnType<typeof renderCopy>;
   try {
@@ -436,25 +440,18 @@ class Attempt {
         messageId: this.delivery.messageId,
       });
     }
-    if (this.retry.length > 0) out.push(this.smtpError(this.retry, true, this.cmd.copy_id));
-    if (this.final.length > 0) {
-      // One SMTP_ERROR per (copy, attempt): when the same attempt also scheduled a retry for
-      // other recipients, the final ones are recorded under a split copy their rows move to.
-      const split = this.retry.length > 0;
-      const event = this.smtpError(
-        this.final,
-        false,
-        split ? `${this.cmd.copy_id}~f${this.cmd.attempt}` : this.cmd.copy_id,
-      );
-      out.push(split ? { ...event, moveRows: true } : event);
-    }
+    // Each recipient gets one SMTP_ERROR per attempt, all under the command's copy: when the
+    // same attempt scheduled a retry for some recipients and ended for others, the two events
+    // differ by their recipients (libs/store keys send events per copy, recipients, attempt).
+    if (this.retry.length > 0) out.push(this.smtpError(this.retry, true));
+    if (this.final.length > 0) out.push(this.smtpError(this.final, false));
     return out;
   }
 
-  private smtpError(items: Failed[], retryScheduled: boolean, copyId: string): PlannedEvent {
+  private smtpError(items: Failed[], retryScheduled: boolean): PlannedEvent {
     return {
       event: 'SMTP_ERROR',
-      copyId,
+      copyId: this.cmd.copy_id,
       recipients: items.map((f) => recipient(f.row, f.failure.failedReason)),
       failedReason: combine(items, (f) => f.failure.failedReason),
       providerError: combine(items, (f) => f.failure.providerError),

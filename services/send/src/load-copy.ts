@@ -1,12 +1,12 @@
 /**
- * Reads what one send command needs in a single round trip: the send (its stored request only
- * when not cached), the copy's recipients (email_logs rows) and the events already recorded for
- * the copy (email_events), from which the consumer derives which recipients are finished and
- * whether this attempt was already recorded.
+ * Reads what one send command needs in a single round trip (libs/store loadCopyRows: the send,
+ * its stored request only when not cached, the copy's recipients, the events already recorded,
+ * the mailer fingerprint and the suppressed recipients), batched across concurrent commands,
+ * with the stored requests cached.
  */
 import type { RecipientType, StoredSendRequest } from '@mailyard/contracts';
 import type { Queryable } from '@mailyard/platform';
-import type { SendFields } from '@mailyard/store';
+import { type CopyKey, type CopyRow, type SendFields, loadCopyRows } from '@mailyard/store';
 import { Batcher } from './batcher';
 
 export interface CopyRecipientRow {
@@ -27,6 +27,8 @@ export interface RecordedEvent {
 
 export type SendRow = SendFields;
 
+export type { CopyKey };
+
 export interface LoadedCopy {
   send: SendRow;
   /** Size of the stored request (JSON text), for the in-flight byte budget. */
@@ -43,52 +45,7 @@ export interface LoadedCopy {
   suppressed: Set<string>;
 }
 
-type Row = {
-  k: number;
-  ref_id: string;
-  tenant_id: string;
-  mailer_id: string;
-  campaign_id: string | null;
-  custom_args: Record<string, unknown> | null;
-  request: string | null;
-  recipients: Array<{ id: string; recipient: string; type: RecipientType; status: string }>;
-  mailer_version: string | null;
-  suppressed: string[];
-  events: Array<{
-    event: string;
-    attempt: number;
-    email: string[] | null;
-    retry_scheduled: boolean | null;
-    failed_reason: string | null;
-    provider_error: string | null;
-  }>;
-};
-
-const SQL = `
-WITH want AS (
-  SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::boolean[]) AS w(k, ref_id, tenant_id, copy_id, with_request)
-)
-SELECT w.k, s.ref_id, s.tenant_id, s.mailer_id, s.campaign_id, s.custom_args,
-       CASE WHEN w.with_request THEN s.request::text END AS request,
-       COALESCE((SELECT json_agg(json_build_object('id', l.id, 'recipient', l.recipient, 'type', l.recipient_type,
-                                                   'status', l.status) ORDER BY l.id)
-                   FROM email_logs l WHERE l.copy_id = w.copy_id AND l.tenant_id = w.tenant_id), '[]'::json) AS recipients,
-       COALESCE((SELECT json_agg(json_build_object('event', e.event, 'attempt', e.attempt,
-                                                   'email', e.payload->'details'->'email',
-                                                   'retry_scheduled', e.payload->'details'->'retry_scheduled',
-                                                   'failed_reason', e.payload->'details'->>'failed_reason',
-                                                   'provider_error', e.payload->'details'->>'provider_error') ORDER BY e.id)
-                   FROM email_events e WHERE e.copy_id = w.copy_id), '[]'::json) AS events,
-       (SELECT md5(concat_ws('|', m.state, m.deleted_at, m.updated_at, m.config::text, md5(m.secret),
-                             d.name, d.verified, d.deleted_at, d.updated_at, d.selector, md5(d.dkim_private_key)))
-          FROM mailers m LEFT JOIN domains d ON d.id = m.id
-         WHERE m.id = s.mailer_id AND m.tenant_id = s.tenant_id) AS mailer_version,
-       -- Same rule as libs/store isSuppressed (addressKey = lowercase), folded into this round trip.
-       ARRAY(SELECT x.email FROM suppressions x
-              WHERE x.tenant_id = s.tenant_id
-                AND x.email IN (SELECT lower(l.recipient) FROM email_logs l
-                                 WHERE l.copy_id = w.copy_id AND l.tenant_id = w.tenant_id)) AS suppressed
-  FROM want w JOIN sends s ON s.ref_id = w.ref_id AND s.tenant_id = w.tenant_id`;
+type Row = CopyRow;
 
 /**
  * Stored requests are immutable, and every copy of a send needs the same one (with substitutions
@@ -142,12 +99,6 @@ export class RequestCache {
   }
 }
 
-export interface CopyKey {
-  ref_id: string;
-  tenant_id: string;
-  copy_id: string;
-}
-
 /**
  * Loads any number of copies in one query; null for a send (or this tenant's send) that does
  * not exist. A request not in the cache is fetched once per batch (for the first of its copies)
@@ -166,13 +117,7 @@ export async function loadCopies(
     fetching.add(sendKey(k));
     return true;
   });
-  const { rows } = await db.query<Row>(SQL, [
-    keys.map((_, i) => i),
-    keys.map((k) => k.ref_id),
-    keys.map((k) => k.tenant_id),
-    keys.map((k) => k.copy_id),
-    withRequest,
-  ]);
+  const rows = await loadCopyRows(db, keys, withRequest);
   const fetched = new Map<string, { request: StoredSendRequest; size: number }>();
   for (const r of rows) {
     if (r.request === null) continue;

@@ -1,11 +1,6 @@
-import {
-  Exchange,
-  RoutingKey,
-  SEND_EMAIL_COMMAND,
-  SEND_EMAIL_COMMAND_VERSION,
-  type SendEmailCommand,
-} from '@mailyard/contracts';
-import { type Db, enqueueOutbox, envelope } from '@mailyard/platform';
+import { BusMessages } from '@mailyard/contracts';
+import { type Db, outboxMessage, writeOutboxBatch } from '@mailyard/platform';
+import { findUnfinishedCopies } from '@mailyard/store';
 
 /**
  * The in-process bus (embedded mode) keeps queued commands and pending retry timers in memory,
@@ -16,36 +11,17 @@ import { type Db, enqueueOutbox, envelope } from '@mailyard/platform';
  * Not used with RabbitMQ, whose durable queues keep commands and delayed retries across crashes.
  */
 export async function recommandUnfinishedCopies(db: Db, maxAttempts: number): Promise<number> {
-  const { rows } = await db.query<{
-    ref_id: string;
-    tenant_id: string;
-    copy_id: string;
-    last_attempt: number;
-  }>(
-    `SELECT l.ref_id, l.tenant_id, l.copy_id,
-            COALESCE((SELECT max(e.attempt) FROM email_events e WHERE e.copy_id = l.copy_id), 0)::int AS last_attempt
-       FROM email_logs l
-      WHERE l.send_outcome IS NULL
-      GROUP BY l.ref_id, l.tenant_id, l.copy_id`,
-  );
-  const commands: SendEmailCommand[] = rows
+  const rows = await findUnfinishedCopies(db);
+  const commands = rows
     .filter((r) => r.last_attempt < maxAttempts)
-    .map((r) => ({
-      ref_id: r.ref_id,
-      tenant_id: r.tenant_id,
-      copy_id: r.copy_id,
-      attempt: r.last_attempt + 1,
-    }));
+    .map((r) =>
+      outboxMessage(
+        BusMessages.sendEmail,
+        { ref_id: r.ref_id, tenant_id: r.tenant_id, copy_id: r.copy_id, attempt: r.last_attempt + 1 },
+        { tenantId: r.tenant_id },
+      ),
+    );
   if (commands.length === 0) return 0;
-  await db.transaction(async (tx) => {
-    for (const cmd of commands) {
-      await enqueueOutbox(
-        tx,
-        Exchange.commands,
-        RoutingKey.sendEmail,
-        envelope(SEND_EMAIL_COMMAND, cmd, { version: SEND_EMAIL_COMMAND_VERSION, tenantId: cmd.tenant_id }),
-      );
-    }
-  });
+  await db.transaction((tx) => writeOutboxBatch(tx, commands));
   return commands.length;
 }

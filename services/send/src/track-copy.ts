@@ -7,10 +7,10 @@
  *   `List-Unsubscribe-Post: List-Unsubscribe=One-Click` (RFC 8058).
  * Tracking is off unless the send enables it: then the copy is returned untouched.
  *
- * Tokens (libs/platform link-token) name the copy's primary recipient: its first `to` row. With
- * substitutions every copy has exactly one `to` recipient, so events are per recipient; a copy
- * sent to several recipients at once (no substitutions, or cc/bcc) attributes its opens, clicks
- * and unsubscribes to that primary recipient (docs/tracking.md).
+ * Tokens (libs/platform link-token) name the copy's recipient. With tracking on, planCopies
+ * (libs/contracts) gives every recipient a copy of its own, so opens, clicks and unsubscribes
+ * are attributed to the person who got those bytes (docs/tracking.md); the first `to` row (else
+ * the first row) is taken only for copies planned before that rule (several recipients).
  */
 import type { StoredSendRequest } from '@mailyard/contracts';
 import { type Sealer, TrackingPath, linkTokenKey, signLinkToken } from '@mailyard/platform';

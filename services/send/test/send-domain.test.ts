@@ -227,9 +227,14 @@ describe('direct to MX', () => {
       from: { email: 'news@lapsed.test' },
     });
     const events = await settled(h, refId, 1);
-    expect(events.map((e) => [e.event, e.payload.details.failed_reason])).toEqual([
-      ['MAIL_POLICY_REJECTION', 'Sending domain is not verified'],
-    ]);
+    expect(
+      events.map((e) => [
+        e.event,
+        e.payload.details.failed_reason,
+        e.payload.details.attempt,
+        e.payload.details.retry_scheduled,
+      ]),
+    ).toEqual([['SMTP_ERROR', 'Sending domain is not verified', 1, false]]);
     const [log] = await logsOf(h.ctx.db, refId);
     expect(log).toMatchObject({ status: 'FAILED', failure_reason: 'Sending domain is not verified' });
     expect(mx.dataCount()).toBe(before);

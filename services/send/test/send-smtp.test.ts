@@ -123,6 +123,8 @@ describe('delivery', () => {
     });
     expect(copyIds).toHaveLength(2);
     const events = await settled(refId, 6);
+    const stamps = events.map((e) => `${e.event}/${e.payload.details.event_at}`);
+    expect(new Set(stamps).size).toBe(stamps.length);
     const messages = await r.waitForMessages(2);
 
     const forAnn = messages.find((m) => m.raw.toString().includes('To: Ann <ann@example.com>'))!;
@@ -166,7 +168,7 @@ describe('delivery', () => {
         message_id: `<svc_mailer_${copyIds[0]}@mailyard.test>`,
         thread_id: '',
         webhook_id: '',
-        event_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        event_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/),
         tracking: {
           time: '',
           ip: '',
@@ -394,6 +396,49 @@ describe('retries', () => {
       status: 'FAILED',
       failure_reason: 'Recipient address does not exist',
     });
+    // A copy's identity never changes: every event and log row stays under the command's copy
+    // (no `<copy_id>~f<attempt>` split), and each recipient has one SMTP_ERROR per attempt.
+    expect(new Set(events.map((e) => e.copy_id))).toEqual(new Set([copyIds[0]]));
+    expect(new Set(logs.map((l) => l.copy_id))).toEqual(new Set([copyIds[0]]));
+    const smtpErrors = events
+      .filter((e) => e.event === 'SMTP_ERROR')
+      .flatMap((e) => e.payload.details.email.map((email) => `${email}/${e.attempt}`));
+    expect(new Set(smtpErrors).size).toBe(smtpErrors.length);
+    // ref_id + event + event_at (+ attempt) is unique per event (SPEC events rule 3).
+    const keys = events.map((e) => `${e.event}/${e.payload.details.event_at}/${e.attempt}`);
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it('gives every recipient its own copy when tracking is on, showing the original To/Cc', async () => {
+    const r = await receiver();
+    const mailerId = await mailerFor(r);
+    const { refId, copyIds } = await acceptSend(h.ctx.db, tenantId, {
+      ...base(mailerId),
+      to: [{ email: 'one@example.com' }, { email: 'two@example.com' }],
+      cc: [{ email: 'three@example.com' }],
+      settings: { open_tracking: { enable: true } },
+    });
+    expect(copyIds).toHaveLength(3);
+    const events = await settled(refId, 3);
+    expect(events.map((e) => e.payload.details.email)).toEqual(
+      expect.arrayContaining([['one@example.com'], ['two@example.com'], ['three@example.com']]),
+    );
+    const messages = await r.waitForMessages(3);
+    expect(messages.map((m) => m.to).sort()).toEqual([
+      ['one@example.com'],
+      ['three@example.com'],
+      ['two@example.com'],
+    ]);
+    const logs = await logsOf(h.ctx.db, refId);
+    for (const m of messages) {
+      const raw = m.raw.toString();
+      expect(raw).toMatch(/^To: one@example\.com, two@example\.com$/m);
+      expect(raw).toMatch(/^Cc: three@example\.com$/m);
+      // Each recipient's log row is a copy of its own.
+      const log = logs.find((l) => l.recipient === m.to[0])!;
+      expect(log.copy_id).not.toBe(logs.find((l) => l.recipient !== m.to[0])!.copy_id);
+    }
+    expect(new Set(logs.map((l) => l.copy_id)).size).toBe(3);
   });
 });
 
@@ -430,16 +475,16 @@ describe('refusals before sending', () => {
       config_type: 'basic_smtp',
     });
 
-    // the next send through it is refused by policy, nothing is attempted
+    // the next send through it is a mailer-config load failure, nothing is attempted
     const logins = r.authAttempts();
     const second = await acceptSend(h.ctx.db, tenantId, {
       ...base(mailerId),
       to: [{ email: 'a2@example.com' }],
     });
     const next = await settled(second.refId, 1);
-    expect(next.map((e) => [e.event, e.payload.details.failed_reason])).toEqual([
-      ['MAIL_POLICY_REJECTION', 'Mailer is deactivated'],
-    ]);
+    expect(
+      next.map((e) => [e.event, e.payload.details.failed_reason, e.payload.details.retry_scheduled]),
+    ).toEqual([['SMTP_ERROR', 'Mailer is deactivated', false]]);
     expect(r.authAttempts()).toBe(logins);
   });
 
@@ -454,17 +499,26 @@ describe('refusals before sending', () => {
       ...base(mailerId),
       to: [{ email: 'p@example.com' }],
     });
+    // A mailer-config load failure (SPEC events rule 1, DESIGN.md Reliability 2): a final
+    // SMTP_ERROR with attempt metadata for every intended recipient, empty message/thread ids.
     const events = await settled(refId, 1);
-    expect(events.map((e) => e.event)).toEqual(['MAIL_POLICY_REJECTION']);
+    expect(events.map((e) => e.event)).toEqual(['SMTP_ERROR']);
     expect(events[0]!.payload).toMatchObject({
       success: false,
-      details: { failed_reason: reason, message_id: '' },
+      details: {
+        email: ['p@example.com'],
+        failed_reason: reason,
+        message_id: '',
+        thread_id: '',
+        attempt: 1,
+        max_attempts: expect.any(Number),
+        retry_scheduled: false,
+      },
     });
-    expect(events[0]!.payload.details.attempt).toBeUndefined();
     const [log] = await logsOf(h.ctx.db, refId);
     expect(log).toMatchObject({
       status: 'FAILED',
-      last_event: 'MAIL_POLICY_REJECTION',
+      last_event: 'SMTP_ERROR',
       failure_reason: reason,
     });
     expect(r.dataCount()).toBe(0);

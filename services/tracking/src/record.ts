@@ -78,7 +78,7 @@ export async function recordHitIn(
     {
       tenantId: claims.tenantId,
       copyId: recipient.copyId,
-      logIds: [recipient.logId],
+      recipients: [{ logId: recipient.logId, email: recipient.email }],
       event: buildTrackingEvent(event, recipient, tracking),
       traceparent: currentTrace()?.traceparent,
     },

@@ -18,6 +18,7 @@ import {
   loadMailerWebhook,
   loadWebhookById,
   recordDeliveryAttempt,
+  releaseClaimedDeliveries,
 } from '@mailyard/store';
 import type { DeliveryRequest, DeliveryResult } from './deliver';
 import { attemptLatency, attempts } from './metrics';
@@ -116,11 +117,7 @@ export class DeliveryWorker {
         });
       this.running.add(run);
     }
-    if (release.length > 0) {
-      await db.query('UPDATE webhook_deliveries SET next_attempt_at = now() WHERE id = ANY($1::text[])', [
-        release,
-      ]);
-    }
+    await releaseClaimedDeliveries(db, release);
     // A full claim may have left more due rows behind.
     if (rows.length === free && release.length < rows.length) this.again = true;
   }

@@ -111,3 +111,71 @@ describe('copies', () => {
     });
   });
 });
+
+describe('copies with tracking', () => {
+  it('gives every recipient its own copy, showing the original To/Cc', () => {
+    const req = parse({
+      ...base,
+      cc: [{ email: 'c@dest.test' }],
+      bcc: [{ email: 'b@dest.test' }],
+      settings: { open_tracking: { enable: true } },
+    });
+    const display = [
+      { email: 'x@dest.test', name: 'X', type: 'to' },
+      { email: 'y@dest.test', type: 'to' },
+      { email: 'c@dest.test', type: 'cc' },
+    ];
+    expect(planCopies(req, 'R')).toEqual([
+      { copy_id: 'R.1', recipients: [{ email: 'x@dest.test', name: 'X', type: 'to' }], display },
+      { copy_id: 'R.2', recipients: [{ email: 'y@dest.test', type: 'to' }], display },
+      { copy_id: 'R.3', recipients: [{ email: 'c@dest.test', type: 'cc' }], display },
+      { copy_id: 'R.4', recipients: [{ email: 'b@dest.test', type: 'bcc' }], display },
+    ]);
+    expect(deliveryCount(req)).toBe(4);
+  });
+
+  it('splits each mail-merge copy per recipient with click tracking', () => {
+    const req = parse({
+      ...base,
+      cc: [{ email: 'c@dest.test' }],
+      substitutions: { 'x@dest.test': { n: '1' }, 'y@dest.test': { n: '2' } },
+      settings: { click_tracking: { enable: true } },
+    });
+    const copies = planCopies(req, 'R');
+    expect(
+      copies.map((c) => [c.copy_id, c.recipients.map((r) => r.email), c.display?.map((r) => r.email)]),
+    ).toEqual([
+      ['R.1', ['x@dest.test'], ['x@dest.test', 'c@dest.test']],
+      ['R.2', ['c@dest.test'], ['x@dest.test', 'c@dest.test']],
+      ['R.3', ['y@dest.test'], ['y@dest.test', 'c@dest.test']],
+      ['R.4', ['c@dest.test'], ['y@dest.test', 'c@dest.test']],
+    ]);
+    expect(copies).toHaveLength(deliveryCount(req));
+  });
+});
+
+describe('replyTo', () => {
+  it('accepts a bare address and the Name <address> form', () => {
+    expect(parse({ ...base, replyTo: 'r@dest.test' }).replyTo).toBe('r@dest.test');
+    expect(parse({ ...base, replyTo: 'Support Team <support@dest.test>' }).replyTo).toBe(
+      '"Support Team" <support@dest.test>',
+    );
+    expect(parse({ ...base, replyTo: '"Doe, Jane \\"JD\\"" <jane@dest.test>' }).replyTo).toBe(
+      '"Doe, Jane \\"JD\\"" <jane@dest.test>',
+    );
+    expect(parse({ ...base, replyTo: '<only@dest.test>' }).replyTo).toBe('only@dest.test');
+  });
+
+  it('refuses malformed forms and header injection', () => {
+    for (const replyTo of ['Name <bad>', 'Name <a@dest.test', 'a <b> <c@dest.test>', 'reply']) {
+      expect(parseSendRequest({ ...base, replyTo })).toMatchObject({
+        success: false,
+        error: 'replyTo must be a valid email address',
+      });
+    }
+    expect(parseSendRequest({ ...base, replyTo: 'Evil\r\nBcc: x@y.test <a@dest.test>' })).toMatchObject({
+      success: false,
+      error: 'replyTo must not contain line breaks or other control characters',
+    });
+  });
+});

@@ -61,6 +61,41 @@ export const EmailAddressSchema = z.string().transform((v, ctx) => {
   return z.NEVER;
 });
 
+const NAME_ADDR = /^\s*(?:"((?:[^"\\]|\\.)*)"|([^"<>]*?))\s*<([^<>]*)>\s*$/;
+
+/**
+ * `replyTo`: a bare address or the `Name <address>` form mail clients write (the name may be
+ * quoted: `"Doe, Jane" <jane@example.com>`). Normalized to the address alone, or to
+ * `"Name" <address>` with the name quoted (quotes and backslashes escaped), which the MIME
+ * builder writes as is. Control characters (header injection) are refused.
+ */
+export const ReplyToSchema = z.string().transform((v, ctx) => {
+  const f = fieldPath(ctx.path);
+  if (v === '') {
+    issue(ctx, `${f} is required`);
+    return z.NEVER;
+  }
+  if (hasControlChars(v)) {
+    issue(ctx, controlMessage(f));
+    return z.NEVER;
+  }
+  if (v.length > 2048) {
+    issue(ctx, `${f} must be a valid email address`);
+    return z.NEVER;
+  }
+  const bare = parseAddress(v);
+  if (bare) return bare.email;
+  const m = NAME_ADDR.exec(v);
+  const parsed = m ? parseAddress(m[3]!.trim()) : null;
+  const name = m ? (m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : m[2]!).trim() : '';
+  if (!m || !parsed || name.length > SEND_LIMITS.maxNameLength) {
+    issue(ctx, `${f} must be a valid email address`);
+    return z.NEVER;
+  }
+  if (name === '') return parsed.email;
+  return `"${name.replace(/["\\]/g, (c) => `\\${c}`)}" <${parsed.email}>`;
+});
+
 export const RecipientSchema = z.object({
   email: EmailAddressSchema,
   name: optional(text({ max: SEND_LIMITS.maxNameLength, header: true })),
@@ -226,7 +261,7 @@ export const SendRequestSchema = z
     content: optional(contentList),
     template_id: optional(text({ max: SEND_LIMITS.maxIdLength, required: true })),
     substitutions: optional(substitutionsSchema),
-    replyTo: optional(EmailAddressSchema),
+    replyTo: optional(ReplyToSchema),
     headers: optional(headersSchema),
     attachments: optional(z.array(AttachmentSchema)),
     settings: optional(settingsSchema),
@@ -273,14 +308,27 @@ export interface CopyRecipient {
 
 export interface PlannedCopy {
   copy_id: string;
+  /** Who the copy is delivered to (its email_logs rows, the SMTP envelope). */
   recipients: CopyRecipient[];
+  /**
+   * Who its To/Cc headers name, when that differs from `recipients` (a tracked copy delivered
+   * to one recipient still shows the message's other to/cc recipients).
+   */
+  display?: CopyRecipient[];
 }
 
-type RecipientFields = Pick<SendRequest, 'to' | 'cc' | 'bcc' | 'substitutions'>;
+type RecipientFields = Pick<SendRequest, 'to' | 'cc' | 'bcc' | 'substitutions'> & {
+  settings?: Pick<SendRequest['settings'], 'open_tracking' | 'click_tracking'>;
+};
 
 /** A non-empty `substitutions` object makes one copy per `to` recipient. */
 export function isPerRecipient(req: Pick<SendRequest, 'substitutions'>): boolean {
   return req.substitutions !== undefined && Object.keys(req.substitutions).length > 0;
+}
+
+/** Open or click tracking on: every recipient gets a copy of their own (tokens name them). */
+export function isTracked(req: Pick<RecipientFields, 'settings'>): boolean {
+  return req.settings?.open_tracking?.enable === true || req.settings?.click_tracking?.enable === true;
 }
 
 export const copyId = (refId: string, n: number): string => `${refId}.${n}`;
@@ -289,17 +337,26 @@ export const copyId = (refId: string, n: number): string => `${refId}.${n}`;
  * The copies of a send (DESIGN.md "recipients"). Without substitutions: one copy `<ref_id>.1`
  * to every to, cc and bcc recipient. With substitutions: copy `<ref_id>.<n>` per `to`
  * recipient (in request order, n from 1), each also carrying every cc and bcc recipient, as a
- * mail merge does. The gateway writes one email_logs row per recipient of each copy; the send
- * service calls this again to build each copy's To/Cc/Bcc with display names.
+ * mail merge does. With open or click tracking, each of those copies is further split into one
+ * copy per recipient (same order), each showing the original To/Cc (`display`), so the tracking
+ * tokens of a copy name exactly the person it went to (docs/tracking.md). The gateway writes one
+ * email_logs row per recipient of each copy; the send service calls this again to build each
+ * copy's To/Cc with display names.
  */
 export function planCopies(req: RecipientFields, refId: string): PlannedCopy[] {
   const tag =
     (type: RecipientType) =>
     (r: Recipient): CopyRecipient => ({ email: r.email, ...(r.name ? { name: r.name } : {}), type });
   const extra = [...(req.cc ?? []).map(tag('cc')), ...(req.bcc ?? []).map(tag('bcc'))];
-  if (isPerRecipient(req))
-    return req.to.map((r, i) => ({ copy_id: copyId(refId, i + 1), recipients: [tag('to')(r), ...extra] }));
-  return [{ copy_id: copyId(refId, 1), recipients: [...req.to.map(tag('to')), ...extra] }];
+  const groups = isPerRecipient(req)
+    ? req.to.map((r) => [tag('to')(r), ...extra])
+    : [[...req.to.map(tag('to')), ...extra]];
+  if (!isTracked(req)) return groups.map((recipients, i) => ({ copy_id: copyId(refId, i + 1), recipients }));
+  let n = 0;
+  return groups.flatMap((group) => {
+    const display = group.filter((r) => r.type !== 'bcc');
+    return group.map((r) => ({ copy_id: copyId(refId, ++n), recipients: [r], display }));
+  });
 }
 
 /** Deliveries (= email_logs rows) a request makes; bounded by SEND_LIMITS.maxRecipients. */

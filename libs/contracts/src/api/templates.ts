@@ -23,7 +23,10 @@ const contentList = z
     required_error: ErrorText.contentRequired,
     invalid_type_error: 'content must be an array',
   })
-  .min(1, ErrorText.contentRequired);
+  .min(1, ErrorText.contentRequired)
+  // The same rule as the send payload: at most one text/plain and one text/html value (a send
+  // would otherwise silently use the last of two).
+  .refine((list) => new Set(list.map((c) => c.type)).size === list.length, ErrorText.contentTypeTwice);
 
 // The subject becomes a header: no line breaks (header injection) or other control characters.
 const noControlChars = (v: string) => !hasControlChars(v);

@@ -1,2 +1,12 @@
-export { enqueueOutbox } from './outbox';
+export {
+  OutboxPayloadError,
+  type OutboxOptions,
+  type OutboxRow,
+  outboxInsertSelectSql,
+  outboxInsertSql,
+  outboxMessage,
+  outboxParams,
+  writeOutbox,
+  writeOutboxBatch,
+} from './outbox';
 export { OutboxRelay, type OutboxRelayOptions } from './relay';

@@ -1,11 +1,7 @@
 import {
+  BusMessages,
   ErrorText,
-  Exchange,
-  RoutingKey,
-  SEND_EMAIL_COMMAND,
-  SEND_EMAIL_COMMAND_VERSION,
   SEND_LIMITS,
-  type SendEmailCommand,
   type SendRequest,
   type StoredSendRequest,
   domainOf,
@@ -20,8 +16,8 @@ import {
   type Sealer,
   badRequest,
   counter,
-  envelope,
   notFound,
+  outboxMessage,
   unprocessable,
 } from '@mailyard/platform';
 import { type OutboxMessage, type QueuedRecipient, type SendAcceptContext, sends } from '@mailyard/store';
@@ -110,15 +106,13 @@ export async function acceptSend(
       recipientType: r.type,
     })),
   );
-  const commands: OutboxMessage[] = copies.map((copy) => ({
-    exchange: Exchange.commands,
-    routingKey: RoutingKey.sendEmail,
-    envelope: envelope(
-      SEND_EMAIL_COMMAND,
-      { ref_id: refId, tenant_id: tenantId, copy_id: copy.copy_id, attempt: 1 } satisfies SendEmailCommand,
-      { tenantId, version: SEND_EMAIL_COMMAND_VERSION },
+  const commands: OutboxMessage[] = copies.map((copy) =>
+    outboxMessage(
+      BusMessages.sendEmail,
+      { ref_id: refId, tenant_id: tenantId, copy_id: copy.copy_id, attempt: 1 },
+      { tenantId },
     ),
-  }));
+  );
   // The send, its log rows and its commands are one statement; with a key, an expired holder
   // of the key is released first in the same transaction.
   const write = (q: Queryable) =>

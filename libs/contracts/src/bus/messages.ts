@@ -1,0 +1,78 @@
+/**
+ * Every message the services write to the transactional outbox, defined once: its envelope
+ * type (name), version, payload schema, exchange and routing key. The outbox writer in
+ * libs/platform (writeOutbox, outboxMessage) takes one of these and a payload, validates the
+ * payload against the schema and assembles the envelope and routing; no call site re-assembles
+ * a message type, version, exchange or routing key.
+ */
+import type { z } from 'zod';
+import {
+  EMAIL_EVENT_MESSAGE,
+  EMAIL_EVENT_MESSAGE_VERSION,
+  type EmailEvent,
+  EmailEventSchema,
+} from '../events/email-event';
+import {
+  DOMAIN_VERIFICATION_EVENT,
+  DOMAIN_VERIFICATION_EVENT_VERSION,
+  type DomainVerificationEvent,
+  DomainVerificationEventSchema,
+} from './domain-verification';
+import {
+  MAILER_DEACTIVATED_EVENT,
+  MAILER_DEACTIVATED_EVENT_VERSION,
+  type MailerDeactivatedEvent,
+  MailerDeactivatedEventSchema,
+} from './mailer-deactivated';
+import {
+  SEND_EMAIL_COMMAND,
+  SEND_EMAIL_COMMAND_VERSION,
+  type SendEmailCommand,
+  SendEmailCommandSchema,
+} from './send-command';
+import { Exchange, type ExchangeName, RoutingKey } from './topics';
+
+export interface BusMessageDef<T> {
+  /** Envelope `type`. */
+  name: string;
+  /** Envelope `version`. */
+  version: number;
+  schema: z.ZodType<T, z.ZodTypeDef, unknown>;
+  exchange: ExchangeName;
+  routingKey: (payload: T) => string;
+}
+
+export const BusMessages = {
+  /** `send.email`: send one copy of an accepted send (see send-command.ts). */
+  sendEmail: {
+    name: SEND_EMAIL_COMMAND,
+    version: SEND_EMAIL_COMMAND_VERSION,
+    schema: SendEmailCommandSchema,
+    exchange: Exchange.commands,
+    routingKey: () => RoutingKey.sendEmail,
+  } satisfies BusMessageDef<SendEmailCommand>,
+  /** `email.event`: one spec event object (SPEC.md "Event object"), routed by its event. */
+  emailEvent: {
+    name: EMAIL_EVENT_MESSAGE,
+    version: EMAIL_EVENT_MESSAGE_VERSION,
+    schema: EmailEventSchema,
+    exchange: Exchange.events,
+    routingKey: (e: EmailEvent) => RoutingKey.emailEvent(e.event),
+  } satisfies BusMessageDef<EmailEvent>,
+  /** DOMAIN_VERIFICATION (see domain-verification.ts). */
+  domainVerification: {
+    name: DOMAIN_VERIFICATION_EVENT,
+    version: DOMAIN_VERIFICATION_EVENT_VERSION,
+    schema: DomainVerificationEventSchema,
+    exchange: Exchange.events,
+    routingKey: () => RoutingKey.domainVerification,
+  } satisfies BusMessageDef<DomainVerificationEvent>,
+  /** MAILER_DEACTIVATED (see mailer-deactivated.ts). */
+  mailerDeactivated: {
+    name: MAILER_DEACTIVATED_EVENT,
+    version: MAILER_DEACTIVATED_EVENT_VERSION,
+    schema: MailerDeactivatedEventSchema,
+    exchange: Exchange.events,
+    routingKey: () => RoutingKey.mailerDeactivated,
+  } satisfies BusMessageDef<MailerDeactivatedEvent>,
+} as const;

@@ -1,0 +1,140 @@
+/**
+ * The layering rules (README "How we write code", DESIGN.md "Shape") as a test over the sources:
+ * 1. All SQL lives in libs/store and libs/platform: no string or template literal in
+ *    services/* /src (tests excluded) holds an SQL statement (INSERT INTO, UPDATE ... SET,
+ *    DELETE FROM, SELECT ... FROM, and the DDL verbs).
+ * 2. Services never import each other (by package name or by a relative path into another
+ *    service), and libs never import a service.
+ * 3. Every outbox row is written by the one writer: `INSERT INTO outbox` appears only in
+ *    libs/platform/src/outbox/outbox.ts.
+ * Literals are found with the TypeScript parser, so comments and identifiers never count.
+ */
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join, relative, resolve, sep } from 'node:path';
+import ts from 'typescript';
+
+const ROOT = resolve(__dirname, '..');
+const SERVICES = readdirSync(join(ROOT, 'services')).filter((d) =>
+  statSync(join(ROOT, 'services', d)).isDirectory(),
+);
+
+function sourceFiles(dir: string, withTests = false): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) {
+      if (name !== 'node_modules') out.push(...sourceFiles(path, withTests));
+    } else if (name.endsWith('.ts') && !name.endsWith('.d.ts') && (withTests || !name.endsWith('.test.ts'))) {
+      out.push(path);
+    }
+  }
+  return out;
+}
+
+/** The text of every string, no-substitution template and template piece in `file`. */
+function literals(file: string): Array<{ text: string; line: number }> {
+  const src = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+  const out: Array<{ text: string; line: number }> = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) {
+      out.push({ text: node.text, line: src.getLineAndCharacterOfPosition(node.getStart()).line + 1 });
+    } else if (ts.isTemplateExpression(node)) {
+      // Joined with a placeholder so a statement split by ${...} is still seen whole.
+      const text = [node.head.text, ...node.templateSpans.map((s) => s.literal.text)].join(' x ');
+      out.push({ text, line: src.getLineAndCharacterOfPosition(node.getStart()).line + 1 });
+      for (const s of node.templateSpans) visit(s.expression);
+      return;
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(src);
+  return out;
+}
+
+const SQL =
+  /\b(?:INSERT\s+INTO\s+\w|UPDATE\s+\w+(?:\s+\w+)?\s+SET\s|DELETE\s+FROM\s+\w|SELECT\s[\s\S]*?\sFROM\s+\w|CREATE\s+(?:UNIQUE\s+)?(?:TABLE|INDEX)\s|ALTER\s+TABLE\s|DROP\s+TABLE\s|TRUNCATE\s+\w)/i;
+
+function sqlIn(file: string): string[] {
+  return literals(file)
+    .filter((l) => SQL.test(l.text))
+    .map((l) => `${relative(ROOT, file)}:${l.line}: ${l.text.trim().slice(0, 80)}`);
+}
+
+function importsOf(file: string): string[] {
+  const src = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+  const out: string[] = [];
+  const visit = (node: ts.Node) => {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier) {
+      if (ts.isStringLiteral(node.moduleSpecifier)) out.push(node.moduleSpecifier.text);
+    } else if (
+      ts.isCallExpression(node) &&
+      (node.expression.kind === ts.SyntaxKind.ImportKeyword ||
+        (ts.isIdentifier(node.expression) && node.expression.text === 'require')) &&
+      node.arguments[0] &&
+      ts.isStringLiteral(node.arguments[0])
+    ) {
+      out.push(node.arguments[0].text);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(src);
+  return out;
+}
+
+/** The service a module specifier reaches from `file`, if any. */
+function serviceOf(file: string, spec: string): string | null {
+  const byName = /^@mailyard\/([^/]+)/.exec(spec)?.[1];
+  if (byName) return SERVICES.includes(byName) ? byName : null;
+  if (!spec.startsWith('.')) return null;
+  const target = relative(join(ROOT, 'services'), resolve(file, '..', spec));
+  if (target.startsWith('..')) return null;
+  return target.split(sep)[0] ?? null;
+}
+
+describe('layering', () => {
+  it('finds SQL in a string (the check itself works)', () => {
+    expect(SQL.test('SELECT id FROM email_logs WHERE x = 1')).toBe(true);
+    expect(SQL.test('UPDATE email_logs l SET status = 1')).toBe(true);
+    expect(SQL.test('INSERT INTO outbox (a) VALUES (1)')).toBe(true);
+    expect(SQL.test('DELETE FROM suppressions WHERE tenant_id = $1')).toBe(true);
+    expect(SQL.test('the update was applied')).toBe(false);
+  });
+
+  it('has no SQL in services/*/src: all SQL lives in libs/store and libs/platform', () => {
+    const found = SERVICES.flatMap((s) => sourceFiles(join(ROOT, 'services', s, 'src')).flatMap(sqlIn));
+    expect(found).toEqual([]);
+  });
+
+  it('has no service importing another service, and no lib importing a service', () => {
+    const found: string[] = [];
+    for (const s of SERVICES) {
+      for (const file of sourceFiles(join(ROOT, 'services', s), true)) {
+        for (const spec of importsOf(file)) {
+          const other = serviceOf(file, spec);
+          if (other && other !== s) found.push(`${relative(ROOT, file)} imports ${spec}`);
+        }
+      }
+    }
+    for (const lib of readdirSync(join(ROOT, 'libs'))) {
+      const dir = join(ROOT, 'libs', lib, 'src');
+      if (!statSync(join(ROOT, 'libs', lib)).isDirectory()) continue;
+      for (const file of sourceFiles(dir)) {
+        for (const spec of importsOf(file)) {
+          if (serviceOf(file, spec)) found.push(`${relative(ROOT, file)} imports ${spec}`);
+        }
+      }
+    }
+    expect(found).toEqual([]);
+  });
+
+  it('writes outbox rows in one place: libs/platform/src/outbox/outbox.ts', () => {
+    const files = [
+      ...SERVICES.flatMap((s) => sourceFiles(join(ROOT, 'services', s, 'src'))),
+      ...readdirSync(join(ROOT, 'libs')).flatMap((l) => sourceFiles(join(ROOT, 'libs', l, 'src'))),
+    ];
+    const writers = files.filter((f) => literals(f).some((l) => /INSERT\s+INTO\s+outbox\b/i.test(l.text)));
+    expect(writers.map((f) => relative(ROOT, f))).toEqual([
+      join('libs', 'platform', 'src', 'outbox', 'outbox.ts'),
+    ]);
+  });
+});
