@@ -76,6 +76,15 @@ export type CreateJobResult = { created: true; jobId: string } | { created: fals
 const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
 
 export const backfillJobs = {
+  /** Messages delivered so far and the time-based percent of a job (zeros when it is gone). */
+  async progress(db: Queryable, jobId: string): Promise<{ processed: number; percent: number }> {
+    const { rows } = await db.query<{ processed: number; percent: number }>(
+      'SELECT processed, percent FROM backfill_jobs WHERE id = $1',
+      [jobId],
+    );
+    return { processed: Number(rows[0]?.processed ?? 0), percent: Number(rows[0]?.percent ?? 0) };
+  },
+
   /** Creates a pending job, or names the mailer's active job (the unique index decides a race). */
   async create(
     db: Queryable,

@@ -14,6 +14,8 @@ import { backfillSettings } from './settings';
 
 export { JobWorker } from './backfill/job-worker';
 export { LiveSync } from './live/live-sync';
+export { mailboxOpener } from './open-mailbox';
+export { backfillSettings } from './settings';
 export type { MailboxClient } from './mailbox/mailbox-client';
 
 export interface StartOptions {

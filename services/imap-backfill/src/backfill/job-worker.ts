@@ -133,7 +133,7 @@ export class JobWorker {
   private async fail(job: BackfillJob, reason: string): Promise<void> {
     const { db, bus, logger, owner } = this.deps;
     if (!(await backfillJobs.finish(db, job.id, owner, { status: 'failed', reason }))) return;
-    const now = await currentProgress(db, job.id);
+    const now = await backfillJobs.progress(db, job.id);
     await postLifecycle(
       bus,
       job.tenantId,
@@ -147,15 +147,4 @@ export class JobWorker {
     );
     logger.info('history backfill failed', { job_id: job.id, mailer_id: job.mailerId, reason });
   }
-}
-
-async function currentProgress(
-  db: Queryable,
-  jobId: string,
-): Promise<{ processed: number; percent: number }> {
-  const { rows } = await db.query<{ processed: number; percent: number }>(
-    'SELECT processed, percent FROM backfill_jobs WHERE id = $1',
-    [jobId],
-  );
-  return { processed: Number(rows[0]?.processed ?? 0), percent: Number(rows[0]?.percent ?? 0) };
 }

@@ -5,6 +5,7 @@
  */
 import type { BackfillLifecycleEvent } from '@mailyard/contracts';
 import { buildGatewayApp } from '@mailyard/gateway';
+import { LiveSync, backfillSettings, mailboxOpener, start as startBackfill } from '@mailyard/imap-backfill';
 import {
   type Config,
   type RunningService,
@@ -23,9 +24,6 @@ import { eventually } from '@mailyard/testkit/webhooks';
 import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
 import { ImapFlow } from 'imapflow';
 import request from 'supertest';
-import { LiveSync, start as startBackfill } from '../src/index';
-import { mailboxOpener } from '../src/open-mailbox';
-import { backfillSettings } from '../src/settings';
 
 jest.setTimeout(300_000);
 
