@@ -3,14 +3,15 @@
  * runs on embedded defaults (PGlite in DATA_DIR, in-process bus and kv). The only place that
  * imports several services; services themselves never import each other.
  */
-import { start as gateway } from '@mailyard/gateway';
+import { start as gateway, gatewaySettings } from '@mailyard/gateway';
 import { runProcess } from '@mailyard/platform';
-import { start as send } from '@mailyard/send';
-import { start as tracking } from '@mailyard/tracking';
-import { start as webhookDispatcher } from '@mailyard/webhook-dispatcher';
+import { start as send, sendSettings } from '@mailyard/send';
+import { start as tracking, trackingSettings } from '@mailyard/tracking';
+import { dispatcherSettings, start as webhookDispatcher } from '@mailyard/webhook-dispatcher';
 
 void runProcess({
   name: 'mailyard',
+  settings: [gatewaySettings, sendSettings, dispatcherSettings, (config) => trackingSettings(config)],
   services: { send, 'webhook-dispatcher': webhookDispatcher, gateway, tracking: (ctx) => tracking(ctx) },
   servicePorts: (config) => [config.PORT, config.TRACKING_PORT],
 });

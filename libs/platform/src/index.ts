@@ -27,3 +27,5 @@ export * from './net/guarded-connect';
 export * from './net/guarded-http';
 export * from './tracking/link-token';
 export * from './net/pinned-lookup';
+export * from './jobs/scheduled-job';
+export * from './config/fields';

@@ -12,6 +12,7 @@ import type { Express } from 'express';
 import request, { type Test } from 'supertest';
 import { createTestDatabase, createTestVhost, serverEnv } from '../../../../test/support/servers';
 import { buildGatewayApp } from '../../src/app';
+import { type GatewayConfig, gatewayConfig } from '../../src/settings';
 
 export type Mode = 'embedded' | 'servers';
 export type Env = Record<string, string | undefined>;
@@ -25,7 +26,7 @@ export interface TestTenant {
 export interface TestGateway {
   ctx: ServiceContext;
   app: Express;
-  config: Config;
+  config: GatewayConfig;
   /** Creates a tenant and returns its API key. */
   newTenant(tier?: 'standard' | 'enterprise'): Promise<TestTenant>;
   close(): Promise<void>;
@@ -58,13 +59,15 @@ export async function createStores(mode: Mode): Promise<SharedStores> {
 /** A gateway app over the given stores (several instances may share one set, like replicas). */
 export async function startGateway(stores: SharedStores, env: Env = {}): Promise<TestGateway> {
   // Test peers (SMTP, Dovecot) listen on 127.0.0.1: private hosts are allowed unless a test says otherwise.
-  const config = configFrom({
-    LOG_LEVEL: 'error',
-    API_KEY_CACHE_MS: '0',
-    MAILER_ALLOW_PRIVATE_HOSTS: '1',
-    ...stores.env,
-    ...env,
-  });
+  const config = gatewayConfig(
+    configFrom({
+      LOG_LEVEL: 'error',
+      API_KEY_CACHE_MS: '0',
+      MAILER_ALLOW_PRIVATE_HOSTS: '1',
+      ...stores.env,
+      ...env,
+    }),
+  );
   const logger = createLogger('gateway-test', process.env.TEST_LOG_LEVEL ?? 'error');
   const ctx = await openContext(config, logger);
   return {
