@@ -3,7 +3,7 @@
  * webhooks (one query), routes (route-event.ts) and inserts every planned delivery in one
  * statement. Only after that commit are the batch's bus messages acknowledged.
  */
-import { IMAP_CAPABLE_CONFIG_TYPES } from '@mailyard/contracts';
+import { isImapCapable } from '@mailyard/contracts';
 import type { Queryable, Sealer } from '@mailyard/platform';
 import { insertDeliveries, loadMailerWebhook, loadWebhookRoutes } from '@mailyard/store';
 import { type AccountWebhooks, type DispatchEvent, routeEvents } from './route-event';
@@ -19,8 +19,7 @@ export async function flushAccount(
   const domain = hooks.find((h) => h.event === 'DOMAIN_VERIFICATION') ?? null;
   const mailerIds = new Set(
     events.flatMap((e) =>
-      e.kind === 'mailer' &&
-      (IMAP_CAPABLE_CONFIG_TYPES as readonly string[]).includes(e.event.details.config_type)
+      e.kind === 'mailer' && isImapCapable(e.event.details.config_type)
         ? [e.event.details.mailer_id]
         : [],
     ),

@@ -18,9 +18,9 @@ import {
   type DomainVerificationEvent,
   EMAIL_EVENT_SUBSCRIPTION_KEY,
   type EmailEvent,
-  IMAP_CAPABLE_CONFIG_TYPES,
   type MailerDeactivatedEvent,
   type WebhookEventToggles,
+  isImapCapable,
 } from '@mailyard/contracts';
 
 interface Common {
@@ -57,8 +57,8 @@ export interface PlannedDelivery {
   traceparent?: string;
 }
 
-const isImapCapable = (e: MailerDeactivatedEvent) =>
-  (IMAP_CAPABLE_CONFIG_TYPES as readonly string[]).includes(e.details.config_type);
+/** IMAP-capable configs get MAILER_DEACTIVATED on their own webhook (the capability table says which). */
+const toOwnWebhook = (e: MailerDeactivatedEvent) => isImapCapable(e.details.config_type);
 
 export function routeEvents(events: readonly DispatchEvent[], hooks: AccountWebhooks): PlannedDelivery[] {
   const out: PlannedDelivery[] = [];
@@ -83,7 +83,7 @@ export function routeEvents(events: readonly DispatchEvent[], hooks: AccountWebh
         return;
       }
       case 'mailer': {
-        if (isImapCapable(e.event)) {
+        if (toOwnWebhook(e.event)) {
           const mailerId = e.event.details.mailer_id;
           if (!hooks.mailerWebhooks.has(mailerId)) return;
           out.push(single('mailer', mailerId, e.event.event, e.event, e.traceparent));
