@@ -9,7 +9,11 @@ import { createLogger } from '../src/logger/logger';
 
 const logger = createLogger('scheduled-job-test', 'error');
 
-async function waitFor(what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+async function waitFor(
+  what: string,
+  ok: () => boolean | Promise<boolean>,
+  timeoutMs = 20_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await ok())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -43,7 +47,13 @@ function describeJob(name: string, replicas: () => { kvs: [Kv, Kv]; close: () =>
 
     beforeAll(async () => {
       ({ kvs, close } = replicas());
-      for (const kv of kvs) await waitFor('the kv', () => kv.check().then(() => true, () => false));
+      for (const kv of kvs)
+        await waitFor('the kv', () =>
+          kv.check().then(
+            () => true,
+            () => false,
+          ),
+        );
     });
     afterEach(async () => {
       await Promise.all(jobs.splice(0).map((j) => j.stop()));
@@ -65,7 +75,9 @@ function describeJob(name: string, replicas: () => { kvs: [Kv, Kv]; close: () =>
     it('runs a pass on one replica only; the other skips it; the lock is released after', async () => {
       const g = gate();
       let runs = 0;
-      const { jobs: [a, b] } = pair({
+      const {
+        jobs: [a, b],
+      } = pair({
         run: async () => {
           runs++;
           await g.wait();
@@ -86,7 +98,9 @@ function describeJob(name: string, replicas: () => { kvs: [Kv, Kv]; close: () =>
       let active = 0;
       let maxActive = 0;
       let passes = 0;
-      const { jobs: [a, b] } = pair({
+      const {
+        jobs: [a, b],
+      } = pair({
         intervalMs: 5,
         jitterMs: 5,
         run: async () => {
@@ -109,7 +123,9 @@ function describeJob(name: string, replicas: () => { kvs: [Kv, Kv]; close: () =>
     });
 
     it('a failed pass is reported and releases the lock', async () => {
-      const { jobs: [a, b] } = pair({
+      const {
+        jobs: [a, b],
+      } = pair({
         run: async () => {
           throw new Error('boom');
         },
@@ -121,7 +137,10 @@ function describeJob(name: string, replicas: () => { kvs: [Kv, Kv]; close: () =>
     it('keeps the lock past its TTL while a pass runs, and signals a lost lock', async () => {
       const g = gate();
       let signal: AbortSignal | null = null;
-      const { jobs: [a, b], lockKey } = pair({
+      const {
+        jobs: [a, b],
+        lockKey,
+      } = pair({
         lockTtlMs: 300,
         run: async (s) => {
           signal = s;
@@ -143,7 +162,10 @@ function describeJob(name: string, replicas: () => { kvs: [Kv, Kv]; close: () =>
     });
 
     it('a replica that died holding the lock is replaced once its TTL ran out', async () => {
-      const { jobs: [a], lockKey } = pair({ run: async () => {} });
+      const {
+        jobs: [a],
+        lockKey,
+      } = pair({ run: async () => {} });
       const dead = await kvs[1].acquireLock(lockKey, 300);
       expect(dead).not.toBeNull();
       expect(await a.runOnce()).toBe('skipped');

@@ -19,9 +19,7 @@ export async function flushAccount(
   const domain = hooks.find((h) => h.event === 'DOMAIN_VERIFICATION') ?? null;
   const mailerIds = new Set(
     events.flatMap((e) =>
-      e.kind === 'mailer' && isImapCapable(e.event.details.config_type)
-        ? [e.event.details.mailer_id]
-        : [],
+      e.kind === 'mailer' && isImapCapable(e.event.details.config_type) ? [e.event.details.mailer_id] : [],
     ),
   );
   const mailerWebhooks = new Set<string>();

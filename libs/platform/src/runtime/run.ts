@@ -154,7 +154,7 @@ async function holdPorts(
     readiness: state.readiness(['db', 'bus', 'kv']),
     routes: (a) =>
       a.use((_req, _res, next) =>
-        next(new HttpError(503, ErrorText.starting, undefined, undefined, { 'Retry-After': '5' })),
+        next(new HttpError(503, ErrorText.starting, { headers: { 'Retry-After': '5' } })),
       ),
   });
   for (const port of ports) {
