@@ -9,11 +9,12 @@ module.exports = {
   moduleFileExtensions: ['ts', 'js', 'json'],
   testMatch: [
     '<rootDir>/services/gateway/src/rate-limit/rate-limit.test.ts',
-    '<rootDir>/services/send/src/consumer.test.ts',
+    '<rootDir>/libs/contracts/src/mailers/capabilities.test.ts',
     '<rootDir>/services/send/src/settings.test.ts',
     '<rootDir>/services/send/src/classify-smtp-error.test.ts',
     '<rootDir>/services/send/src/phishing.test.ts',
     '<rootDir>/services/send/src/render.test.ts',
-    '<rootDir>/libs/platform/src/net/host-policy.test.ts',
+    '<rootDir>/libs/platform/src/net/address-policy.test.ts',
+    '<rootDir>/services/send/src/phishing-budget.test.ts',
   ],
 };

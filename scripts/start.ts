@@ -3,15 +3,22 @@
  * runs on embedded defaults (PGlite in DATA_DIR, in-process bus and kv). The only place that
  * imports several services; services themselves never import each other.
  */
-import { start as gateway } from '@mailyard/gateway';
-import { start as imapBackfill } from '@mailyard/imap-backfill';
+import { start as gateway, gatewaySettings } from '@mailyard/gateway';
+import { backfillSettings, start as imapBackfill } from '@mailyard/imap-backfill';
 import { runProcess } from '@mailyard/platform';
-import { start as send } from '@mailyard/send';
-import { start as tracking } from '@mailyard/tracking';
-import { start as webhookDispatcher } from '@mailyard/webhook-dispatcher';
+import { start as send, sendSettings } from '@mailyard/send';
+import { start as tracking, trackingSettings } from '@mailyard/tracking';
+import { dispatcherSettings, start as webhookDispatcher } from '@mailyard/webhook-dispatcher';
 
 void runProcess({
   name: 'mailyard',
+  settings: [
+    gatewaySettings,
+    sendSettings,
+    dispatcherSettings,
+    (config) => trackingSettings(config),
+    (config) => backfillSettings(config, config.env),
+  ],
   services: {
     send,
     'webhook-dispatcher': webhookDispatcher,

@@ -10,6 +10,7 @@ export * from './api/admin';
 export * from './bus/topics';
 export * from './bus/envelope';
 export * from './mailers/types';
+export * from './mailers/capabilities';
 export * from './bus/send-command';
 export * from './events/email-event';
 export * from './events/email-status';

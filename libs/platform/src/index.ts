@@ -28,3 +28,5 @@ export * from './net/guarded-http';
 export * from './tracking/link-token';
 export * from './net/pinned-lookup';
 export * from './mail/incoming-email';
+export * from './jobs/scheduled-job';
+export * from './config/fields';

@@ -22,10 +22,6 @@ export interface IdempotentSend {
   requestHash: string | null;
 }
 
-export interface StoredSend extends SendFields {
-  createdAt: string;
-}
-
 /** Parameters $1..$8 of a `sends` insert, in column order. */
 function sendParams(s: NewSend): unknown[] {
   return [
@@ -176,33 +172,5 @@ export const sends = {
       ...outboxParams(outbox),
     ]);
     return rows[0]?.n === 1;
-  },
-
-  /** An accepted send with its stored request (for the send service). */
-  async get(db: Queryable, tenantId: string, refId: string): Promise<StoredSend | null> {
-    const { rows } = await db.query<{
-      ref_id: string;
-      tenant_id: string;
-      mailer_id: string;
-      campaign_id: string | null;
-      custom_args: Record<string, unknown> | null;
-      request: StoredSendRequest;
-      created_at: Date;
-    }>(
-      `SELECT ref_id, tenant_id, mailer_id, campaign_id, custom_args, request, created_at
-         FROM sends WHERE tenant_id = $1 AND ref_id = $2`,
-      [tenantId, refId],
-    );
-    const r = rows[0];
-    if (!r) return null;
-    return {
-      refId: r.ref_id,
-      tenantId: r.tenant_id,
-      mailerId: r.mailer_id,
-      campaignId: r.campaign_id,
-      customArgs: r.custom_args,
-      request: r.request,
-      createdAt: r.created_at.toISOString(),
-    };
   },
 };

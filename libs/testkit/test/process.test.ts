@@ -61,6 +61,32 @@ describe('running the processes', () => {
     );
   });
 
+  it.each([
+    ['scripts/start.ts', 'SEND_MAX_ATTEMPTS', 'many', 'must be a positive integer'],
+    ['services/send/src/main.ts', 'PHISHING_MAX_LINKS', '0', 'must be a positive integer'],
+    ['services/gateway/src/main.ts', 'DOMAIN_CHECK_TICK_MS', 'soon', 'must be a positive integer'],
+    [
+      'services/webhook-dispatcher/src/main.ts',
+      'WEBHOOK_RETRY_DELAYS',
+      '5,x',
+      'must be a comma-separated list of seconds (numbers >= 0)',
+    ],
+  ])(
+    '%s refuses an invalid service setting (%s) with one clear line',
+    async (script, name, value, message) => {
+      // Checked before any store is opened: the unreachable servers are never waited for.
+      const p = spawnTs(script, {
+        [name]: value,
+        DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+        AMQP_URL: '',
+        REDIS_URL: '',
+      });
+      const { code } = await p.exited;
+      expect(code).toBe(1);
+      expect(p.output().trim()).toBe(`Invalid configuration: ${name} ${message} (got "${value}")`);
+    },
+  );
+
   it('runs embedded with data kept in DATA_DIR across restarts, and drains in-flight work on SIGTERM', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'mailyard-data-'));
     const silent = await startSilentServer();

@@ -11,6 +11,7 @@ import { logRoutes } from './logs/routes';
 import { mailerRoutes } from './mailers/routes';
 import { rateLimit } from './rate-limit/rate-limit';
 import { sendRoutes } from './send/routes';
+import { gatewayContext } from './settings';
 import { suppressionRoutes } from './suppressions/routes';
 import { templateRoutes } from './templates/routes';
 import { webhookRoutes } from './webhooks/routes';
@@ -22,10 +23,11 @@ export interface GatewayHooks {
 
 /** The public /v1 API and the admin API, as an express app (supertest drives it directly). */
 export function buildGatewayApp(
-  ctx: ServiceContext,
+  serviceCtx: ServiceContext,
   readiness: Record<string, ReadinessCheck> = {},
   hooks: GatewayHooks = {},
 ): Express {
+  const ctx = gatewayContext(serviceCtx);
   const { config, db, kv, logger } = ctx;
   const keyCache = new KeyCache(config.API_KEY_CACHE_MS);
   return createHttpApp({

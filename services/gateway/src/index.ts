@@ -9,12 +9,15 @@ import {
 } from '@mailyard/platform';
 import { ensureBootstrapTenant, hasTenants } from '@mailyard/store';
 import { buildGatewayApp } from './app';
-import { DomainCheckJob } from './domains/domain-checks';
+import { domainCheckJob } from './domains/domain-checks';
 
 export { buildGatewayApp } from './app';
+export { gatewaySettings } from './settings';
+import { gatewayContext } from './settings';
 
 /** Starts the public API on PORT and the outbox relay for the rows it writes. */
-export async function start(ctx: ServiceContext): Promise<RunningService> {
+export async function start(serviceCtx: ServiceContext): Promise<RunningService> {
+  const ctx = gatewayContext(serviceCtx);
   const { config, logger, db } = ctx;
   if (config.BOOTSTRAP_API_KEY) {
     const r = await ensureBootstrapTenant(db, config.BOOTSTRAP_API_KEY, config.BOOTSTRAP_TIER);
@@ -30,13 +33,10 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
   });
   relay.start();
   // Background DNS re-check of sending domains; a kv lock lets one replica run each pass.
-  const domainChecks = new DomainCheckJob({
-    db,
-    config,
-    logger,
-    kv: ctx.kv,
-    onOutboxWrite: () => relay.notify(),
-  });
+  const domainChecks = domainCheckJob(
+    { db, config, logger, kv: ctx.kv, onOutboxWrite: () => relay.notify() },
+    config.DOMAIN_CHECK_TICK_MS,
+  );
   domainChecks.start();
   const readiness = storeReadiness(ctx);
   const server = await listen(

@@ -1,4 +1,10 @@
 import { runProcess } from '@mailyard/platform';
 import { start } from './index';
+import { gatewaySettings } from './settings';
 
-void runProcess({ name: 'gateway', services: { gateway: start }, servicePorts: (config) => [config.PORT] });
+void runProcess({
+  settings: [gatewaySettings],
+  name: 'gateway',
+  services: { gateway: start },
+  servicePorts: (config) => [config.PORT],
+});

@@ -12,7 +12,7 @@ import {
 import type { OutboxRelay } from '@mailyard/platform';
 import { type DnsRecords, type Dnsmasq, startDnsmasq } from '@mailyard/testkit/peers/dnsmasq';
 import request from 'supertest';
-import { DomainCheckJob, runDomainChecks } from '../src/domains/domain-checks';
+import { domainCheckJob, runDomainChecks } from '../src/domains/domain-checks';
 import { type CapturedEvents, captureEvents, outboxRows, startRelay } from './support/bus-events';
 import { type SharedStores, type TestGateway, bearer, createStores, startGateway } from './support/harness';
 
@@ -391,17 +391,15 @@ describe('domain verification against DNS (servers)', () => {
   });
 
   it('the background job runs on one replica only (kv leader lock)', async () => {
-    const job = new DomainCheckJob({
-      db: gw.ctx.db,
-      config: gw.config,
-      logger: gw.ctx.logger,
-      kv: gw.ctx.kv,
-    });
+    const job = domainCheckJob(
+      { db: gw.ctx.db, config: gw.config, logger: gw.ctx.logger, kv: gw.ctx.kv },
+      60_000,
+    );
     const held = await gw.ctx.kv.acquireLock('domain-checks:leader', 10_000);
     expect(held).not.toBeNull();
-    expect(await job.tick()).toBe(false);
+    expect(await job.runOnce()).toBe('skipped');
     await gw.ctx.kv.releaseLock('domain-checks:leader', held!);
-    expect(await job.tick()).toBe(true);
+    expect(await job.runOnce()).toBe('ran');
     await job.stop();
   });
 

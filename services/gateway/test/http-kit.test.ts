@@ -50,7 +50,7 @@ describe('http kit error mapping', () => {
         throw Object.assign(new Error("Failed to decode param '%E0'"), { status: 400, expose: true });
       });
       a.get('/teapot', () => {
-        throw new HttpError(418, 'I am a teapot', 'details here');
+        throw new HttpError(418, 'I am a teapot', { details: 'details here' });
       });
     },
   });

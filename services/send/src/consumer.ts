@@ -14,6 +14,7 @@
 import {
   type CopyRecipient,
   type EmailEventType,
+  ErrorText,
   Queue,
   SEND_EMAIL_COMMAND,
   SEND_EMAIL_COMMAND_VERSION,
@@ -24,6 +25,7 @@ import {
   isPerRecipient,
   isTerminalSendEvent,
   planCopies,
+  sendRefusal,
   substitutionsFor,
 } from '@mailyard/contracts';
 import {
@@ -32,6 +34,7 @@ import {
   type Delivery,
   type Logger,
   PermanentError,
+  SealError,
   type Sealer,
   counter,
   currentTrace,
@@ -148,7 +151,7 @@ export async function processCommand(deps: ConsumerDeps, cmd: SendEmailCommand):
   } catch (err) {
     // A mailer row that cannot be read (sealed with another SECRET_KEY, corrupt) will not heal
     // by retrying; database errors are the bus's to retry.
-    if (!(err instanceof Error && err.name === 'SealError')) throw err;
+    if (!(err instanceof SealError)) throw err;
     attempt.fail(pending, `Mailer configuration could not be loaded: ${err.message}`);
     await commit(deps, ctx, attempt);
     return;
@@ -156,9 +159,9 @@ export async function processCommand(deps: ConsumerDeps, cmd: SendEmailCommand):
   // A mailer missing, deleted, disabled, deactivated or with an unverified domain when the
   // attempt runs is a mailer-config load failure (SPEC events rule 1, DESIGN.md Reliability 2):
   // a final SMTP_ERROR with attempt metadata for every intended recipient.
-  const refusal = policyRefusal(mailer);
+  const refusal = sendRefusal(mailer);
   if (refusal || !mailer) {
-    attempt.fail(pending, refusal ?? 'Mailer not found');
+    attempt.fail(pending, refusal?.message ?? ErrorText.mailerNotFound);
     await commit(deps, ctx, attempt);
     return;
   }
@@ -263,20 +266,6 @@ async function finishRecordedAttempt(
   }
 }
 
-const RECEIVE_ONLY = new Set(['imap', 'basic_imap', 'oauth_imap']);
-
-/** Why a copy accepted earlier may no longer go out through its mailer (a final SMTP_ERROR). */
-export function policyRefusal(mailer: SendingMailer | null): string | null {
-  if (!mailer) return 'Mailer not found';
-  if (mailer.state === 'deleted') return 'Mailer was deleted';
-  if (mailer.state === 'disabled') return 'Mailer is disabled';
-  if (mailer.state === 'deactivated') return 'Mailer is deactivated';
-  if (RECEIVE_ONLY.has(mailer.configType))
-    return `Mailer cannot send mail (config type ${mailer.configType})`;
-  if (mailer.kind === 'domain' && !mailer.verified) return 'Sending domain is not verified';
-  return null;
-}
-
 /** Renders, checks, builds and delivers the copy to `toSend`; adds the outcomes to `attempt`. */
 async function sendCopy(
   deps: ConsumerDeps,
@@ -287,7 +276,7 @@ async function sendCopy(
   attempt: Attempt,
 ): Promise<void> {
   const { request } = copy.send;
-  if (mailer.kind === 'smtp' && mailer.configType.startsWith('oauth_')) {
+  if (!deps.transports.supports(mailer)) {
     attempt.fail(toSend, 'Sending through OAuth mailers is not supported yet');
     return;
   }

@@ -11,6 +11,7 @@ import { Transports } from './transports';
 
 export { checkPhishing, checkPhishingAsync } from './phishing';
 export { classifySmtpError } from './classify-smtp-error';
+export { sendSettings } from './settings';
 
 /**
  * Handler failures that are not about the message (database or broker unavailable) are

@@ -1,4 +1,10 @@
 import { runProcess } from '@mailyard/platform';
 import { start } from './index';
+import { sendSettings } from './settings';
 
-void runProcess({ name: 'send', services: { send: start }, opsPort: (config) => config.OPS_PORT ?? 3002 });
+void runProcess({
+  settings: [sendSettings],
+  name: 'send',
+  services: { send: start },
+  opsPort: (config) => config.OPS_PORT ?? 3002,
+});

@@ -98,17 +98,17 @@ describe('requests that cannot be rendered', () => {
 describe('render budget', () => {
   it('counts the template and every substituted value, down to exactly zero', () => {
     const budget = { remaining: 7 };
-    expect(substitute('{{x}}', { x: '12' }, undefined, budget)).toBe('12');
+    expect(substitute('{{x}}', { x: '12' }, { budget: budget })).toBe('12');
     expect(budget.remaining).toBe(0);
-    expect(() => substitute('{{x}}', { x: '12' }, undefined, { remaining: 6 })).toThrow(RenderError);
-    expect(() => substitute('abc', {}, undefined, { remaining: 2 })).toThrow(RenderError);
-    expect(substitute('abc', {}, undefined, { remaining: 3 })).toBe('abc');
+    expect(() => substitute('{{x}}', { x: '12' }, { budget: { remaining: 6 } })).toThrow(RenderError);
+    expect(() => substitute('abc', {}, { budget: { remaining: 2 } })).toThrow(RenderError);
+    expect(substitute('abc', {}, { budget: { remaining: 3 } })).toBe('abc');
   });
 
   it('counts the encoded value', () => {
     // '&' becomes '&amp;' (5 characters): 5 for the template + 5 for the value.
-    expect(() => substitute('{{x}}', { x: '&' }, (v) => v.replace('&', '&amp;'), { remaining: 9 })).toThrow(
-      RenderError,
-    );
+    expect(() =>
+      substitute('{{x}}', { x: '&' }, { encode: (v) => v.replace('&', '&amp;'), budget: { remaining: 9 } }),
+    ).toThrow(RenderError);
   });
 });

@@ -40,13 +40,20 @@ export interface RenderBudget {
   remaining: number;
 }
 
-/** Replaces every `{{variable}}` in `template`; `encode` is applied to each substituted value. */
+export interface SubstituteOptions {
+  /** Applied to each substituted value (HTML escaping, header folding); default: as is. */
+  encode?: (v: string) => string;
+  budget?: RenderBudget;
+}
+
+/** Replaces every `{{variable}}` in `template`, encoding and budgeting as `opts` say. */
 export function substitute(
   template: string,
   vars: Record<string, string>,
-  encode: (v: string) => string = (v) => v,
-  budget: RenderBudget = { remaining: Number.POSITIVE_INFINITY },
+  opts: SubstituteOptions = {},
 ): string {
+  const encode = opts.encode ?? ((v: string) => v);
+  const budget = opts.budget ?? { remaining: Number.POSITIVE_INFINITY };
   budget.remaining -= template.length;
   if (budget.remaining < 0) throw new RenderError(TOO_LARGE);
   return template.replace(VARIABLE, (_, name: string) => {
@@ -72,12 +79,12 @@ export function renderCopy(
   // Characters, not bytes: a cheap bound that stops runaway substitution long before memory does.
   const budget: RenderBudget = { remaining: SEND_LIMITS.maxMessageBytes };
   const out: RenderedCopy = {
-    subject: substitute(request.subject, vars, (v) => v.replace(/[\r\n]+/g, ' '), budget),
+    subject: substitute(request.subject, vars, { encode: (v) => v.replace(/[\r\n]+/g, ' '), budget }),
   };
   for (const c of request.content as Content[]) {
     if (typeof c?.value !== 'string') throw new RenderError('A content entry has no value');
-    if (c.type === 'text/html') out.html = substitute(c.value, vars, escapeHtml, budget);
-    else if (c.type === 'text/plain') out.text = substitute(c.value, vars, undefined, budget);
+    if (c.type === 'text/html') out.html = substitute(c.value, vars, { encode: escapeHtml, budget });
+    else if (c.type === 'text/plain') out.text = substitute(c.value, vars, { budget });
     else throw new RenderError(`Unsupported content type ${JSON.stringify((c as { type?: unknown }).type)}`);
   }
   return out;

@@ -1,5 +1,75 @@
-import { configFrom } from '@mailyard/platform';
+import { ConfigError, configFrom, loadConfig } from '@mailyard/platform';
 import { retryDelayMs, sendSettings } from './settings';
+
+describe('sendSettings', () => {
+  it('keeps the documented defaults', () => {
+    const s = sendSettings(loadConfig({}));
+    expect(s).toMatchObject({
+      maxAttempts: 5,
+      retryDelaysS: [60, 300, 1800, 7200],
+      mxPort: 25,
+      concurrency: 64,
+      smtpTimeoutMs: 30_000,
+      mxConnections: 2,
+      poolConnections: 8,
+      mxDeliveryTimeoutMs: 300_000,
+      inflightBytes: 256 * 1024 * 1024,
+      phishingBudgetMs: 2_000,
+      phishingMaxLinks: 10_000,
+      phishingBlocklist: [],
+      mxAllowPrivateHosts: false,
+    });
+    expect(s.relayUrl).toBeUndefined();
+  });
+
+  it('reads its variables from the environment the Config came from', () => {
+    const s = sendSettings(
+      configFrom({
+        SEND_MAX_ATTEMPTS: '3',
+        SEND_RETRY_DELAYS: '1, 2.5',
+        PHISHING_BLOCKLIST: 'Evil.Example',
+        SMTP_RELAY_URL: 'smtp://relay:25',
+      }),
+    );
+    expect(s).toMatchObject({
+      maxAttempts: 3,
+      retryDelaysS: [1, 2.5],
+      phishingBlocklist: ['evil.example'],
+      relayUrl: 'smtp://relay:25',
+    });
+  });
+
+  it.each([
+    [
+      'SEND_MAX_ATTEMPTS',
+      'many',
+      'Invalid configuration: SEND_MAX_ATTEMPTS must be a positive integer (got "many")',
+    ],
+    [
+      'SEND_RETRY_DELAYS',
+      '1,soon',
+      'Invalid configuration: SEND_RETRY_DELAYS must be a comma-separated list of seconds (numbers >= 0) (got "1,soon")',
+    ],
+    [
+      'MX_PORT',
+      '70000',
+      'Invalid configuration: MX_PORT must be a port number from 0 to 65535 (got "70000")',
+    ],
+    [
+      'PHISHING_BLOCKLIST',
+      'a b',
+      'Invalid configuration: PHISHING_BLOCKLIST must be a comma-separated list of domain names (got "a b")',
+    ],
+    [
+      'SMTP_RELAY_URL',
+      'http://relay',
+      'Invalid configuration: SMTP_RELAY_URL must be a URL starting with smtp:// or smtps://',
+    ],
+  ])('a bad %s is one clear line', (name, value, line) => {
+    const config = loadConfig({ [name]: value });
+    expect(() => sendSettings(config)).toThrow(new ConfigError(line));
+  });
+});
 
 describe('retryDelayMs', () => {
   const s = { retryDelaysS: [60, 300, 1800, 7200] };

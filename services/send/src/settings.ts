@@ -1,4 +1,15 @@
-import { type Config, trackingBaseUrl } from '@mailyard/platform';
+import {
+  type Config,
+  commaList,
+  flag,
+  optionalUrl,
+  parseSettings,
+  port,
+  positiveInt,
+  secondsList,
+  trackingBaseUrl,
+} from '@mailyard/platform';
+import { z } from 'zod';
 
 /** The send service's configuration, derived from the environment (README "Send service"). */
 export interface SendSettings {
@@ -31,28 +42,54 @@ export interface SendSettings {
   trackingBaseUrl: string;
 }
 
+/** The send service's own variables (README "Send service"); the core ones come from Config. */
+export const SendEnvSchema = z.object({
+  SEND_MAX_ATTEMPTS: positiveInt(5),
+  SEND_RETRY_DELAYS: secondsList('60,300,1800,7200'),
+  SMTP_RELAY_URL: optionalUrl(['smtp', 'smtps']),
+  MX_PORT: port(25),
+  /** Lets direct-to-MX delivery reach private, loopback or link-local MX addresses (tests, private networks). */
+  MX_ALLOW_PRIVATE_HOSTS: flag,
+  PHISHING_BLOCKLIST: commaList('must be a comma-separated list of domain names', (s) =>
+    /^(?=.{1,253}$)[a-z0-9_-]+(\.[a-z0-9_-]+)*$/i.test(s),
+  ).transform((items) => items.map((s) => s.toLowerCase())),
+  SEND_CONCURRENCY: positiveInt(64),
+  SEND_SMTP_TIMEOUT_MS: positiveInt(30_000),
+  SEND_MX_CONNECTIONS: positiveInt(2),
+  SEND_POOL_CONNECTIONS: positiveInt(8),
+  /** Total time of one direct-MX delivery to a recipient domain: DNS and every MX/address tried. */
+  SEND_MX_DELIVERY_TIMEOUT_MS: positiveInt(300_000),
+  /** Bytes of copies being built and delivered at once (estimated from the stored request). */
+  SEND_INFLIGHT_BYTES: positiveInt(256 * 1024 * 1024),
+  /** Phishing check: active scan time per copy, and links per copy, before it is refused. */
+  PHISHING_CHECK_BUDGET_MS: positiveInt(2_000),
+  PHISHING_MAX_LINKS: positiveInt(10_000),
+});
+
+/** Parses the send service's variables from `config.env`; a bad value throws one ConfigError line. */
 export function sendSettings(config: Config): SendSettings {
+  const env = parseSettings(SendEnvSchema, config.env);
   return {
-    maxAttempts: config.SEND_MAX_ATTEMPTS,
-    retryDelaysS: config.SEND_RETRY_DELAYS,
+    maxAttempts: env.SEND_MAX_ATTEMPTS,
+    retryDelaysS: env.SEND_RETRY_DELAYS,
     serviceDomain: config.SERVICE_DOMAIN,
-    ...(config.SMTP_RELAY_URL ? { relayUrl: config.SMTP_RELAY_URL } : {}),
-    mxPort: config.MX_PORT,
+    ...(env.SMTP_RELAY_URL ? { relayUrl: env.SMTP_RELAY_URL } : {}),
+    mxPort: env.MX_PORT,
     dnsServers: config.DNS_SERVERS,
     dnsTimeoutMs: config.DNS_TIMEOUT_MS,
     dnsTries: config.DNS_TRIES,
-    phishingBlocklist: config.PHISHING_BLOCKLIST,
-    concurrency: config.SEND_CONCURRENCY,
-    smtpTimeoutMs: config.SEND_SMTP_TIMEOUT_MS,
-    mxConnections: config.SEND_MX_CONNECTIONS,
-    poolConnections: config.SEND_POOL_CONNECTIONS,
+    phishingBlocklist: env.PHISHING_BLOCKLIST,
+    concurrency: env.SEND_CONCURRENCY,
+    smtpTimeoutMs: env.SEND_SMTP_TIMEOUT_MS,
+    mxConnections: env.SEND_MX_CONNECTIONS,
+    poolConnections: env.SEND_POOL_CONNECTIONS,
     allowPrivateHosts: config.MAILER_ALLOW_PRIVATE_HOSTS,
-    mxAllowPrivateHosts: config.MX_ALLOW_PRIVATE_HOSTS,
+    mxAllowPrivateHosts: env.MX_ALLOW_PRIVATE_HOSTS,
     trackingBaseUrl: trackingBaseUrl(config),
-    mxDeliveryTimeoutMs: config.SEND_MX_DELIVERY_TIMEOUT_MS,
-    inflightBytes: config.SEND_INFLIGHT_BYTES,
-    phishingBudgetMs: config.PHISHING_CHECK_BUDGET_MS,
-    phishingMaxLinks: config.PHISHING_MAX_LINKS,
+    mxDeliveryTimeoutMs: env.SEND_MX_DELIVERY_TIMEOUT_MS,
+    inflightBytes: env.SEND_INFLIGHT_BYTES,
+    phishingBudgetMs: env.PHISHING_CHECK_BUDGET_MS,
+    phishingMaxLinks: env.PHISHING_MAX_LINKS,
   };
 }
 

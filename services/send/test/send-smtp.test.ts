@@ -490,7 +490,7 @@ describe('refusals before sending', () => {
 
   it.each([
     ['disabled', 'Mailer is disabled'],
-    ['deleted', 'Mailer was deleted'],
+    ['deleted', 'Mailer not found'],
   ] as const)('refuses a copy whose mailer was %s after acceptance', async (state, reason) => {
     const r = await receiver();
     const mailerId = await mailerFor(r);

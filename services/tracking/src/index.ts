@@ -14,18 +14,19 @@ import { trackingSettings } from './settings';
 
 export { buildTrackingApp } from './app';
 export { parseUserAgent } from './user-agent';
+export { trackingSettings } from './settings';
 
 /**
  * Starts the tracking service: open pixel, click redirect and unsubscribe on TRACKING_PORT,
- * and an outbox relay publishing the events it records. `env` holds its own variables
- * (settings.ts); the launcher passes process.env.
+ * and an outbox relay publishing the events it records. Its own variables (settings.ts) are
+ * read from `config.env` unless `env` is given.
  */
 export async function start(
   ctx: ServiceContext,
-  env: NodeJS.ProcessEnv = process.env,
+  env?: Readonly<Record<string, string | undefined>>,
 ): Promise<RunningService> {
   const { config, logger, db } = ctx;
-  const settings = trackingSettings(config, env);
+  const settings = trackingSettings(config, env ?? config.env);
   const geo = await openGeoLookup(settings.geoipDb);
   const relay = new OutboxRelay(db, ctx.bus, logger, {
     pollMs: config.OUTBOX_POLL_MS,

@@ -9,7 +9,7 @@
  * - `GEOIP_DB`: path of a MaxMind-format (.mmdb) City or Country database; unset = no geo fields.
  */
 import { isIP } from 'node:net';
-import { type Config, ConfigError, trackingBaseUrl } from '@mailyard/platform';
+import { type Config, parseSettings, trackingBaseUrl } from '@mailyard/platform';
 import { z } from 'zod';
 
 export type TrustProxy = boolean | number | string[];
@@ -58,17 +58,17 @@ export interface TrackingSettings {
   geoipDb?: string;
 }
 
-export function trackingSettings(config: Config, env: NodeJS.ProcessEnv = process.env): TrackingSettings {
-  const parsed = TrackingEnvSchema.safeParse(env);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigError(`Invalid configuration: ${String(issue.path[0])} ${issue.message}`);
-  }
+/** Parses the tracking service's variables (from `config.env` unless `env` is given); a bad value is one ConfigError line. */
+export function trackingSettings(
+  config: Config,
+  env: Readonly<Record<string, string | undefined>> = config.env,
+): TrackingSettings {
+  const parsed = parseSettings(TrackingEnvSchema, env);
   return {
     port: config.TRACKING_PORT,
     host: config.HOST,
     baseUrl: trackingBaseUrl(config),
-    trustProxy: parsed.data.TRACKING_TRUST_PROXY,
-    ...(parsed.data.GEOIP_DB ? { geoipDb: parsed.data.GEOIP_DB } : {}),
+    trustProxy: parsed.TRACKING_TRUST_PROXY,
+    ...(parsed.GEOIP_DB ? { geoipDb: parsed.GEOIP_DB } : {}),
   };
 }

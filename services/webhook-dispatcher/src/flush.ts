@@ -3,7 +3,7 @@
  * webhooks (one query), routes (route-event.ts) and inserts every planned delivery in one
  * statement. Only after that commit are the batch's bus messages acknowledged.
  */
-import { IMAP_CAPABLE_CONFIG_TYPES } from '@mailyard/contracts';
+import { isImapCapable } from '@mailyard/contracts';
 import type { Queryable, Sealer } from '@mailyard/platform';
 import { insertDeliveries, loadMailerWebhook, loadWebhookRoutes } from '@mailyard/store';
 import { type AccountWebhooks, type DispatchEvent, routeEvents } from './route-event';
@@ -20,8 +20,7 @@ export async function flushAccount(
   const mailerIds = new Set(
     events.flatMap((e) => {
       if (e.kind === 'mailer-object') return [e.message.mailer_id];
-      return e.kind === 'mailer' &&
-        (IMAP_CAPABLE_CONFIG_TYPES as readonly string[]).includes(e.event.details.config_type)
+      return e.kind === 'mailer' && isImapCapable(e.event.details.config_type)
         ? [e.event.details.mailer_id]
         : [];
     }),

@@ -12,6 +12,7 @@ import { DeliveryWorker } from './worker';
 
 export { routeEvents } from './route-event';
 export { signWebhook } from './sign';
+export { dispatcherSettings } from './settings';
 
 /** Bus handler failures (database unavailable) are redelivered after these delays, then parked. */
 export const DISPATCH_HANDLER_RETRY_DELAYS_MS = [1_000, 5_000, 30_000, 120_000, 600_000];

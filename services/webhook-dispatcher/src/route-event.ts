@@ -21,10 +21,10 @@ import {
   type DomainVerificationEvent,
   EMAIL_EVENT_SUBSCRIPTION_KEY,
   type EmailEvent,
-  IMAP_CAPABLE_CONFIG_TYPES,
   type MailerDeactivatedEvent,
   type MailerWebhookMessage,
   type WebhookEventToggles,
+  isImapCapable,
 } from '@mailyard/contracts';
 
 interface Common {
@@ -63,8 +63,8 @@ export interface PlannedDelivery {
   extraHeaders?: Record<string, string>;
 }
 
-const isImapCapable = (e: MailerDeactivatedEvent) =>
-  (IMAP_CAPABLE_CONFIG_TYPES as readonly string[]).includes(e.details.config_type);
+/** IMAP-capable configs get MAILER_DEACTIVATED on their own webhook (the capability table says which). */
+const toOwnWebhook = (e: MailerDeactivatedEvent) => isImapCapable(e.details.config_type);
 
 export function routeEvents(events: readonly DispatchEvent[], hooks: AccountWebhooks): PlannedDelivery[] {
   const out: PlannedDelivery[] = [];
@@ -89,7 +89,7 @@ export function routeEvents(events: readonly DispatchEvent[], hooks: AccountWebh
         return;
       }
       case 'mailer': {
-        if (isImapCapable(e.event)) {
+        if (toOwnWebhook(e.event)) {
           const mailerId = e.event.details.mailer_id;
           if (!hooks.mailerWebhooks.has(mailerId)) return;
           out.push(single('mailer', mailerId, e.event.event, e.event, e.traceparent));

@@ -1,7 +1,8 @@
 import { loadConfig } from '@mailyard/platform';
 import { JITTER, nextRetryDelayMs, retryWindowMs, retryWindowS } from './schedule';
+import { dispatcherSettings } from './settings';
 
-const DEFAULT = loadConfig({}).WEBHOOK_RETRY_DELAYS;
+const DEFAULT = dispatcherSettings(loadConfig({})).retryDelaysS;
 
 describe('nextRetryDelayMs', () => {
   it('follows the list, scaled by the jitter factor', () => {

@@ -1,4 +1,5 @@
-import type { Config } from '@mailyard/platform';
+import { type Config, integer, parseSettings, positiveInt, secondsList } from '@mailyard/platform';
+import { z } from 'zod';
 
 /** The webhook dispatcher's configuration, derived from the environment (docs/webhooks.md). */
 export interface DispatcherSettings {
@@ -24,17 +25,31 @@ export interface DispatcherSettings {
   prefetch: number;
 }
 
+/** The dispatcher's own variables (docs/webhooks.md); WEBHOOK_ALLOW_INSECURE is core (shared with the gateway). */
+export const DispatcherEnvSchema = z.object({
+  WEBHOOK_TIMEOUT_MS: positiveInt(5000),
+  /** Seconds between attempts; the last attempt is made when they are used up (default ~24 h). */
+  WEBHOOK_RETRY_DELAYS: secondsList('5,30,120,600,1800,3600,7200,14400,28800,30000'),
+  WEBHOOK_BATCH_MAX: positiveInt(100),
+  WEBHOOK_BATCH_WAIT_MS: integer('must be a non-negative integer', 0).default(200),
+  WEBHOOK_ENDPOINT_CONCURRENCY: positiveInt(4),
+  WEBHOOK_CONCURRENCY: positiveInt(256),
+  WEBHOOK_POLL_MS: positiveInt(1000),
+});
+
+/** Parses the dispatcher's variables from `config.env`; a bad value throws one ConfigError line. */
 export function dispatcherSettings(config: Config): DispatcherSettings {
+  const env = parseSettings(DispatcherEnvSchema, config.env);
   return {
-    batchMax: config.WEBHOOK_BATCH_MAX,
-    batchWaitMs: config.WEBHOOK_BATCH_WAIT_MS,
-    retryDelaysS: config.WEBHOOK_RETRY_DELAYS,
-    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-    endpointConcurrency: config.WEBHOOK_ENDPOINT_CONCURRENCY,
-    concurrency: config.WEBHOOK_CONCURRENCY,
-    pollMs: config.WEBHOOK_POLL_MS,
-    leaseMs: 2 * config.WEBHOOK_TIMEOUT_MS + 5_000,
+    batchMax: env.WEBHOOK_BATCH_MAX,
+    batchWaitMs: env.WEBHOOK_BATCH_WAIT_MS,
+    retryDelaysS: env.WEBHOOK_RETRY_DELAYS,
+    timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+    endpointConcurrency: env.WEBHOOK_ENDPOINT_CONCURRENCY,
+    concurrency: env.WEBHOOK_CONCURRENCY,
+    pollMs: env.WEBHOOK_POLL_MS,
+    leaseMs: 2 * env.WEBHOOK_TIMEOUT_MS + 5_000,
     allowInsecure: config.WEBHOOK_ALLOW_INSECURE,
-    prefetch: Math.max(64, Math.min(config.WEBHOOK_BATCH_MAX * 4, 2000)),
+    prefetch: Math.max(64, Math.min(env.WEBHOOK_BATCH_MAX * 4, 2000)),
   };
 }

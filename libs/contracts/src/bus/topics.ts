@@ -18,7 +18,6 @@ export const RoutingKey = {
 export const Queue = {
   send: 'send.commands',
   webhookDispatcher: 'webhook-dispatcher.events',
-  logUpdater: 'send.log-events',
 } as const;
 
 export interface QueueDeclaration {

@@ -11,14 +11,6 @@ export const CONFIG_TYPES = [
 ] as const;
 export type ConfigType = (typeof CONFIG_TYPES)[number];
 
-export const IMAP_CAPABLE_CONFIG_TYPES: readonly ConfigType[] = [
-  'imap',
-  'basic_imap',
-  'oauth_imap',
-  'smtp_imap',
-];
-export const SMTP_ONLY_CONFIG_TYPES: readonly ConfigType[] = ['smtp', 'basic_smtp', 'oauth_smtp'];
-
 export const MAILER_STATES = ['active', 'disabled', 'deactivated'] as const;
 export type MailerState = (typeof MAILER_STATES)[number];
 

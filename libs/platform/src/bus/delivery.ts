@@ -140,8 +140,7 @@ function placeholderEnvelope(raw: string, id?: string): BusEnvelope {
 }
 
 function isPermanent(err: unknown): boolean {
-  // The name check also catches a PermanentError from a second copy of this module.
-  return err instanceof PermanentError || (err instanceof Error && err.name === 'PermanentError');
+  return err instanceof PermanentError;
 }
 
 export function errorMessage(err: unknown): string {

@@ -1,12 +1,13 @@
-import { ConfigError, loadConfig } from './env';
+import { z } from 'zod';
+import { ConfigError, EnvSchema, loadConfig, parseSettings } from './env';
+import { positiveInt } from './fields';
 
-describe('loadConfig', () => {
+describe('loadConfig (the core settings)', () => {
   it('applies defaults for an empty environment', () => {
     const c = loadConfig({});
     expect(c.PORT).toBe(3000);
     expect(c.DATABASE_URL).toBeUndefined();
-    expect(c.RATE_LIMIT_STANDARD).toBe(100);
-    expect(c.RATE_LIMIT_ENTERPRISE).toBe(1000);
+    expect(c.DNS_TRIES).toBe(2);
     expect(c.WEBHOOK_ALLOW_INSECURE).toBe(false);
   });
 
@@ -14,6 +15,22 @@ describe('loadConfig', () => {
     const c = loadConfig({ PORT: '8080', WEBHOOK_ALLOW_INSECURE: '1', DATABASE_URL: 'postgres://x@h/db' });
     expect(c.PORT).toBe(8080);
     expect(c.WEBHOOK_ALLOW_INSECURE).toBe(true);
+  });
+
+  it('knows no service variables: those are parsed by each service from config.env', () => {
+    const core = Object.keys(EnvSchema.shape);
+    for (const prefix of [
+      'SEND_',
+      'PHISHING_',
+      'DOMAIN_CHECK_',
+      'SMTP_VERIFY_',
+      'RATE_LIMIT_',
+      'WEBHOOK_BATCH',
+    ])
+      expect(core.filter((k) => k.startsWith(prefix))).toEqual([]);
+    const c = loadConfig({ SEND_MAX_ATTEMPTS: 'not checked here', PORT: '' });
+    expect(c.env.SEND_MAX_ATTEMPTS).toBe('not checked here');
+    expect('PORT' in c.env).toBe(false); // empty = unset: the default applies
   });
 
   it('fails with one line naming the variable', () => {
@@ -24,14 +41,30 @@ describe('loadConfig', () => {
     );
     expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL/);
   });
+});
 
-  it('never echoes secret values', () => {
+describe('parseSettings (a service schema)', () => {
+  const schema = z.object({
+    THING_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
+    THING_N: positiveInt(3),
+  });
+
+  it('parses with defaults', () => {
+    expect(parseSettings(schema, {})).toEqual({ THING_N: 3 });
+  });
+
+  it('fails with one line and never echoes secret values', () => {
+    expect(() => parseSettings(schema, { THING_N: '0' })).toThrow(
+      new ConfigError('Invalid configuration: THING_N must be a positive integer (got "0")'),
+    );
     try {
-      loadConfig({ ADMIN_API_KEY: 'short' });
+      parseSettings(schema, { THING_API_KEY: 'short' });
       throw new Error('expected failure');
     } catch (err) {
-      expect((err as Error).message).toMatch(/ADMIN_API_KEY/);
-      expect((err as Error).message).not.toContain('short"');
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as Error).message).toBe(
+        'Invalid configuration: THING_API_KEY must be at least 16 characters',
+      );
     }
   });
 });

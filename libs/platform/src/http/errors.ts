@@ -1,16 +1,30 @@
 import type { ErrorEnvelope } from '@mailyard/contracts';
 
+export interface HttpErrorOptions {
+  /** `details` of the envelope. */
+  details?: string | undefined;
+  /** More envelope fields. */
+  extra?: Record<string, unknown>;
+  /** Response headers (Retry-After and such). */
+  headers?: Record<string, string>;
+}
+
 /** A failure the client caused (or may retry); rendered as the spec's error envelope. */
 export class HttpError extends Error {
   override name = 'HttpError';
+  readonly details?: string;
+  readonly extra?: Record<string, unknown>;
+  readonly headers?: Record<string, string>;
+
   constructor(
     readonly status: number,
     message: string,
-    readonly details?: string,
-    readonly extra?: Record<string, unknown>,
-    readonly headers?: Record<string, string>,
+    opts: HttpErrorOptions = {},
   ) {
     super(message);
+    if (opts.details !== undefined) this.details = opts.details;
+    if (opts.extra) this.extra = opts.extra;
+    if (opts.headers) this.headers = opts.headers;
   }
 
   toEnvelope(): ErrorEnvelope & Record<string, unknown> {
@@ -23,9 +37,9 @@ export class HttpError extends Error {
   }
 }
 
-export const badRequest = (message: string, details?: string) => new HttpError(400, message, details);
+export const badRequest = (message: string, details?: string) => new HttpError(400, message, { details });
 export const unauthorized = (message: string) => new HttpError(401, message);
 export const notFound = (message: string) => new HttpError(404, message);
 export const conflict = (message: string, extra?: Record<string, unknown>) =>
-  new HttpError(409, message, undefined, extra);
-export const unprocessable = (message: string, details?: string) => new HttpError(422, message, details);
+  new HttpError(409, message, extra ? { extra } : {});
+export const unprocessable = (message: string, details?: string) => new HttpError(422, message, { details });

@@ -144,12 +144,14 @@ function readBody(
     req.off('error', onRequestError);
     req.off('close', onClose);
   };
-  const settle = (err?: unknown, body?: unknown) => {
+  /** Ends reading: with an error (answered by next(err)), else with the parsed body (none when empty). */
+  const settle = (outcome: { err: unknown } | { body: unknown }) => {
     if (settled) return;
     settled = true;
     cleanup();
     chunks.length = 0;
-    if (err) {
+    if ('err' in outcome) {
+      const { err } = outcome;
       if (decoder) {
         req.unpipe(decoder as unknown as NodeJS.WritableStream);
         (decoder as unknown as Readable).destroy();
@@ -158,38 +160,39 @@ function readBody(
       next(err);
       return;
     }
-    req.body = body;
+    req.body = outcome.body;
     next();
   };
   const onData = (chunk: Buffer) => {
     size += chunk.length;
-    if (size > limits.limit) return settle(new HttpError(413, ErrorText.payloadTooLarge));
+    if (size > limits.limit) return settle({ err: new HttpError(413, ErrorText.payloadTooLarge) });
     const problem = scanner.feed(chunk);
-    if (problem === 'depth') return settle(new HttpError(400, InputErrorText.tooDeep(limits.maxDepth)));
+    if (problem === 'depth')
+      return settle({ err: new HttpError(400, InputErrorText.tooDeep(limits.maxDepth)) });
     if (problem === 'values')
-      return settle(new HttpError(400, InputErrorText.tooManyValues(limits.maxValues)));
+      return settle({ err: new HttpError(400, InputErrorText.tooManyValues(limits.maxValues)) });
     chunks.push(chunk);
   };
   const onEnd = () => {
     const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-    if (!isUtf8(raw)) return settle(new HttpError(400, InputErrorText.notUtf8));
+    if (!isUtf8(raw)) return settle({ err: new HttpError(400, InputErrorText.notUtf8) });
     const text = raw.toString('utf8');
     // An empty body reads as no body; a leading BOM is tolerated.
-    if (text.trim() === '') return settle(undefined, undefined);
+    if (text.trim() === '') return settle({ body: undefined });
     let body: unknown;
     try {
       body = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
     } catch {
-      return settle(new HttpError(400, ErrorText.malformedJson));
+      return settle({ err: new HttpError(400, ErrorText.malformedJson) });
     }
     const unsafe = findUnsafeText(body);
-    if (unsafe) return settle(new HttpError(400, unsafe));
-    settle(undefined, body);
+    if (unsafe) return settle({ err: new HttpError(400, unsafe) });
+    settle({ body });
   };
-  const onDecodeError = () => settle(new HttpError(400, InputErrorText.undecodable(encoding)));
-  const onRequestError = () => settle(aborted());
+  const onDecodeError = () => settle({ err: new HttpError(400, InputErrorText.undecodable(encoding)) });
+  const onRequestError = () => settle({ err: aborted() });
   const onClose = () => {
-    if (!req.complete) settle(aborted());
+    if (!req.complete) settle({ err: aborted() });
   };
 
   stream.on('data', onData);

@@ -17,5 +17,5 @@ export function parseOrThrow<T>(schema: ZodType<T, ZodTypeDef, unknown>, input: 
     result.error.issues.length > 1
       ? `${result.error.issues.length} problems; first at ${path || 'body'}`
       : undefined;
-  throw new HttpError(status, message, details);
+  throw new HttpError(status, message, { details });
 }

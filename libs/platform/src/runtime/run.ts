@@ -34,6 +34,11 @@ export interface RunOptions {
    * /healthz 200, /readyz 503 and 503 for everything else until the service takes them over.
    */
   servicePorts?: (config: Config) => number[];
+  /**
+   * Each service's settings parser (services/<name>/src/settings.ts), run before anything starts
+   * so a bad service variable stops the process with its one line, like a bad core variable.
+   */
+  settings?: Array<(config: Config) => unknown>;
 }
 
 /**
@@ -45,6 +50,7 @@ export async function runProcess(opts: RunOptions): Promise<void> {
   let config: Config;
   try {
     config = loadConfig();
+    for (const parse of opts.settings ?? []) parse(config);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
@@ -148,7 +154,7 @@ async function holdPorts(
     readiness: state.readiness(['db', 'bus', 'kv']),
     routes: (a) =>
       a.use((_req, _res, next) =>
-        next(new HttpError(503, ErrorText.starting, undefined, undefined, { 'Retry-After': '5' })),
+        next(new HttpError(503, ErrorText.starting, { headers: { 'Retry-After': '5' } })),
       ),
   });
   for (const port of ports) {

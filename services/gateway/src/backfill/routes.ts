@@ -18,11 +18,12 @@ import { HttpError, type ServiceContext, conflict, notFound, parseOrThrow } from
 import { type BackfillJob, backfillJobs } from '@mailyard/store';
 import { type Request, type Response, Router } from 'express';
 import { tenantOf } from '../auth/api-key-auth';
+import type { GatewayContext } from '../settings';
 import { assertBackfillEligible } from './eligibility';
 
 const LOCK_TTL_MS = 10_000;
 
-export function backfillRoutes(ctx: ServiceContext): Router {
+export function backfillRoutes(ctx: GatewayContext): Router {
   const { db, kv, config } = ctx;
   const router = Router();
 

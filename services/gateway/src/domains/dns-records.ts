@@ -1,7 +1,7 @@
 import { generateKeyPair } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { DomainDnsRecord } from '@mailyard/contracts';
-import type { Config } from '@mailyard/platform';
+import type { GatewayConfig } from '../settings';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
 
@@ -16,7 +16,7 @@ export interface DnsSettings {
 }
 
 export function dnsSettings(
-  config: Pick<Config, 'SPF_INCLUDE' | 'SENDING_IPS' | 'INBOUND_MX_HOST' | 'SERVICE_DOMAIN'>,
+  config: Pick<GatewayConfig, 'SPF_INCLUDE' | 'SENDING_IPS' | 'INBOUND_MX_HOST' | 'SERVICE_DOMAIN'>,
 ): DnsSettings {
   const serviceDomain = config.SERVICE_DOMAIN.toLowerCase().replace(/\.$/, '');
   return {

@@ -1,13 +1,14 @@
 import type { Resolver } from 'node:dns/promises';
-import { type Config, type Db, type Kv, type Logger, createDnsResolver } from '@mailyard/platform';
+import { type Db, type Kv, type Logger, ScheduledJob, createDnsResolver } from '@mailyard/platform';
 import { domains } from '@mailyard/store';
+import type { GatewayConfig } from '../settings';
 import { dnsSettings } from './dns-records';
 import { checkTiming, nextCheck, retryInconclusive } from './schedule';
 import { checkDomainDns } from './verify-domain';
 
 export interface DomainCheckDeps {
   db: Db;
-  config: Config;
+  config: GatewayConfig;
   logger: Logger;
   /** Defaults to a resolver over DNS_SERVERS. */
   resolver?: Resolver;
@@ -89,57 +90,20 @@ export async function runDomainChecks(
 const LOCK_KEY = 'domain-checks:leader';
 
 /**
- * Runs runDomainChecks every DOMAIN_CHECK_TICK_MS in the gateway. A kv lock makes one replica
- * run each pass; the others skip it.
+ * The background re-check as a scheduled job (libs/platform ScheduledJob): every
+ * DOMAIN_CHECK_TICK_MS (plus jitter) one replica, the holder of the kv lock, runs a pass; the
+ * others skip it. Any gateway replica may run it.
  */
-export class DomainCheckJob {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
-
-  constructor(
-    private readonly deps: DomainCheckDeps & { kv: Kv },
-    private readonly tickMs = deps.config.DOMAIN_CHECK_TICK_MS,
-  ) {}
-
-  start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = this.tick().finally(() => {
-        this.running = null;
-      });
-    }, this.tickMs);
-    this.timer.unref();
-  }
-
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
-  }
-
-  /** One guarded pass: false when another replica holds the lock. */
-  async tick(now: Date = new Date()): Promise<boolean> {
-    const { kv, logger } = this.deps;
-    let token: string | null = null;
-    try {
-      token = await kv.acquireLock(LOCK_KEY, Math.max(this.tickMs * 5, 300_000));
-    } catch (err) {
-      logger.warn('domain checks: kv unavailable; pass skipped', {
-        error: err instanceof Error ? err.message : String(err),
-      });
-      return false;
-    }
-    if (!token) return false;
-    try {
-      const pass = await runDomainChecks(this.deps, now);
-      if (pass.checked > 0) logger.info('domain checks pass', { ...pass });
-      return true;
-    } catch (err) {
-      logger.warn('domain checks pass failed', { error: err instanceof Error ? err.message : String(err) });
-      return true;
-    } finally {
-      await kv.releaseLock(LOCK_KEY, token).catch(() => {});
-    }
-  }
+export function domainCheckJob(deps: DomainCheckDeps & { kv: Kv }, tickMs: number): ScheduledJob {
+  return new ScheduledJob({
+    name: 'domain checks',
+    lockKey: LOCK_KEY,
+    intervalMs: tickMs,
+    kv: deps.kv,
+    logger: deps.logger,
+    run: async () => {
+      const pass = await runDomainChecks(deps);
+      if (pass.checked > 0) deps.logger.info('domain checks pass', { ...pass });
+    },
+  });
 }

@@ -6,18 +6,12 @@ import {
   PageQuerySchema,
   normalizeDomainName,
 } from '@mailyard/contracts';
-import {
-  type ServiceContext,
-  badRequest,
-  conflict,
-  createDnsResolver,
-  notFound,
-  parseOrThrow,
-} from '@mailyard/platform';
+import { badRequest, conflict, createDnsResolver, notFound, parseOrThrow } from '@mailyard/platform';
 import { DuplicateDomainError, domains } from '@mailyard/store';
 import { type Request, Router } from 'express';
 import { tenantOf } from '../auth/api-key-auth';
 import { readPage } from '../paging/read-page';
+import type { GatewayContext } from '../settings';
 import { dnsSettings, expectedRecords, generateDkimKeyPair } from './dns-records';
 import { toDomainData } from './domain-view';
 import { checkTiming, firstCheck, nextCheck } from './schedule';
@@ -36,7 +30,7 @@ function domainParam(req: Request): string {
  * records to publish), verify against DNS, details, list, delete.
  */
 export function domainRoutes(
-  ctx: Pick<ServiceContext, 'db' | 'config' | 'sealer'>,
+  ctx: Pick<GatewayContext, 'db' | 'config' | 'sealer'>,
   hooks: { onOutboxWrite?: () => void } = {},
 ): Router {
   const { db, config, sealer } = ctx;

@@ -1,5 +1,5 @@
-import type { Config } from '@mailyard/platform';
 import type { CheckSchedule } from '@mailyard/store';
+import type { GatewayConfig } from '../settings';
 
 /** Background re-check timing (DOMAIN_CHECK_* settings), in milliseconds. */
 export interface CheckTiming {
@@ -9,7 +9,7 @@ export interface CheckTiming {
   verifiedIntervalMs: number;
 }
 
-export function checkTiming(config: Config): CheckTiming {
+export function checkTiming(config: GatewayConfig): CheckTiming {
   return {
     firstDelayMs: config.DOMAIN_CHECK_FIRST_DELAY_S * 1000,
     maxBackoffMs: config.DOMAIN_CHECK_MAX_BACKOFF_S * 1000,

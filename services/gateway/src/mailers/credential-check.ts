@@ -75,5 +75,5 @@ export function targetFailure(err: unknown): CheckFailure | null {
 
 /** A failed check as the 422 envelope: a short error per kind, the server's reason in `details`. */
 export function checkFailure(result: CheckFailure, texts: Record<CheckFailureKind, string>): HttpError {
-  return new HttpError(422, texts[result.kind], result.reason);
+  return new HttpError(422, texts[result.kind], { details: result.reason });
 }

@@ -27,7 +27,7 @@ export function targetRefusal(err: unknown): HttpError | null {
   if (!(err instanceof OutboundTargetError) || err.code === 'ETARGET_CONNECT') return null;
   const error =
     err.code === 'ETARGET_PRIVATE' ? MailerErrorText.hostNotAllowed : MailerErrorText.hostUnresolved;
-  return new HttpError(422, error, err.message);
+  return new HttpError(422, error, { details: err.message });
 }
 
 /** Throws the 422 when a mailer may not connect to `host`. */

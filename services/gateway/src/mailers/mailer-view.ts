@@ -1,4 +1,4 @@
-import { IMAP_CAPABLE_CONFIG_TYPES, type MailerView } from '@mailyard/contracts';
+import { type MailerView, mailerCapabilities } from '@mailyard/contracts';
 import type { StoredMailer } from '@mailyard/store';
 
 /** A mailer as the API returns it: never a password, only `password_set`. */
@@ -23,7 +23,7 @@ export function toMailerView(m: StoredMailer): MailerView {
     state: m.state,
     state_reason: m.stateReason,
     config,
-    ...(IMAP_CAPABLE_CONFIG_TYPES.includes(m.configType) ? { webhook: m.webhook } : {}),
+    ...(mailerCapabilities(m.configType).receives ? { webhook: m.webhook } : {}),
     created_at: m.createdAt.toISOString(),
     updated_at: m.updatedAt.toISOString(),
   };

@@ -41,9 +41,7 @@ export function rateLimit(kv: Kv, logger: Logger, opts: RateLimitOptions) {
     if (hit.count > limit) {
       limitedTotal.inc({ tier });
       const retryAfter = Math.max(1, Math.ceil((hit.resetAtMs - Date.now()) / 1000));
-      throw new HttpError(429, ErrorText.rateLimited, undefined, undefined, {
-        'Retry-After': String(retryAfter),
-      });
+      throw new HttpError(429, ErrorText.rateLimited, { headers: { 'Retry-After': String(retryAfter) } });
     }
     next();
   };

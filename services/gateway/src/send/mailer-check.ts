@@ -1,26 +1,20 @@
-import { type ConfigType, ErrorText, domainOf, isDomainOrSubdomain } from '@mailyard/contracts';
-import { notFound, unprocessable } from '@mailyard/platform';
+import { ErrorText, domainOf, isDomainOrSubdomain, sendRefusal } from '@mailyard/contracts';
+import { HttpError, unprocessable } from '@mailyard/platform';
 import type { SendingMailerStatus } from '@mailyard/store';
 
-/** Receive-only configurations: IMAP without an SMTP or OAuth sending side. */
-export const RECEIVE_ONLY_CONFIG_TYPES: readonly ConfigType[] = ['imap', 'basic_imap', 'oauth_imap'];
-
 /**
- * Whether `mailer` may send a message from `fromEmail` right now. Unknown, other tenant's and
- * deleted mailers are 404; every other refusal is semantic (422): a receive-only mailer, a
- * disabled or deactivated mailer, an unverified sending domain, or a `from` address outside the
- * sending domain (the domain itself or any subdomain, as DMARC relaxed alignment allows).
+ * Whether `mailer` may send a message from `fromEmail` right now: the shared send policy
+ * (libs/contracts mailers/capabilities.ts: unknown/deleted 404; receive-only, disabled,
+ * deactivated, unverified domain 422), then the acceptance-only rule that a domain mailer's
+ * `from` is the domain itself or any subdomain, as DMARC relaxed alignment allows.
  */
 export function assertMailerCanSend(
   mailer: SendingMailerStatus | null,
   fromEmail: string,
 ): asserts mailer is SendingMailerStatus {
-  if (!mailer || mailer.state === 'deleted') throw notFound(ErrorText.mailerNotFound);
-  if (RECEIVE_ONLY_CONFIG_TYPES.includes(mailer.configType)) throw unprocessable(ErrorText.mailerCannotSend);
-  if (mailer.state === 'disabled') throw unprocessable(ErrorText.mailerDisabled);
-  if (mailer.state === 'deactivated') throw unprocessable(ErrorText.mailerDeactivated);
-  if (mailer.kind !== 'domain') return;
-  if (!mailer.verified) throw unprocessable(ErrorText.domainNotVerified);
+  const refusal = sendRefusal(mailer);
+  if (refusal) throw new HttpError(refusal.status, refusal.message);
+  if (!mailer || mailer.kind !== 'domain') return;
   if (!isDomainOrSubdomain(domainOf(fromEmail), mailer.domain)) {
     throw unprocessable(
       ErrorText.fromDomainMismatch,

@@ -13,19 +13,13 @@ import {
   newId,
   parseWebhookBody,
 } from '@mailyard/contracts';
-import {
-  type ServiceContext,
-  badRequest,
-  conflict,
-  notFound,
-  pinnedLookup,
-  unprocessable,
-} from '@mailyard/platform';
+import { badRequest, conflict, notFound, pinnedLookup, unprocessable } from '@mailyard/platform';
 import { loadMailerWebhook, loadWebhookById, webhookDeliveries, webhooks } from '@mailyard/store';
 import { Router } from 'express';
 import type { z } from 'zod';
 import { tenantOf } from '../auth/api-key-auth';
 import { readPage } from '../paging/read-page';
+import type { GatewayContext } from '../settings';
 import { newSigningSecret } from './signing-secret';
 import { checkWebhookUrl } from './url-check';
 
@@ -41,7 +35,7 @@ const body = <T extends z.ZodTypeAny>(schema: T, input: unknown): z.output<T> =>
  * spec's messages; header values and the secret are sealed, never returned (the secret once, at
  * register and rotation).
  */
-export function webhookRoutes(ctx: ServiceContext): Router {
+export function webhookRoutes(ctx: GatewayContext): Router {
   const { db, sealer, config } = ctx;
   const router = Router();
   const urlCheck = {

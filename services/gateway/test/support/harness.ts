@@ -12,6 +12,7 @@ import { type Env, type Mode, type SharedStores, createSharedStores } from '@mai
 import type { Express } from 'express';
 import request, { type Test } from 'supertest';
 import { buildGatewayApp } from '../../src/app';
+import { type GatewayConfig, gatewayConfig } from '../../src/settings';
 
 export type { Env, Mode, SharedStores };
 /** The gateway tests' name for createSharedStores (fresh stores per file, both modes). */
@@ -26,7 +27,7 @@ export interface TestTenant {
 export interface TestGateway {
   ctx: ServiceContext;
   app: Express;
-  config: Config;
+  config: GatewayConfig;
   /** Creates a tenant and returns its API key. */
   newTenant(tier?: 'standard' | 'enterprise'): Promise<TestTenant>;
   close(): Promise<void>;
@@ -35,13 +36,15 @@ export interface TestGateway {
 /** A gateway app over the given stores (several instances may share one set, like replicas). */
 export async function startGateway(stores: SharedStores, env: Env = {}): Promise<TestGateway> {
   // Test peers (SMTP, Dovecot) listen on 127.0.0.1: private hosts are allowed unless a test says otherwise.
-  const config = configFrom({
-    LOG_LEVEL: 'error',
-    API_KEY_CACHE_MS: '0',
-    MAILER_ALLOW_PRIVATE_HOSTS: '1',
-    ...stores.env,
-    ...env,
-  });
+  const config = gatewayConfig(
+    configFrom({
+      LOG_LEVEL: 'error',
+      API_KEY_CACHE_MS: '0',
+      MAILER_ALLOW_PRIVATE_HOSTS: '1',
+      ...stores.env,
+      ...env,
+    }),
+  );
   const logger = createLogger('gateway-test', process.env.TEST_LOG_LEVEL ?? 'error');
   const ctx = await openContext(config, logger);
   return {

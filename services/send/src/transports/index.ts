@@ -1,4 +1,4 @@
-import type { SendingMailer } from '@mailyard/contracts';
+import { type SendProvider, type SendingMailer, sendProviderOf } from '@mailyard/contracts';
 import type { SendSettings } from '../settings';
 import { MxResolver } from './mx-resolver';
 import { MxTransport } from './mx-transport';
@@ -9,22 +9,26 @@ import type { MessageTransport } from './types';
 
 export type { Envelope, MessageTransport, RecipientResult } from './types';
 
+/** Makes the transport of one mailer whose provider this entry serves. */
+type TransportEntry = (mailer: SendingMailer) => MessageTransport;
+
 /**
- * Picks the transport for a mailer: domain mailers go through SMTP_RELAY_URL when set, else
- * straight to the recipients' MX; SMTP mailers through their own server. Owns every pool.
- * Connections to tenant-chosen targets (SMTP mailer hosts, recipients' MX) go through the
- * platform's guarded connect; the relay is the operator's own configuration and is not guarded.
+ * Picks the transport for a mailer by its send provider (libs/contracts mailers/capabilities.ts):
+ * `mx` (domain mailers) goes through SMTP_RELAY_URL when set, else straight to the recipients'
+ * MX; `smtp` through the mailer's own server. A Gmail API or Microsoft Graph transport is one
+ * more entry under `gmail` / `graph`. Owns every pool. Connections to tenant-chosen targets (SMTP
+ * mailer hosts, recipients' MX) go through the platform's guarded connect; the relay is the
+ * operator's own configuration and is not guarded.
  */
 export class Transports {
   readonly pools: PoolCache;
-  private readonly mx: MxTransport;
-  private readonly relay: RelayTransport | null;
+  private readonly byProvider: Partial<Record<SendProvider, TransportEntry>>;
 
   constructor(private readonly s: SendSettings) {
     // Overall deadline of one delivery: connect + greeting + a slow DATA, queueing included.
     this.pools = new PoolCache({ deliveryTimeoutMs: s.smtpTimeoutMs * 4 });
     const resolver = new MxResolver({ servers: s.dnsServers, timeoutMs: s.dnsTimeoutMs, tries: s.dnsTries });
-    this.mx = new MxTransport(this.pools, resolver, {
+    const mx = new MxTransport(this.pools, resolver, {
       port: s.mxPort,
       timeoutMs: s.smtpTimeoutMs,
       deliveryTimeoutMs: s.mxDeliveryTimeoutMs,
@@ -32,7 +36,7 @@ export class Transports {
       clientName: s.serviceDomain,
       allowPrivate: s.mxAllowPrivateHosts,
     });
-    this.relay = s.relayUrl
+    const relay = s.relayUrl
       ? new RelayTransport(this.pools, {
           url: s.relayUrl,
           timeoutMs: s.smtpTimeoutMs,
@@ -40,15 +44,29 @@ export class Transports {
           clientName: s.serviceDomain,
         })
       : null;
+    const direct = relay ?? mx;
+    this.byProvider = {
+      mx: () => direct,
+      smtp: (mailer) => this.smtpMailer(mailer),
+    };
   }
 
-  /** True when domain mailers deliver through the relay (its auth failures are not the mailer's). */
-  get usesRelay(): boolean {
-    return this.relay !== null;
+  /** True when a transport serves this mailer's provider (OAuth senders have none yet). */
+  supports(mailer: SendingMailer): boolean {
+    const provider = sendProviderOf(mailer);
+    return provider !== null && this.byProvider[provider] !== undefined;
   }
 
   for(mailer: SendingMailer): MessageTransport {
-    if (mailer.kind === 'domain') return this.relay ?? this.mx;
+    const provider = sendProviderOf(mailer);
+    const entry = provider === null ? undefined : this.byProvider[provider];
+    if (!entry) throw new Error(`No transport for ${mailer.configType} mailers`);
+    return entry(mailer);
+  }
+
+  private smtpMailer(mailer: SendingMailer): MessageTransport {
+    if (mailer.kind !== 'smtp')
+      throw new Error(`No SMTP settings for ${mailer.configType} mailer ${mailer.id}`);
     return new SmtpMailerTransport(this.pools, mailer.id, mailer.smtp, {
       timeoutMs: this.s.smtpTimeoutMs,
       maxConnections: this.s.poolConnections,

@@ -1,0 +1,124 @@
+/**
+ * A periodic job any replica may run, one replica per pass: every `intervalMs` (plus up to
+ * `jitterMs` random delay, so replicas started together do not all wake at once) the job takes
+ * the kv lock `lockKey` with an owner token and a TTL, runs one pass, and releases the lock. A
+ * replica that finds the lock held skips that pass. While a long pass runs, the lock is extended
+ * every TTL/3 so it does not expire under it; a replica that crashes mid-pass loses the lock
+ * after the TTL and another takes over. stop() stops scheduling and waits for a running pass.
+ *
+ * Used by the gateway's DNS re-check of sending domains; the IMAP watcher reuses it.
+ */
+import type { Kv } from '../kv/types';
+import type { Logger } from '../logger/logger';
+
+export interface ScheduledJobOptions {
+  /** Name for logs, e.g. "domain-checks". */
+  name: string;
+  /** kv key of the lock (the kv adds its own prefix). */
+  lockKey: string;
+  intervalMs: number;
+  /** Random extra delay of each wait, 0..jitterMs (default 10% of the interval). */
+  jitterMs?: number;
+  /** Lock lifetime; extended every lockTtlMs/3 while a pass runs (default max(5 intervals, 5 min)). */
+  lockTtlMs?: number;
+  kv: Kv;
+  logger: Logger;
+  /** One pass; its signal aborts when the lock was lost (another replica may be running). */
+  run: (signal: AbortSignal) => Promise<void>;
+}
+
+/** What one scheduled tick did. */
+export type PassOutcome = 'ran' | 'skipped' | 'failed';
+
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+export class ScheduledJob {
+  private timer: NodeJS.Timeout | null = null;
+  private current: Promise<PassOutcome> | null = null;
+  private stopped = true;
+  private readonly jitterMs: number;
+  private readonly lockTtlMs: number;
+
+  constructor(private readonly o: ScheduledJobOptions) {
+    this.jitterMs = o.jitterMs ?? Math.round(o.intervalMs / 10);
+    this.lockTtlMs = o.lockTtlMs ?? Math.max(o.intervalMs * 5, 300_000);
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.schedule();
+  }
+
+  /** Stops scheduling and waits for a pass in progress (which then releases its lock). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.current;
+  }
+
+  /**
+   * One guarded pass now: `skipped` when another holder has the lock (or the kv cannot be
+   * reached), `failed` when the pass threw (logged), else `ran`. Never throws. Passes of one
+   * instance never overlap: a call while a pass runs waits for it and reports `skipped`.
+   */
+  async runOnce(): Promise<PassOutcome> {
+    if (this.current) {
+      await this.current;
+      return 'skipped';
+    }
+    this.current = this.pass().finally(() => {
+      this.current = null;
+    });
+    return this.current;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    const delay = this.o.intervalMs + Math.floor(Math.random() * (this.jitterMs + 1));
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.runOnce().finally(() => this.schedule());
+    }, delay);
+    this.timer.unref();
+  }
+
+  private async pass(): Promise<PassOutcome> {
+    const { kv, logger, lockKey, name } = this.o;
+    let token: string | null;
+    try {
+      token = await kv.acquireLock(lockKey, this.lockTtlMs);
+    } catch (err) {
+      logger.warn(`${name}: kv unavailable; pass skipped`, { error: message(err) });
+      return 'skipped';
+    }
+    if (!token) return 'skipped';
+    const lost = new AbortController();
+    const keepAlive = setInterval(
+      () => {
+        kv.extendLock(lockKey, token, this.lockTtlMs).then(
+          (held) => {
+            if (!held && !lost.signal.aborted) {
+              logger.warn(`${name}: lock lost during a pass`);
+              lost.abort();
+            }
+          },
+          (err) => logger.warn(`${name}: could not extend the lock`, { error: message(err) }),
+        );
+      },
+      Math.max(1, Math.floor(this.lockTtlMs / 3)),
+    );
+    keepAlive.unref();
+    try {
+      await this.o.run(lost.signal);
+      return 'ran';
+    } catch (err) {
+      logger.warn(`${name}: pass failed`, { error: message(err) });
+      return 'failed';
+    } finally {
+      clearInterval(keepAlive);
+      await kv.releaseLock(lockKey, token).catch(() => {});
+    }
+  }
+}
