@@ -20,3 +20,4 @@ export * from './mailers/secure-modes';
 export * from './bus/domain-verification';
 export * from './bus/mailer-deactivated';
 export * from './api/webhooks';
+export * from './events/incoming-email';

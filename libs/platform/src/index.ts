@@ -27,3 +27,4 @@ export * from './net/guarded-connect';
 export * from './net/guarded-http';
 export * from './tracking/link-token';
 export * from './net/pinned-lookup';
+export * from './mail/incoming-email';
