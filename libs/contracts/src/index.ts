@@ -21,3 +21,4 @@ export * from './bus/domain-verification';
 export * from './bus/mailer-deactivated';
 export * from './api/webhooks';
 export * from './events/incoming-email';
+export * from './api/inbound';

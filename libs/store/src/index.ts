@@ -12,3 +12,4 @@ export * from './suppressions';
 export * from './email-events';
 export * from './webhooks';
 export * from './webhook-deliveries';
+export * from './inbound';

@@ -6,6 +6,7 @@ import { adminRoutes } from './admin/routes';
 import { apiKeyAuth } from './auth/api-key-auth';
 import { KeyCache } from './auth/key-cache';
 import { domainRoutes } from './domains/routes';
+import { inboundRoutes } from './inbound/routes';
 import { logRoutes } from './logs/routes';
 import { mailerRoutes } from './mailers/routes';
 import { rateLimit } from './rate-limit/rate-limit';
@@ -60,6 +61,7 @@ export function buildGatewayApp(
       app.use(logRoutes(db));
       app.use(suppressionRoutes(db));
       app.use(webhookRoutes(ctx));
+      app.use(inboundRoutes(ctx));
     },
   });
 }
