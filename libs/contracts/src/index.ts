@@ -22,3 +22,4 @@ export * from './bus/mailer-deactivated';
 export * from './api/webhooks';
 export * from './events/incoming-email';
 export * from './api/inbound';
+export * from './bus/inbound-message';

@@ -28,3 +28,9 @@ CREATE TABLE inbound_addresses (
   PRIMARY KEY (tenant_id, domain, username),
   FOREIGN KEY (tenant_id, domain) REFERENCES inbound_domains (tenant_id, domain) ON DELETE CASCADE
 );
+
+-- INCOMING_EMAIL deliveries go through the webhook dispatcher: target_kind 'inbound', webhook_id
+-- is the incoming domain's name (its url, method and headers are read at each attempt).
+ALTER TABLE webhook_deliveries DROP CONSTRAINT IF EXISTS webhook_deliveries_target_kind_check;
+ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_target_kind_check
+  CHECK (target_kind IN ('webhook', 'mailer', 'inbound'));

@@ -1,4 +1,12 @@
-import type { Queryable } from '@mailyard/platform';
+import {
+  Exchange,
+  INBOUND_MESSAGE_ROUTING_KEY,
+  INBOUND_MESSAGE_STORED,
+  IdPrefix,
+  newId,
+} from '@mailyard/contracts';
+import { type Db, type Queryable, type Sealer, enqueueOutbox, envelope } from '@mailyard/platform';
+import { type NewDelivery, insertDeliveries } from './webhook-deliveries';
 
 /**
  * Inbound routing rows (SPEC.md "Incoming domain", "Incoming email address"), scoped to one
@@ -143,6 +151,8 @@ export const inboundAddresses = {
 /** What the MX service needs to decide RCPT TO and route a message (SPEC.md acceptance rules). */
 export interface InboundRoute {
   domain: InboundDomainRow;
+  /** The sending domain's mailer id (the event's `mailer-id`). */
+  mailerId: string;
   /** The configured address, null when the username is not configured. */
   address: { active: boolean; strictReplies: boolean } | null;
 }
@@ -153,11 +163,14 @@ export async function findInboundRoute(
   domain: string,
   username: string,
 ): Promise<InboundRoute | null> {
-  const { rows } = await db.query<DomainRow & { active: boolean | null; strict_replies: boolean | null }>(
+  const { rows } = await db.query<
+    DomainRow & { active: boolean | null; strict_replies: boolean | null; mailer_id: string | null }
+  >(
     `SELECT d.tenant_id, d.domain, d.url, d.method, d.header_names, d.headers_sealed, d.wildcard,
-            a.active, a.strict_replies
+            a.active, a.strict_replies, s.id AS mailer_id
        FROM inbound_domains d
        LEFT JOIN inbound_addresses a ON a.tenant_id = d.tenant_id AND a.domain = d.domain AND a.username = $2
+       LEFT JOIN domains s ON s.tenant_id = d.tenant_id AND s.name = d.domain AND s.deleted_at IS NULL
       WHERE d.domain = $1`,
     [domain, username],
   );
@@ -165,6 +178,105 @@ export async function findInboundRoute(
   if (!r) return null;
   return {
     domain: toDomain(r),
+    mailerId: r.mailer_id ?? '',
     address: r.active === null ? null : { active: r.active, strictReplies: r.strict_replies === true },
   };
 }
+
+/** The incoming webhook of a domain as the dispatcher posts to it: header values unsealed. */
+export async function loadInboundWebhook(
+  db: Queryable,
+  sealer: Sealer,
+  tenantId: string,
+  domain: string,
+): Promise<{ url: string; method: string; headers: Record<string, string> } | null> {
+  const row = await inboundDomains.get(db, tenantId, domain);
+  if (!row) return null;
+  const headers = row.headersSealed
+    ? (JSON.parse(sealer.openText(row.headersSealed)) as Record<string, string>)
+    : {};
+  return { url: row.url, method: row.method, headers };
+}
+
+export interface InboundRecipient {
+  address: string;
+  tenantId: string;
+  domain: string;
+  /** The sending domain's mailer id (the event's `mailer-id`). */
+  mailerId: string;
+}
+
+export interface StoredInboundMessage {
+  id: string;
+  remoteIp: string;
+  helo: string;
+  mailFrom: string;
+  raw: Buffer;
+  recipients: InboundRecipient[];
+  status: 'stored' | 'processed';
+}
+
+export const inboundMessages = {
+  /** Stores the raw message and announces it through the outbox, in one transaction. */
+  async store(
+    db: Db,
+    msg: { remoteIp: string; helo: string; mailFrom: string; recipients: InboundRecipient[]; raw: Buffer },
+  ): Promise<string> {
+    const id = newId(IdPrefix.inboundMessage);
+    await db.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO inbound_messages (id, remote_ip, helo, mail_from, recipients, raw, size)
+         VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7)`,
+        [id, msg.remoteIp, msg.helo, msg.mailFrom, JSON.stringify(msg.recipients), msg.raw, msg.raw.length],
+      );
+      await enqueueOutbox(
+        tx,
+        Exchange.commands,
+        INBOUND_MESSAGE_ROUTING_KEY,
+        envelope(INBOUND_MESSAGE_STORED, { message_id: id }, { version: 1 }),
+      );
+    });
+    return id;
+  },
+
+  async get(db: Queryable, id: string): Promise<StoredInboundMessage | null> {
+    const { rows } = await db.query<{
+      id: string;
+      remote_ip: string;
+      helo: string;
+      mail_from: string;
+      raw: Buffer | Uint8Array;
+      recipients: InboundRecipient[];
+      status: 'stored' | 'processed';
+    }>('SELECT id, remote_ip, helo, mail_from, raw, recipients, status FROM inbound_messages WHERE id = $1', [
+      id,
+    ]);
+    const r = rows[0];
+    if (!r) return null;
+    return {
+      id: r.id,
+      remoteIp: r.remote_ip,
+      helo: r.helo,
+      mailFrom: r.mail_from,
+      raw: Buffer.from(r.raw),
+      recipients: r.recipients,
+      status: r.status,
+    };
+  },
+
+  /**
+   * Hands the payloads to the dispatcher (webhook_deliveries) and marks the message processed,
+   * in one transaction; false when another consumer already did (at-least-once bus delivery).
+   */
+  async complete(db: Db, id: string, deliveries: NewDelivery[]): Promise<boolean> {
+    return db.transaction(async (tx) => {
+      const res = await tx.query(
+        `UPDATE inbound_messages SET status = 'processed', processed_at = now() WHERE id = $1 AND status = 'stored'`,
+        [id],
+      );
+      if (res.rowCount === 0) return false;
+      await insertDeliveries(tx, deliveries);
+      return true;
+    });
+  },
+};
