@@ -19,5 +19,5 @@ void runProcess({
     tracking: (ctx) => tracking(ctx),
     'inbound-smtp': (ctx) => inboundSmtp(ctx),
   },
-  servicePorts: (config) => [config.PORT, config.TRACKING_PORT, config.SMTP_PORT],
+  servicePorts: (config) => [config.PORT, config.TRACKING_PORT],
 });

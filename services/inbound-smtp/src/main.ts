@@ -4,6 +4,5 @@ import { start } from './index';
 void runProcess({
   name: 'inbound-smtp',
   services: { 'inbound-smtp': (ctx) => start(ctx) },
-  servicePorts: (config) => [config.SMTP_PORT],
   opsPort: (config) => config.OPS_PORT ?? 3004,
 });

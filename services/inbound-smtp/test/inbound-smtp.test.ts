@@ -4,7 +4,8 @@
  * posted through the webhook dispatcher to a real HTTP receiver (WEBHOOK_ALLOW_INSECURE=1).
  */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import {
@@ -212,8 +213,8 @@ test('SIZE is announced and an oversize message gets 552', async () => {
 
 test('many recipients: each gets its own event; a MIME fixture arrives field by field', async () => {
   const raw = readFileSync(join(__dirname, '../../../libs/platform/src/mail/fixtures/attachments.eml'));
-  const dataFile = join(__dirname, '..', '..', '..', 'node_modules', '.inbound-test.eml');
-  require('node:fs').writeFileSync(dataFile, raw);
+  const dataFile = join(mkdtempSync(join(tmpdir(), 'inbound-')), 'attachments.eml');
+  writeFileSync(dataFile, raw);
   const out = await swaks([
     '--to',
     `support@${DOMAIN},sales@${DOMAIN},Someone@${WILD}`,
