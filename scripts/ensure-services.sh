@@ -31,7 +31,7 @@ apt_install dnsmasq-base dovecot-core dovecot-imapd openssl
 # Send service peers: Postfix for its smtp-sink/smtp-source (receiver and load generator; "No
 # configuration" above keeps Postfix itself idle), swaks, and python3-dkim as an independent
 # DKIM verifier.
-apt_install postfix swaks python3-dkim python3-dnspython
+apt_install postfix swaks libnet-ssleay-perl python3-dkim python3-dnspython
 
 # PostgreSQL: trust auth on loopback for the tests' throwaway databases.
 if ! pg_isready -h 127.0.0.1 -p 5432 -q; then

@@ -5,6 +5,7 @@
  */
 import { start as gateway, gatewaySettings } from '@mailyard/gateway';
 import { backfillSettings, start as imapBackfill } from '@mailyard/imap-backfill';
+import { inboundSettings, start as inboundSmtp } from '@mailyard/inbound-smtp';
 import { runProcess } from '@mailyard/platform';
 import { start as send, sendSettings } from '@mailyard/send';
 import { start as tracking, trackingSettings } from '@mailyard/tracking';
@@ -18,6 +19,7 @@ void runProcess({
     dispatcherSettings,
     (config) => trackingSettings(config),
     (config) => backfillSettings(config, config.env),
+    (config) => inboundSettings(config, config.env),
   ],
   services: {
     send,
@@ -25,6 +27,7 @@ void runProcess({
     gateway,
     tracking: (ctx) => tracking(ctx),
     'imap-backfill': (ctx) => imapBackfill(ctx),
+    'inbound-smtp': (ctx) => inboundSmtp(ctx),
   },
   servicePorts: (config) => [config.PORT, config.TRACKING_PORT],
 });

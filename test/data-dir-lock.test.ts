@@ -33,6 +33,7 @@ const env = () => ({
   DATA_DIR: dataDir,
   PORT: '0',
   TRACKING_PORT: '0',
+  SMTP_PORT: '0',
   BOOTSTRAP_API_KEY: KEY,
   DATABASE_URL: '',
   AMQP_URL: '',

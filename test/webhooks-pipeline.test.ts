@@ -138,6 +138,7 @@ describe('all-in-one process on embedded defaults', () => {
       DATA_DIR: dataDir,
       PORT: String(port),
       TRACKING_PORT: '0',
+      SMTP_PORT: '0',
       BOOTSTRAP_API_KEY: key,
       DATABASE_URL: '',
       AMQP_URL: '',

@@ -23,6 +23,7 @@ export const IdPrefix = {
   apiKey: 'key_',
   emailEventsWebhook: 'email_events_',
   webhookDelivery: 'whd_',
+  inboundMessage: 'inmsg_',
   domain: 'domain_',
   smtp: 'smtp_',
   basicSmtp: 'basic_smtp_',

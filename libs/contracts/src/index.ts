@@ -25,3 +25,5 @@ export * from './api/backfill';
 export * from './bus/mailer-webhook';
 export * from './events/incoming-email';
 export * from './bus/messages';
+export * from './api/inbound';
+export * from './bus/inbound-message';

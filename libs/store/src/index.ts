@@ -14,3 +14,4 @@ export * from './copies';
 export * from './webhooks';
 export * from './webhook-deliveries';
 export * from './backfill-jobs';
+export * from './inbound';

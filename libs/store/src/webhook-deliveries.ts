@@ -16,7 +16,7 @@ import { type Page, pageAfter, toPage } from './cursor';
  * killed at any moment leaves nothing behind: the row comes due again.
  */
 
-export type DeliveryTargetKind = 'webhook' | 'mailer';
+export type DeliveryTargetKind = 'webhook' | 'mailer' | 'inbound';
 
 export interface NewDelivery {
   tenantId: string;

@@ -95,6 +95,7 @@ describe('running the processes', () => {
         DATA_DIR: dataDir,
         PORT: '0',
         TRACKING_PORT: '0',
+        SMTP_PORT: '0',
         BOOTSTRAP_API_KEY: KEY,
         DATABASE_URL: '',
         AMQP_URL: '',
@@ -244,6 +245,7 @@ describe('running the processes', () => {
     const p = spawnTs('services/tracking/src/main.ts', {
       TRACKING_TRUST_PROXY: 'somewhere',
       TRACKING_PORT: '0',
+      SMTP_PORT: '0',
       DATABASE_URL: '',
       AMQP_URL: '',
       REDIS_URL: '',

@@ -7,6 +7,7 @@ import { apiKeyAuth } from './auth/api-key-auth';
 import { KeyCache } from './auth/key-cache';
 import { backfillRoutes } from './backfill/routes';
 import { domainRoutes } from './domains/routes';
+import { inboundRoutes } from './inbound/routes';
 import { logRoutes } from './logs/routes';
 import { mailerRoutes } from './mailers/routes';
 import { rateLimit } from './rate-limit/rate-limit';
@@ -63,6 +64,7 @@ export function buildGatewayApp(
       app.use(logRoutes(db));
       app.use(suppressionRoutes(db));
       app.use(webhookRoutes(ctx));
+      app.use(inboundRoutes(ctx));
       // Last: the legacy alias /v1/{mailerID}/backfill must not shadow other /v1 routes.
       app.use(backfillRoutes(ctx));
     },

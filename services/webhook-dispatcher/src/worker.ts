@@ -15,6 +15,7 @@ import {
   type DueDelivery,
   claimDueDeliveries,
   dropDelivery,
+  loadInboundWebhook,
   loadMailerWebhook,
   loadWebhookById,
   recordDeliveryAttempt,
@@ -184,6 +185,11 @@ export class DeliveryWorker {
     { url: string; method: string; headers: Record<string, string>; secret: string | null } | string
   > {
     const { db, sealer } = this.deps;
+    if (row.targetKind === 'inbound') {
+      const hook = await loadInboundWebhook(db, sealer, row.tenantId, row.webhookId);
+      if (!hook) return 'the incoming domain was removed';
+      return { url: hook.url, method: hook.method, headers: hook.headers, secret: null };
+    }
     if (row.targetKind === 'mailer') {
       const hook = await loadMailerWebhook(db, sealer, row.tenantId, row.webhookId);
       if (!hook) return 'the mailer or its incoming webhook was removed';

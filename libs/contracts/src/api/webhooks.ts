@@ -328,3 +328,6 @@ export interface ListDeliveriesResponse {
   nextPageToken: string | null;
   totalCount: number;
 }
+
+/** Shared with the inbound routing API (SPEC.md "Inbound": URL and header rules as for webhooks). */
+export const WebhookHeadersSchema = headersSchema;

@@ -19,6 +19,12 @@ import {
   DomainVerificationEventSchema,
 } from './domain-verification';
 import {
+  INBOUND_MESSAGE_ROUTING_KEY,
+  INBOUND_MESSAGE_STORED,
+  type InboundMessageStored,
+  InboundMessageStoredSchema,
+} from './inbound-message';
+import {
   MAILER_DEACTIVATED_EVENT,
   MAILER_DEACTIVATED_EVENT_VERSION,
   type MailerDeactivatedEvent,
@@ -75,4 +81,12 @@ export const BusMessages = {
     exchange: Exchange.events,
     routingKey: () => RoutingKey.mailerDeactivated,
   } satisfies BusMessageDef<MailerDeactivatedEvent>,
+  /** `inbound.message`: a raw message the MX service stored, to parse, route and post. */
+  inboundMessageStored: {
+    name: INBOUND_MESSAGE_STORED,
+    version: 1,
+    schema: InboundMessageStoredSchema,
+    exchange: Exchange.commands,
+    routingKey: () => INBOUND_MESSAGE_ROUTING_KEY,
+  } satisfies BusMessageDef<InboundMessageStored>,
 } as const;

@@ -14,7 +14,13 @@ import {
   parseWebhookBody,
 } from '@mailyard/contracts';
 import { badRequest, conflict, notFound, pinnedLookup, unprocessable } from '@mailyard/platform';
-import { loadMailerWebhook, loadWebhookById, webhookDeliveries, webhooks } from '@mailyard/store';
+import {
+  loadInboundWebhook,
+  loadMailerWebhook,
+  loadWebhookById,
+  webhookDeliveries,
+  webhooks,
+} from '@mailyard/store';
 import { Router } from 'express';
 import type { z } from 'zod';
 import { tenantOf } from '../auth/api-key-auth';
@@ -140,6 +146,9 @@ export function webhookRoutes(ctx: GatewayContext): Router {
       const hook = await loadWebhookById(db, sealer, tenantId, target.webhookId);
       if (!hook) throw unprocessable(WebhookErrorText.deliveryWebhookGone);
       if (!hook.active) throw unprocessable(WebhookErrorText.deliveryWebhookInactive);
+    } else if (target.targetKind === 'inbound') {
+      if (!(await loadInboundWebhook(db, sealer, tenantId, target.webhookId)))
+        throw unprocessable(WebhookErrorText.deliveryWebhookGone);
     } else if (!(await loadMailerWebhook(db, sealer, tenantId, target.webhookId))) {
       throw unprocessable(WebhookErrorText.deliveryWebhookGone);
     }

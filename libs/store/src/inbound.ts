@@ -1,0 +1,271 @@
+import { BusMessages, IdPrefix, newId } from '@mailyard/contracts';
+import { type Db, type Queryable, type Sealer, writeOutbox } from '@mailyard/platform';
+import { type NewDelivery, insertDeliveries } from './webhook-deliveries';
+
+/**
+ * Inbound routing rows (SPEC.md "Incoming domain", "Incoming email address"), scoped to one
+ * tenant: another tenant's domain or address behaves as absent. Header values arrive sealed;
+ * `findInboundRoute` is the MX service's lookup by recipient domain (no tenant known yet).
+ */
+
+export type InboundMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+
+export interface InboundDomainRow {
+  tenantId: string;
+  domain: string;
+  url: string;
+  method: InboundMethod;
+  headerNames: string[];
+  headersSealed: Buffer | null;
+  wildcard: boolean;
+}
+
+export interface InboundDomainPatch {
+  url?: string;
+  method?: InboundMethod;
+  headers?: { names: string[]; sealed: Buffer | null };
+  wildcard?: boolean;
+}
+
+export interface InboundAddressRow {
+  username: string;
+  active: boolean;
+  strict_replies: boolean;
+}
+
+type DomainRow = {
+  tenant_id: string;
+  domain: string;
+  url: string;
+  method: InboundMethod;
+  header_names: string[];
+  headers_sealed: Buffer | null;
+  wildcard: boolean;
+};
+
+const toDomain = (r: DomainRow): InboundDomainRow => ({
+  tenantId: r.tenant_id,
+  domain: r.domain,
+  url: r.url,
+  method: r.method,
+  headerNames: r.header_names,
+  headersSealed: r.headers_sealed,
+  wildcard: r.wildcard,
+});
+
+const DOMAIN_COLUMNS = 'tenant_id, domain, url, method, header_names, headers_sealed, wildcard';
+
+export const inboundDomains = {
+  /** `exists` when the domain already has an inbound route (of this or another tenant). */
+  async create(db: Queryable, row: Omit<InboundDomainRow, 'wildcard'>): Promise<'created' | 'exists'> {
+    const { rows } = await db.query(
+      `INSERT INTO inbound_domains (tenant_id, domain, url, method, header_names, headers_sealed)
+       VALUES ($1, $2, $3, $4, $5::text[], $6) ON CONFLICT DO NOTHING RETURNING domain`,
+      [row.tenantId, row.domain, row.url, row.method, row.headerNames, row.headersSealed],
+    );
+    return rows.length > 0 ? 'created' : 'exists';
+  },
+
+  async get(db: Queryable, tenantId: string, domain: string): Promise<InboundDomainRow | null> {
+    const { rows } = await db.query<DomainRow>(
+      `SELECT ${DOMAIN_COLUMNS} FROM inbound_domains WHERE tenant_id = $1 AND domain = $2`,
+      [tenantId, domain],
+    );
+    return rows[0] ? toDomain(rows[0]) : null;
+  },
+
+  /** Applies the given fields; false when the tenant has no such incoming domain. */
+  async update(db: Queryable, tenantId: string, domain: string, patch: InboundDomainPatch): Promise<boolean> {
+    const res = await db.query(
+      `UPDATE inbound_domains SET
+         url = COALESCE($3, url),
+         method = COALESCE($4, method),
+         header_names = CASE WHEN $5 THEN $6::text[] ELSE header_names END,
+         headers_sealed = CASE WHEN $5 THEN $7::bytea ELSE headers_sealed END,
+         wildcard = COALESCE($8, wildcard),
+         updated_at = now()
+       WHERE tenant_id = $1 AND domain = $2`,
+      [
+        tenantId,
+        domain,
+        patch.url ?? null,
+        patch.method ?? null,
+        patch.headers !== undefined,
+        patch.headers?.names ?? [],
+        patch.headers?.sealed ?? null,
+        patch.wildcard ?? null,
+      ],
+    );
+    return res.rowCount > 0;
+  },
+};
+
+export const inboundAddresses = {
+  /** `exists` for a duplicate username under the domain (usernames arrive lowercase). */
+  async create(
+    db: Queryable,
+    tenantId: string,
+    domain: string,
+    username: string,
+  ): Promise<'created' | 'exists'> {
+    const { rows } = await db.query(
+      `INSERT INTO inbound_addresses (tenant_id, domain, username) VALUES ($1, $2, $3)
+       ON CONFLICT DO NOTHING RETURNING username`,
+      [tenantId, domain, username],
+    );
+    return rows.length > 0 ? 'created' : 'exists';
+  },
+
+  async update(
+    db: Queryable,
+    tenantId: string,
+    domain: string,
+    username: string,
+    patch: { active?: boolean; strictReplies?: boolean },
+  ): Promise<boolean> {
+    const res = await db.query(
+      `UPDATE inbound_addresses SET active = COALESCE($4, active), strict_replies = COALESCE($5, strict_replies),
+         updated_at = now()
+       WHERE tenant_id = $1 AND domain = $2 AND username = $3`,
+      [tenantId, domain, username, patch.active ?? null, patch.strictReplies ?? null],
+    );
+    return res.rowCount > 0;
+  },
+
+  async list(db: Queryable, tenantId: string, domain: string): Promise<InboundAddressRow[]> {
+    const { rows } = await db.query<InboundAddressRow>(
+      `SELECT username, active, strict_replies FROM inbound_addresses
+       WHERE tenant_id = $1 AND domain = $2 ORDER BY username`,
+      [tenantId, domain],
+    );
+    return rows;
+  },
+};
+
+/** What the MX service needs to decide RCPT TO and route a message (SPEC.md acceptance rules). */
+export interface InboundRoute {
+  domain: InboundDomainRow;
+  /** The sending domain's mailer id (the event's `mailer-id`). */
+  mailerId: string;
+  /** The configured address, null when the username is not configured. */
+  address: { active: boolean; strictReplies: boolean } | null;
+}
+
+/** The route for `username@domain`, or null when no tenant receives mail for the domain. */
+export async function findInboundRoute(
+  db: Queryable,
+  domain: string,
+  username: string,
+): Promise<InboundRoute | null> {
+  const { rows } = await db.query<
+    DomainRow & { active: boolean | null; strict_replies: boolean | null; mailer_id: string | null }
+  >(
+    `SELECT d.tenant_id, d.domain, d.url, d.method, d.header_names, d.headers_sealed, d.wildcard,
+            a.active, a.strict_replies, s.id AS mailer_id
+       FROM inbound_domains d
+       LEFT JOIN inbound_addresses a ON a.tenant_id = d.tenant_id AND a.domain = d.domain AND a.username = $2
+       LEFT JOIN domains s ON s.tenant_id = d.tenant_id AND s.name = d.domain AND s.deleted_at IS NULL
+      WHERE d.domain = $1`,
+    [domain, username],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  return {
+    domain: toDomain(r),
+    mailerId: r.mailer_id ?? '',
+    address: r.active === null ? null : { active: r.active, strictReplies: r.strict_replies === true },
+  };
+}
+
+/** The incoming webhook of a domain as the dispatcher posts to it: header values unsealed. */
+export async function loadInboundWebhook(
+  db: Queryable,
+  sealer: Sealer,
+  tenantId: string,
+  domain: string,
+): Promise<{ url: string; method: string; headers: Record<string, string> } | null> {
+  const row = await inboundDomains.get(db, tenantId, domain);
+  if (!row) return null;
+  const headers = row.headersSealed
+    ? (JSON.parse(sealer.openText(row.headersSealed)) as Record<string, string>)
+    : {};
+  return { url: row.url, method: row.method, headers };
+}
+
+export interface InboundRecipient {
+  address: string;
+  tenantId: string;
+  domain: string;
+  /** The sending domain's mailer id (the event's `mailer-id`). */
+  mailerId: string;
+}
+
+export interface StoredInboundMessage {
+  id: string;
+  remoteIp: string;
+  helo: string;
+  mailFrom: string;
+  raw: Buffer;
+  recipients: InboundRecipient[];
+  status: 'stored' | 'processed';
+}
+
+export const inboundMessages = {
+  /** Stores the raw message and announces it through the outbox, in one transaction. */
+  async store(
+    db: Db,
+    msg: { remoteIp: string; helo: string; mailFrom: string; recipients: InboundRecipient[]; raw: Buffer },
+  ): Promise<string> {
+    const id = newId(IdPrefix.inboundMessage);
+    await db.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO inbound_messages (id, remote_ip, helo, mail_from, recipients, raw, size)
+         VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7)`,
+        [id, msg.remoteIp, msg.helo, msg.mailFrom, JSON.stringify(msg.recipients), msg.raw, msg.raw.length],
+      );
+      await writeOutbox(tx, BusMessages.inboundMessageStored, { message_id: id });
+    });
+    return id;
+  },
+
+  async get(db: Queryable, id: string): Promise<StoredInboundMessage | null> {
+    const { rows } = await db.query<{
+      id: string;
+      remote_ip: string;
+      helo: string;
+      mail_from: string;
+      raw: Buffer | Uint8Array;
+      recipients: InboundRecipient[];
+      status: 'stored' | 'processed';
+    }>('SELECT id, remote_ip, helo, mail_from, raw, recipients, status FROM inbound_messages WHERE id = $1', [
+      id,
+    ]);
+    const r = rows[0];
+    if (!r) return null;
+    return {
+      id: r.id,
+      remoteIp: r.remote_ip,
+      helo: r.helo,
+      mailFrom: r.mail_from,
+      raw: Buffer.from(r.raw),
+      recipients: r.recipients,
+      status: r.status,
+    };
+  },
+
+  /**
+   * Hands the payloads to the dispatcher (webhook_deliveries) and marks the message processed,
+   * in one transaction; false when another consumer already did (at-least-once bus delivery).
+   */
+  async complete(db: Db, id: string, deliveries: NewDelivery[]): Promise<boolean> {
+    return db.transaction(async (tx) => {
+      const res = await tx.query(
+        `UPDATE inbound_messages SET status = 'processed', processed_at = now() WHERE id = $1 AND status = 'stored'`,
+        [id],
+      );
+      if (res.rowCount === 0) return false;
+      await insertDeliveries(tx, deliveries);
+      return true;
+    });
+  },
+};

@@ -1,0 +1,54 @@
+/**
+ * The MX service's acceptance policy (SPEC.md "Inbound", acceptance rules, in order), pure:
+ *
+ * At RCPT TO (`decideRecipient`):
+ *   0. no incoming domain for the recipient's domain -> 550 (we are not a relay);
+ *   1. domain `wildcard` -> accept every address under it;
+ *   2. username not configured -> 550;
+ *   3. username inactive -> 550;
+ *   otherwise accept, remembering whether `strict_replies` must be checked after DATA.
+ * At end of DATA (`decideAfterData`), per recipient:
+ *   4. `strict_replies` and In-Reply-To does not start with `<svc_mailer_` -> 550 for that recipient;
+ *   5./6. accept.
+ * Rejections carry an enhanced status code and a text the sender can act on.
+ */
+
+export const SERVICE_MESSAGE_ID_PREFIX = '<svc_mailer_';
+
+export interface RecipientRoute {
+  wildcard: boolean;
+  /** null when the username is not configured under the domain. */
+  address: { active: boolean; strictReplies: boolean } | null;
+}
+
+export type RecipientDecision =
+  | { accept: true; strictReplies: boolean }
+  | { accept: false; code: 550; message: string };
+
+export function decideRecipient(address: string, route: RecipientRoute | null): RecipientDecision {
+  if (!route) return reject(`5.1.2 <${address}>: we do not accept mail for this domain (relay denied)`);
+  if (route.wildcard) return { accept: true, strictReplies: false };
+  if (!route.address) return reject(`5.1.1 <${address}>: no such mailbox`);
+  if (!route.address.active) return reject(`5.2.1 <${address}>: mailbox disabled, not accepting messages`);
+  return { accept: true, strictReplies: route.address.strictReplies };
+}
+
+export type DataDecision = { accept: true } | { accept: false; code: 550; message: string };
+
+/** Rules 4-6 for one accepted recipient, from the message's In-Reply-To header ('' when absent). */
+export function decideAfterData(address: string, strictReplies: boolean, inReplyTo: string): DataDecision {
+  if (!strictReplies) return { accept: true };
+  if (inReplyTo.trim().startsWith(SERVICE_MESSAGE_ID_PREFIX)) return { accept: true };
+  return reject(`5.7.1 <${address}>: only replies to messages sent by this service are accepted`);
+}
+
+/** Splits `local@domain` into the lowercase local part and ASCII lowercase domain; null if malformed. */
+export function splitRecipient(address: string): { username: string; domain: string } | null {
+  const at = address.lastIndexOf('@');
+  if (at <= 0 || at === address.length - 1) return null;
+  return { username: address.slice(0, at).toLowerCase(), domain: address.slice(at + 1).toLowerCase() };
+}
+
+function reject(message: string): { accept: false; code: 550; message: string } {
+  return { accept: false, code: 550, message };
+}

@@ -1,0 +1,64 @@
+/**
+ * The MX service's configuration: the shared Config (SMTP_PORT, HOST, SERVICE_DOMAIN,
+ * DNS_SERVERS) plus its own variables (docs/inbound.md):
+ * - INBOUND_MAX_MESSAGE_BYTES (default 26214400): announced in EHLO SIZE; larger mail gets 552.
+ * - INBOUND_MAX_CLIENTS (100) and INBOUND_MAX_PER_IP (10): concurrent connections.
+ * - INBOUND_SOCKET_TIMEOUT_MS (60000): idle timeout of a session.
+ * - INBOUND_TLS_CERT / INBOUND_TLS_KEY: PEM files for STARTTLS; unset uses smtp-server's
+ *   built-in self-signed certificate (development only: a warning is logged in production).
+ * - INBOUND_HOSTNAME: name in the greeting and Authentication-Results (default SERVICE_DOMAIN).
+ */
+import { readFileSync } from 'node:fs';
+import { type Config, ConfigError } from '@mailyard/platform';
+import { z } from 'zod';
+
+const int = (def: number, min = 1) => z.coerce.number().int().min(min).default(def);
+
+const schema = z.object({
+  INBOUND_MAX_MESSAGE_BYTES: int(25 * 1024 * 1024, 1024),
+  INBOUND_MAX_CLIENTS: int(100),
+  INBOUND_MAX_PER_IP: int(10),
+  INBOUND_SOCKET_TIMEOUT_MS: int(60_000, 1000),
+  INBOUND_TLS_CERT: z.string().optional(),
+  INBOUND_TLS_KEY: z.string().optional(),
+  INBOUND_HOSTNAME: z.string().optional(),
+});
+
+export interface InboundSettings {
+  port: number;
+  host: string;
+  hostname: string;
+  maxMessageBytes: number;
+  maxClients: number;
+  maxPerIp: number;
+  socketTimeoutMs: number;
+  tls: { key: Buffer; cert: Buffer } | null;
+  dnsServers: string[];
+  dnsTimeoutMs: number;
+}
+
+export function inboundSettings(config: Config, env: NodeJS.ProcessEnv): InboundSettings {
+  const r = schema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    throw new ConfigError(`${issue?.path.join('.')}: ${issue?.message}`);
+  }
+  const s = r.data;
+  if (Boolean(s.INBOUND_TLS_CERT) !== Boolean(s.INBOUND_TLS_KEY))
+    throw new ConfigError('INBOUND_TLS_CERT and INBOUND_TLS_KEY must be set together');
+  return {
+    port: config.SMTP_PORT,
+    host: config.HOST,
+    hostname: s.INBOUND_HOSTNAME ?? config.SERVICE_DOMAIN,
+    maxMessageBytes: s.INBOUND_MAX_MESSAGE_BYTES,
+    maxClients: s.INBOUND_MAX_CLIENTS,
+    maxPerIp: s.INBOUND_MAX_PER_IP,
+    socketTimeoutMs: s.INBOUND_SOCKET_TIMEOUT_MS,
+    tls:
+      s.INBOUND_TLS_CERT && s.INBOUND_TLS_KEY
+        ? { cert: readFileSync(s.INBOUND_TLS_CERT), key: readFileSync(s.INBOUND_TLS_KEY) }
+        : null,
+    dnsServers: config.DNS_SERVERS,
+    dnsTimeoutMs: config.DNS_TIMEOUT_MS,
+  };
+}
