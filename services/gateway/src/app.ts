@@ -8,6 +8,7 @@ import { KeyCache } from './auth/key-cache';
 import { domainRoutes } from './domains/routes';
 import { logRoutes } from './logs/routes';
 import { mailerRoutes } from './mailers/routes';
+import { openApiRoutes } from './openapi/routes';
 import { rateLimit } from './rate-limit/rate-limit';
 import { sendRoutes } from './send/routes';
 import { suppressionRoutes } from './suppressions/routes';
@@ -52,6 +53,7 @@ export function buildGatewayApp(
       );
     },
     routes: (app) => {
+      app.use(openApiRoutes());
       app.use(adminRoutes(db, keyCache));
       app.use(templateRoutes(db));
       app.use(domainRoutes(ctx, { onOutboxWrite: hooks.onOutboxWrite }));
