@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 PROJECT=${COMPOSE_PROJECT_NAME:-mailyardtest}
 KEY=myk_compose_test_key_0123456789abcdef
 export TEST_API_KEY=$KEY PEERS_PORT=${PEERS_PORT:-18080} GATEWAY_PORT=${GATEWAY_PORT:-13000} TRACKING_PUBLIC_PORT=${TRACKING_PUBLIC_PORT:-13001}
-if [ -z "${DOCKER_HOST:-}" ] && ! command -v docker >/dev/null; then
+if [ -z "${DOCKER_HOST:-}" ] && [ ! -S /var/run/docker.sock ]; then
   # shellcheck disable=SC1090
   source "${PODMAN_UP:-/work/shared/reference/containers/podman-up.sh}" "${PODMAN_WORKDIR:-/tmp/podman-work}"
 fi
