@@ -10,6 +10,7 @@ import { domainRoutes } from './domains/routes';
 import { inboundRoutes } from './inbound/routes';
 import { logRoutes } from './logs/routes';
 import { mailerRoutes } from './mailers/routes';
+import { openApiRoutes } from './openapi/routes';
 import { rateLimit } from './rate-limit/rate-limit';
 import { sendRoutes } from './send/routes';
 import { gatewayContext } from './settings';
@@ -56,6 +57,7 @@ export function buildGatewayApp(
       );
     },
     routes: (app) => {
+      app.use(openApiRoutes());
       app.use(adminRoutes(db, keyCache));
       app.use(templateRoutes(db));
       app.use(domainRoutes(ctx, { onOutboxWrite: hooks.onOutboxWrite }));

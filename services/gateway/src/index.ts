@@ -10,6 +10,7 @@ import {
 import { ensureBootstrapTenant, hasTenants } from '@mailyard/store';
 import { buildGatewayApp } from './app';
 import { domainCheckJob } from './domains/domain-checks';
+import { type FirstRun, createFirstTenant, firstRunNotice, wantsFirstRun } from './first-run';
 
 export { buildGatewayApp } from './app';
 export { gatewaySettings } from './settings';
@@ -26,7 +27,12 @@ export async function start(serviceCtx: ServiceContext): Promise<RunningService>
   }
   // Database work first: a start that fails here (database gone again) has started nothing and
   // can simply be retried.
-  const noTenants = !(await hasTenants(db));
+  let noTenants = !(await hasTenants(db));
+  let firstRun: FirstRun | undefined;
+  if (wantsFirstRun(config, noTenants)) {
+    firstRun = await createFirstTenant(db, logger);
+    noTenants = false;
+  }
   const relay = new OutboxRelay(db, ctx.bus, logger, {
     pollMs: config.OUTBOX_POLL_MS,
     batchSize: config.OUTBOX_BATCH,
@@ -62,6 +68,7 @@ export async function start(serviceCtx: ServiceContext): Promise<RunningService>
           ]
         : []),
     ],
+    ...(firstRun ? { notice: firstRunNotice(firstRun, url) } : {}),
     readiness,
     async stop() {
       await closeServer(server);

@@ -27,6 +27,8 @@ export interface RunningService {
   name: string;
   /** Lines for the startup banner (listening URLs and such). */
   banner: string[];
+  /** Printed verbatim after the banner (no prefix, so commands in it can be copied as they are). */
+  notice?: string;
   readiness?: Record<string, ReadinessCheck>;
   stop(): Promise<void>;
 }

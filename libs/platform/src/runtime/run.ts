@@ -138,6 +138,7 @@ export async function runProcess(opts: RunOptions): Promise<void> {
     ...describeStores(config).map((l) => `  ${l}`),
   ];
   process.stdout.write(`${banner.join('\n')}\n`);
+  for (const s of running) if (s.notice) process.stdout.write(`\n${s.notice}\n`);
   logger.info('started', { services: running.map((s) => s.name) });
 }
 

@@ -1,0 +1,281 @@
+/**
+ * The Mailyard API client: `new Mailyard({ apiKey, basePath })`, one typed method per endpoint
+ * the gateway serves (grouped as the README's API reference groups them), request and response
+ * types from @mailyard/contracts. Transport, retries and errors live in http.ts / errors.ts.
+ */
+import { randomUUID } from 'node:crypto';
+import type {
+  AddDomainSchema,
+  CreateImapMailerSchema,
+  CreateSmtpMailerSchema,
+  CreateTemplateResponse,
+  CreateTemplateSchema,
+  DomainResponse,
+  EMAIL_LOG_STATUSES,
+  EmailLogEntry,
+  GetMailerResponse,
+  GetTemplateResponse,
+  ListDeliveriesResponse,
+  ListDomainsResponse,
+  ListLogsResponse,
+  ListMailersResponse,
+  ListTemplatesResponse,
+  ListWebhooksResponse,
+  MailerCreatedResponse,
+  RegisterWebhookResponse,
+  RegisterWebhookSchema,
+  SendRequestInput,
+  SendResponse,
+  SuppressionResponse,
+  UpdateImapMailerSchema,
+  UpdateSmtpMailerSchema,
+  UpdateTemplateSchema,
+  UpdateWebhookSchema,
+  WebhookDeliveryStatus,
+  WebhookDeliveryView,
+  WebhookEvent,
+} from '@mailyard/contracts';
+import type { z } from 'zod';
+import { type CallOptions, type HttpOptions, type RetryOptions, call } from './http';
+import { paginate } from './paginate';
+
+export interface MailyardOptions {
+  apiKey: string;
+  /** Gateway base URL, e.g. `https://mail.example.com` or `http://localhost:3000`. */
+  basePath?: string;
+  retry?: Partial<RetryOptions>;
+  /** Per-attempt timeout (default 30 s). */
+  timeoutMs?: number;
+  /** A fetch implementation (default: the global fetch of Node 18+). */
+  fetch?: typeof fetch;
+}
+
+export type CreateTemplateInput = z.input<typeof CreateTemplateSchema>;
+export type UpdateTemplateInput = z.input<typeof UpdateTemplateSchema>;
+export type AddDomainInput = z.input<typeof AddDomainSchema>;
+export type CreateSmtpMailerInput = z.input<typeof CreateSmtpMailerSchema>;
+export type CreateImapMailerInput = z.input<typeof CreateImapMailerSchema>;
+export type UpdateSmtpMailerInput = z.input<typeof UpdateSmtpMailerSchema>;
+export type UpdateImapMailerInput = z.input<typeof UpdateImapMailerSchema>;
+export type RegisterWebhookInput = z.input<typeof RegisterWebhookSchema>;
+export type UpdateWebhookInput = z.input<typeof UpdateWebhookSchema>;
+
+export interface PageParams {
+  pageSize?: number;
+  pageToken?: string;
+}
+
+/** GET /v1/email/logs filters (dates: RFC 3339 or YYYY-MM-DD). */
+export interface LogsParams extends PageParams {
+  email?: string;
+  domain?: string;
+  refId?: string;
+  startDate?: string;
+  endDate?: string;
+  status?: (typeof EMAIL_LOG_STATUSES)[number];
+  subject?: string;
+  campaignId?: string;
+  recipientType?: 'to' | 'cc' | 'bcc';
+  deliveredStartDate?: string;
+  deliveredEndDate?: string;
+}
+
+export interface DeliveriesParams extends PageParams {
+  event?: string;
+  status?: WebhookDeliveryStatus;
+  startDate?: string;
+  endDate?: string;
+}
+
+export interface SendOptions {
+  /**
+   * Makes the send safe to retry: the gateway answers a repeat with the first outcome. The
+   * client generates one per call when omitted; pass `null` to send without (then a network
+   * failure is not retried).
+   */
+  idempotencyKey?: string | null;
+}
+
+export interface SendResult extends SendResponse {
+  /** True when the gateway replayed an earlier outcome for the same Idempotency-Key. */
+  replayed: boolean;
+  idempotencyKey: string | null;
+}
+
+export interface MessageResponse {
+  success: true;
+  message: string;
+}
+export interface MailerStateResponse extends MessageResponse {
+  mailer_id: string;
+  state: string;
+}
+
+const enc = encodeURIComponent;
+type Query = Record<string, string | number | undefined>;
+
+export class Mailyard {
+  private readonly http: HttpOptions;
+
+  constructor(options: MailyardOptions) {
+    if (!options?.apiKey) throw new TypeError('Mailyard: apiKey is required');
+    const f = options.fetch ?? globalThis.fetch;
+    if (!f) throw new TypeError('Mailyard: no fetch available (Node 18+ or pass options.fetch)');
+    this.http = {
+      apiKey: options.apiKey,
+      basePath: options.basePath ?? 'http://localhost:3000',
+      retry: { retries: 3, baseDelayMs: 200, maxDelayMs: 60_000, ...options.retry },
+      timeoutMs: options.timeoutMs ?? 30_000,
+      fetch: f.bind(globalThis),
+      userAgent: 'mailyard-client-js/0.1.0',
+    };
+  }
+
+  private async req<T>(c: CallOptions): Promise<T> {
+    return (await call<T>(this.http, c)).body;
+  }
+
+  readonly emails = {
+    /** POST /v1/email/send. Retried on network errors thanks to its Idempotency-Key. */
+    send: async (payload: SendRequestInput, opts: SendOptions = {}): Promise<SendResult> => {
+      const key = opts.idempotencyKey === undefined ? randomUUID() : opts.idempotencyKey;
+      const r = await call<SendResponse>(this.http, {
+        method: 'POST',
+        path: '/v1/email/send',
+        body: payload,
+        headers: key ? { 'Idempotency-Key': key } : {},
+        idempotent: key !== null,
+      });
+      return { ...r.body, replayed: r.headers.get('idempotent-replayed') === 'true', idempotencyKey: key };
+    },
+  };
+
+  readonly templates = {
+    create: (input: CreateTemplateInput) =>
+      this.req<CreateTemplateResponse>({ method: 'POST', path: '/v1/email/template', body: input }),
+    get: (id: string) =>
+      this.req<GetTemplateResponse>({ method: 'GET', path: `/v1/email/template/${enc(id)}` }),
+    list: (params: PageParams = {}) =>
+      this.req<ListTemplatesResponse>({ method: 'GET', path: '/v1/email/templates', query: { ...params } }),
+    /** Every template, page after page. */
+    listAll: (params: Omit<PageParams, 'pageToken'> = {}) =>
+      paginate(async (pageToken) => {
+        const p = await this.templates.list({ ...params, pageToken });
+        return { items: p.templates, nextPageToken: p.next_page_token };
+      }),
+    update: (input: UpdateTemplateInput) =>
+      this.req<{ success: true; template_id: string }>({
+        method: 'PUT',
+        path: '/v1/email/template',
+        body: input,
+      }),
+    delete: (id: string) =>
+      this.req<{ success: true }>({ method: 'DELETE', path: `/v1/email/template/${enc(id)}` }),
+  };
+
+  readonly logs = {
+    list: (params: LogsParams = {}) =>
+      this.req<ListLogsResponse>({ method: 'GET', path: '/v1/email/logs', query: { ...params } as Query }),
+    listAll: (params: Omit<LogsParams, 'pageToken'> = {}): AsyncGenerator<EmailLogEntry> =>
+      paginate(async (pageToken) => {
+        const p = await this.logs.list({ ...params, pageToken });
+        return { items: p.data, nextPageToken: p.nextPageToken };
+      }),
+  };
+
+  readonly suppressions = {
+    unsubscribe: (email: string) =>
+      this.req<SuppressionResponse>({ method: 'POST', path: '/v1/email/unsubscribe', body: { email } }),
+    subscribe: (email: string) =>
+      this.req<SuppressionResponse>({ method: 'POST', path: '/v1/email/subscribe', body: { email } }),
+  };
+
+  readonly domains = {
+    add: (input: AddDomainInput) =>
+      this.req<DomainResponse>({ method: 'POST', path: '/v1/domain/add', body: input }),
+    verify: (domain: string) =>
+      this.req<DomainResponse>({ method: 'PUT', path: `/v1/domain/verify/${enc(domain)}`, idempotent: true }),
+    get: (domain: string) => this.req<DomainResponse>({ method: 'GET', path: `/v1/domain/${enc(domain)}` }),
+    delete: (domain: string) =>
+      this.req<MessageResponse>({ method: 'DELETE', path: `/v1/domain/${enc(domain)}` }),
+    list: (params: PageParams = {}) =>
+      this.req<ListDomainsResponse>({ method: 'GET', path: '/v1/domains', query: { ...params } }),
+    listAll: (params: Omit<PageParams, 'pageToken'> = {}) =>
+      paginate(async (pageToken) => {
+        const p = await this.domains.list({ ...params, pageToken });
+        return { items: p.data, nextPageToken: p.nextPageToken };
+      }),
+  };
+
+  readonly mailers = {
+    /** POST /v1/mailer/smtp: saved without checking the credentials. */
+    createSmtp: (input: CreateSmtpMailerInput) =>
+      this.req<MailerCreatedResponse>({ method: 'POST', path: '/v1/mailer/smtp', body: input }),
+    /** POST /v1/smtpbasic/verify: logs in to the SMTP server first, saves only on success. */
+    verifySmtp: (input: CreateSmtpMailerInput) =>
+      this.req<MailerCreatedResponse>({ method: 'POST', path: '/v1/smtpbasic/verify', body: input }),
+    createImap: (input: CreateImapMailerInput) =>
+      this.req<MailerCreatedResponse>({ method: 'POST', path: '/v1/mailer/imap', body: input }),
+    verifyImap: (input: CreateImapMailerInput) =>
+      this.req<MailerCreatedResponse>({ method: 'POST', path: '/v1/imapbasic/verify', body: input }),
+    updateSmtp: (input: UpdateSmtpMailerInput) =>
+      this.req<MailerCreatedResponse>({ method: 'PUT', path: '/v1/mailer/smtp', body: input }),
+    updateImap: (input: UpdateImapMailerInput) =>
+      this.req<MailerCreatedResponse>({ method: 'PUT', path: '/v1/mailer/imap', body: input }),
+    get: (mailerId: string) =>
+      this.req<GetMailerResponse>({ method: 'GET', path: `/v1/mailer/${enc(mailerId)}` }),
+    delete: (mailerId: string) =>
+      this.req<MessageResponse>({ method: 'DELETE', path: `/v1/mailer/${enc(mailerId)}` }),
+    disable: (mailerId: string) =>
+      this.req<MailerStateResponse>({ method: 'POST', path: `/v1/mailer/${enc(mailerId)}/disable` }),
+    enable: (mailerId: string) =>
+      this.req<MailerStateResponse>({ method: 'POST', path: `/v1/mailer/${enc(mailerId)}/enable` }),
+    list: (params: PageParams = {}) =>
+      this.req<ListMailersResponse>({ method: 'GET', path: '/v1/mailers', query: { ...params } }),
+    listAll: (params: Omit<PageParams, 'pageToken'> = {}) =>
+      paginate(async (pageToken) => {
+        const p = await this.mailers.list({ ...params, pageToken });
+        return { items: p.data, nextPageToken: p.nextPageToken };
+      }),
+  };
+
+  readonly webhooks = {
+    /** The answer holds the signing secret (`whsec_...`), shown this once. */
+    register: (input: RegisterWebhookInput) =>
+      this.req<RegisterWebhookResponse>({ method: 'POST', path: '/v1/webhook/register', body: input }),
+    update: (input: UpdateWebhookInput) =>
+      this.req<MessageResponse>({ method: 'PUT', path: '/v1/webhook/update', body: input }),
+    list: () => this.req<ListWebhooksResponse>({ method: 'GET', path: '/v1/webhook' }),
+    delete: (event: WebhookEvent) =>
+      this.req<MessageResponse>({ method: 'DELETE', path: '/v1/webhook/delete', body: { event } }),
+    rotateSecret: (event: WebhookEvent) =>
+      this.req<MessageResponse & { signing_secret: string }>({
+        method: 'POST',
+        path: '/v1/webhook/rotate-secret',
+        body: { event },
+      }),
+    deliveries: {
+      list: (params: DeliveriesParams = {}) =>
+        this.req<ListDeliveriesResponse>({
+          method: 'GET',
+          path: '/v1/webhook/deliveries',
+          query: { ...params } as Query,
+        }),
+      listAll: (params: Omit<DeliveriesParams, 'pageToken'> = {}): AsyncGenerator<WebhookDeliveryView> =>
+        paginate(async (pageToken) => {
+          const p = await this.webhooks.deliveries.list({ ...params, pageToken });
+          return { items: p.data, nextPageToken: p.nextPageToken };
+        }),
+      get: (deliveryId: string) =>
+        this.req<{ success: true; data: WebhookDeliveryView }>({
+          method: 'GET',
+          path: `/v1/webhook/deliveries/${enc(deliveryId)}`,
+        }),
+      replay: (deliveryId: string) =>
+        this.req<MessageResponse & { delivery_id: string }>({
+          method: 'POST',
+          path: `/v1/webhook/deliveries/${enc(deliveryId)}/replay`,
+        }),
+    },
+  };
+}

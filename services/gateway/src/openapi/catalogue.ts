@@ -1,0 +1,698 @@
+/**
+ * The gateway's API as data: one entry per route it serves, with the zod schema that validates
+ * the request (the same one the route parses with), an example request and an example answer.
+ * document.ts turns this into OpenAPI 3.1; test/openapi.test.ts checks that every route of the
+ * express app is here and that every example validates against its schema.
+ */
+import {
+  AddDomainSchema,
+  CreateImapMailerSchema,
+  CreateSmtpMailerSchema,
+  CreateTemplateSchema,
+  CreateTenantSchema,
+  DeliveriesQuerySchema,
+  LogsQuerySchema,
+  PageQuerySchema,
+  RegisterWebhookSchema,
+  SendRequestSchema,
+  SuppressionRequestSchema,
+  UpdateImapMailerSchema,
+  UpdateSmtpMailerSchema,
+  UpdateTemplateSchema,
+  UpdateWebhookSchema,
+  WebhookEventBodySchema,
+} from '@mailyard/contracts';
+import type { ZodTypeAny } from 'zod';
+
+export type Auth = 'apiKey' | 'admin' | 'none';
+
+export interface Operation {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Express path, `:name` parameters. */
+  path: string;
+  tag: string;
+  summary: string;
+  auth: Auth;
+  body?: { schema: ZodTypeAny; example: unknown };
+  query?: { schema: ZodTypeAny; example: Record<string, string> };
+  headers?: Array<{ name: string; description: string }>;
+  success: { status: number; description: string; example: unknown };
+  /** Error statuses besides 401/429/500 that every authenticated route may answer. */
+  errors: number[];
+}
+
+const MAILER = 'smtp_01JD5K7ZQ3X0V8Y2N4M6P8R0TB';
+const T = '2026-01-05T10:00:00.000Z';
+const page = (data: unknown[], extra: Record<string, unknown> = {}) => ({
+  success: true,
+  data,
+  nextPageToken: null,
+  totalCount: data.length,
+  ...extra,
+});
+
+const smtpCreate = {
+  name: 'Office relay',
+  email: 'hello@example.com',
+  connection_type: 'basic',
+  config: { host: 'smtp.example.com', port: 587, username: 'hello', password: 'app-password', secure: 'Tls' },
+};
+const imapCreate = {
+  name: 'Support inbox',
+  email: 'support@example.com',
+  connection_type: 'basic',
+  config: {
+    host: 'imap.example.com',
+    port: 993,
+    username: 'support',
+    password: 'app-password',
+    secure: 'SSL',
+  },
+  webhook: { url: 'https://hooks.example.com/inbox', method: 'POST' },
+};
+const domainData = {
+  domain: 'example.com',
+  unicode_domain: 'example.com',
+  mailer_id: 'domain_01JD5K7ZQ3X0V8Y2N4M6P8R0TC',
+  verified: false,
+  records: [
+    {
+      purpose: 'dkim',
+      type: 'TXT',
+      name: 'mailyard._domainkey.example.com',
+      value: 'v=DKIM1; k=rsa; p=MIIB...',
+      required: true,
+      verified: false,
+      reason: 'no TXT record found',
+    },
+  ],
+  selector: 'mailyard',
+  state: 'active',
+  custom_args: null,
+  is_tenant_domain: false,
+  is_tenant_subdomain: false,
+  shared_with_subaccounts: false,
+  ips: [],
+  last_checked_at: null,
+  verified_at: null,
+  created_at: T,
+  updated_at: T,
+};
+const mailerView = {
+  mailer_id: MAILER,
+  name: 'Office relay',
+  email: 'hello@example.com',
+  config_type: 'smtp',
+  connection_type: 'basic',
+  state: 'active',
+  state_reason: null,
+  config: { host: 'smtp.example.com', port: 587, username: 'hello', secure: 'Tls', password_set: true },
+  created_at: T,
+  updated_at: T,
+};
+const delivery = {
+  delivery_id: 'whd_01JD5K7ZQ3X0V8Y2N4M6P8R0TD',
+  webhook_id: 'email_events_01JD5K7ZQ3X0V8Y2N4M6P8R0TE',
+  event_types: ['MAIL_DELIVERED'],
+  status: 'delivered',
+  attempts: [{ attempt: 1, at: T, status_code: 200, latency_ms: 41, error: '' }],
+  next_attempt_at: null,
+  dropped_reason: '',
+  replay_of: null,
+  created_at: T,
+  updated_at: T,
+};
+const emailEventsOn = { events: { delivery: true, bounce: true } };
+
+export const OPERATIONS: Operation[] = [
+  // Send
+  {
+    method: 'POST',
+    path: '/v1/email/send',
+    tag: 'Send',
+    summary: 'Send an email (accepted durably, delivered asynchronously)',
+    auth: 'apiKey',
+    headers: [
+      {
+        name: 'Idempotency-Key',
+        description: 'Optional, 1 to 255 printable ASCII characters: a repeat returns the first outcome',
+      },
+    ],
+    body: {
+      schema: SendRequestSchema,
+      example: {
+        from: { email: 'hello@example.com', name: 'Example' },
+        to: [{ email: 'jane@example.org', name: 'Jane' }],
+        subject: 'Welcome, {{name}}',
+        content: [{ type: 'text/html', value: '<p>Hello {{name}}</p>' }],
+        substitutions: { 'jane@example.org': { name: 'Jane' } },
+        mailer_id: MAILER,
+        settings: { open_tracking: { enable: true } },
+      },
+    },
+    success: {
+      status: 200,
+      description: 'Queued',
+      example: { success: true, ref_id: 'ref_01JD5K7ZQ3X0V8Y2N4M6P8R0TF', message: 'queued' },
+    },
+    errors: [400, 404, 409, 413, 422],
+  },
+  // Templates
+  {
+    method: 'POST',
+    path: '/v1/email/template',
+    tag: 'Templates',
+    summary: 'Create a template',
+    auth: 'apiKey',
+    body: {
+      schema: CreateTemplateSchema,
+      example: {
+        name: 'Welcome',
+        subject: 'Hi {{name}}',
+        content: [{ type: 'text/plain', value: 'Hello {{name}}' }],
+      },
+    },
+    success: {
+      status: 201,
+      description: 'Created',
+      example: { success: true, template_id: 'tmpl_01JD5K7ZQ3X0V8Y2N4M6P8R0TG' },
+    },
+    errors: [400],
+  },
+  {
+    method: 'PUT',
+    path: '/v1/email/template',
+    tag: 'Templates',
+    summary: 'Update a template (only the given fields)',
+    auth: 'apiKey',
+    body: {
+      schema: UpdateTemplateSchema,
+      example: { template_id: 'tmpl_01JD5K7ZQ3X0V8Y2N4M6P8R0TG', subject: 'Hello {{name}}' },
+    },
+    success: {
+      status: 200,
+      description: 'Updated',
+      example: { success: true, template_id: 'tmpl_01JD5K7ZQ3X0V8Y2N4M6P8R0TG' },
+    },
+    errors: [400, 404],
+  },
+  {
+    method: 'GET',
+    path: '/v1/email/template/:id',
+    tag: 'Templates',
+    summary: 'Get a template',
+    auth: 'apiKey',
+    success: {
+      status: 200,
+      description: 'The template',
+      example: {
+        success: true,
+        template: {
+          name: 'Welcome',
+          subject: 'Hi {{name}}',
+          content: [{ type: 'text/plain', value: 'Hello {{name}}' }],
+        },
+      },
+    },
+    errors: [404],
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/email/template/:id',
+    tag: 'Templates',
+    summary: 'Delete a template',
+    auth: 'apiKey',
+    success: { status: 200, description: 'Deleted', example: { success: true } },
+    errors: [404],
+  },
+  {
+    method: 'GET',
+    path: '/v1/email/templates',
+    tag: 'Templates',
+    summary: 'List templates',
+    auth: 'apiKey',
+    query: { schema: PageQuerySchema, example: { pageSize: '20' } },
+    success: {
+      status: 200,
+      description: 'A page of templates',
+      example: {
+        success: true,
+        templates: [{ id: 'tmpl_01JD5K7ZQ3X0V8Y2N4M6P8R0TG', name: 'Welcome' }],
+        next_page_token: null,
+      },
+    },
+    errors: [400],
+  },
+  // Logs and suppressions
+  {
+    method: 'GET',
+    path: '/v1/email/logs',
+    tag: 'Logs',
+    summary: 'Query email logs (one entry per recipient)',
+    auth: 'apiKey',
+    query: {
+      schema: LogsQuerySchema,
+      example: { status: 'MAIL_DELIVERED', startDate: '2026-01-01', pageSize: '50' },
+    },
+    success: {
+      status: 200,
+      description: 'A page of log entries',
+      example: page([
+        {
+          ref_id: 'ref_01JD5K7ZQ3X0V8Y2N4M6P8R0TF.1',
+          recipient: 'jane@example.org',
+          recipient_type: 'to',
+          status: 'MAIL_DELIVERED',
+          subject: 'Welcome, Jane',
+          mailer_id: MAILER,
+          campaign_id: null,
+          message_id: '<01JD5K7ZQ3X0V8Y2N4M6P8R0TF.1@example.com>',
+          created_at: T,
+          delivered_at: T,
+          last_event: 'MAIL_DELIVERED',
+          failure_reason: '',
+        },
+      ]),
+    },
+    errors: [400],
+  },
+  {
+    method: 'POST',
+    path: '/v1/email/unsubscribe',
+    tag: 'Suppressions',
+    summary: 'Suppress an address (future sends skip it)',
+    auth: 'apiKey',
+    body: { schema: SuppressionRequestSchema, example: { email: 'jane@example.org' } },
+    success: {
+      status: 200,
+      description: 'Suppressed',
+      example: { success: true, message: 'jane@example.org unsubscribed' },
+    },
+    errors: [400],
+  },
+  {
+    method: 'POST',
+    path: '/v1/email/subscribe',
+    tag: 'Suppressions',
+    summary: 'Remove an address from the suppression list',
+    auth: 'apiKey',
+    body: { schema: SuppressionRequestSchema, example: { email: 'jane@example.org' } },
+    success: {
+      status: 200,
+      description: 'Subscribed again',
+      example: { success: true, message: 'jane@example.org subscribed' },
+    },
+    errors: [400],
+  },
+  // Domains
+  {
+    method: 'POST',
+    path: '/v1/domain/add',
+    tag: 'Domains',
+    summary: 'Add a sending domain (DKIM key generated, DNS records returned)',
+    auth: 'apiKey',
+    body: { schema: AddDomainSchema, example: { domain: 'example.com' } },
+    success: {
+      status: 201,
+      description: 'Added',
+      example: {
+        success: true,
+        message: 'Domain added; publish the DNS records, then verify the domain',
+        data: domainData,
+      },
+    },
+    errors: [400, 409],
+  },
+  {
+    method: 'PUT',
+    path: '/v1/domain/verify/:domain',
+    tag: 'Domains',
+    summary: 'Check the DNS records now',
+    auth: 'apiKey',
+    success: {
+      status: 200,
+      description: 'Checked',
+      example: { success: true, message: 'Domain not verified: DKIM record check failed', data: domainData },
+    },
+    errors: [400, 404],
+  },
+  {
+    method: 'GET',
+    path: '/v1/domain/:domain',
+    tag: 'Domains',
+    summary: 'Get a domain and its records',
+    auth: 'apiKey',
+    success: { status: 200, description: 'The domain', example: { success: true, data: domainData } },
+    errors: [400, 404],
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/domain/:domain',
+    tag: 'Domains',
+    summary: 'Delete a domain and its mailer',
+    auth: 'apiKey',
+    success: { status: 200, description: 'Deleted', example: { success: true, message: 'Domain deleted' } },
+    errors: [400, 404],
+  },
+  {
+    method: 'GET',
+    path: '/v1/domains',
+    tag: 'Domains',
+    summary: 'List domains',
+    auth: 'apiKey',
+    query: { schema: PageQuerySchema, example: { pageSize: '10' } },
+    success: { status: 200, description: 'A page of domains', example: page([domainData]) },
+    errors: [400],
+  },
+  // Mailers
+  ...(
+    [
+      [
+        '/v1/mailer/smtp',
+        'Create an SMTP mailer (credentials not checked)',
+        CreateSmtpMailerSchema,
+        smtpCreate,
+        'SMTP mailer created',
+      ],
+      [
+        '/v1/smtpbasic/verify',
+        'Create an SMTP mailer after logging in to the server',
+        CreateSmtpMailerSchema,
+        smtpCreate,
+        'SMTP credentials verified; mailer created',
+      ],
+      [
+        '/v1/mailer/imap',
+        'Create an IMAP mailer (credentials not checked)',
+        CreateImapMailerSchema,
+        imapCreate,
+        'IMAP mailer created',
+      ],
+      [
+        '/v1/imapbasic/verify',
+        'Create an IMAP mailer after logging in to the server',
+        CreateImapMailerSchema,
+        imapCreate,
+        'IMAP credentials verified; mailer created',
+      ],
+    ] as const
+  ).map(
+    ([path, summary, schema, example, message]): Operation => ({
+      method: 'POST',
+      path,
+      tag: 'Mailers',
+      summary,
+      auth: 'apiKey',
+      body: { schema, example },
+      success: {
+        status: 201,
+        description: 'Created',
+        example: { success: true, mailer_id: MAILER, message },
+      },
+      errors: [400, 422],
+    }),
+  ),
+  {
+    method: 'PUT',
+    path: '/v1/mailer/smtp',
+    tag: 'Mailers',
+    summary: 'Update an SMTP mailer',
+    auth: 'apiKey',
+    body: { schema: UpdateSmtpMailerSchema, example: { mailer_id: MAILER, name: 'Main relay' } },
+    success: {
+      status: 200,
+      description: 'Updated',
+      example: { success: true, mailer_id: MAILER, message: 'Mailer updated' },
+    },
+    errors: [400, 404, 422],
+  },
+  {
+    method: 'PUT',
+    path: '/v1/mailer/imap',
+    tag: 'Mailers',
+    summary: 'Update an IMAP mailer (webhook: null removes its incoming webhook)',
+    auth: 'apiKey',
+    body: {
+      schema: UpdateImapMailerSchema,
+      example: { mailer_id: 'imap_01JD5K7ZQ3X0V8Y2N4M6P8R0TH', webhook: null },
+    },
+    success: {
+      status: 200,
+      description: 'Updated',
+      example: { success: true, mailer_id: 'imap_01JD5K7ZQ3X0V8Y2N4M6P8R0TH', message: 'Mailer updated' },
+    },
+    errors: [400, 404, 422],
+  },
+  {
+    method: 'GET',
+    path: '/v1/mailers',
+    tag: 'Mailers',
+    summary: 'List mailers',
+    auth: 'apiKey',
+    query: { schema: PageQuerySchema, example: { pageSize: '20' } },
+    success: { status: 200, description: 'A page of mailers', example: page([mailerView]) },
+    errors: [400],
+  },
+  {
+    method: 'GET',
+    path: '/v1/mailer/:mailer_id',
+    tag: 'Mailers',
+    summary: 'Get a mailer (never its password)',
+    auth: 'apiKey',
+    success: { status: 200, description: 'The mailer', example: { success: true, data: mailerView } },
+    errors: [404],
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/mailer/:mailer_id',
+    tag: 'Mailers',
+    summary: 'Delete a mailer',
+    auth: 'apiKey',
+    success: { status: 200, description: 'Deleted', example: { success: true, message: 'Mailer deleted' } },
+    errors: [404],
+  },
+  {
+    method: 'POST',
+    path: '/v1/mailer/:mailer_id/disable',
+    tag: 'Mailers',
+    summary: 'Disable a mailer',
+    auth: 'apiKey',
+    success: {
+      status: 200,
+      description: 'Disabled',
+      example: { success: true, mailer_id: MAILER, state: 'disabled', message: 'Mailer disabled' },
+    },
+    errors: [404, 409],
+  },
+  {
+    method: 'POST',
+    path: '/v1/mailer/:mailer_id/enable',
+    tag: 'Mailers',
+    summary: 'Enable a mailer (a deactivated one is re-authenticated first)',
+    auth: 'apiKey',
+    success: {
+      status: 200,
+      description: 'Enabled',
+      example: { success: true, mailer_id: MAILER, state: 'active', message: 'Mailer enabled' },
+    },
+    errors: [404, 409, 422],
+  },
+  // Webhooks
+  {
+    method: 'POST',
+    path: '/v1/webhook/register',
+    tag: 'Webhooks',
+    summary: 'Register the EMAIL_EVENT or DOMAIN_VERIFICATION webhook',
+    auth: 'apiKey',
+    body: {
+      schema: RegisterWebhookSchema,
+      example: {
+        webhook_url: 'https://hooks.example.com/mail',
+        event: 'EMAIL_EVENT',
+        method: 'POST',
+        headers: { 'X-Auth': 'token' },
+        webhook_options: emailEventsOn,
+      },
+    },
+    success: {
+      status: 201,
+      description: 'Registered; the signing secret is shown this once',
+      example: {
+        success: true,
+        message: 'Webhook registered',
+        webhook_id: 'email_events_01JD5K7ZQ3X0V8Y2N4M6P8R0TE',
+        signing_secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      },
+    },
+    errors: [400, 409, 422],
+  },
+  {
+    method: 'PUT',
+    path: '/v1/webhook/update',
+    tag: 'Webhooks',
+    summary: 'Update a webhook',
+    auth: 'apiKey',
+    body: { schema: UpdateWebhookSchema, example: { event: 'EMAIL_EVENT', active: false } },
+    success: { status: 200, description: 'Updated', example: { success: true, message: 'Webhook updated' } },
+    errors: [400, 404, 422],
+  },
+  {
+    method: 'GET',
+    path: '/v1/webhook',
+    tag: 'Webhooks',
+    summary: 'List the webhooks (header values never returned)',
+    auth: 'apiKey',
+    success: {
+      status: 200,
+      description: 'The webhooks',
+      example: {
+        success: true,
+        webhooks: [
+          {
+            webhook_id: 'domain_verification_01JD5K7ZQ3X0V8Y2N4M6P8R0TJ',
+            event: 'DOMAIN_VERIFICATION',
+            url: 'https://hooks.example.com/dns',
+            method: 'POST',
+            active: true,
+            options: null,
+            headers_present: [],
+            created_at: T,
+            updated_at: T,
+          },
+        ],
+      },
+    },
+    errors: [],
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/webhook/delete',
+    tag: 'Webhooks',
+    summary: 'Delete a webhook',
+    auth: 'apiKey',
+    body: { schema: WebhookEventBodySchema, example: { event: 'EMAIL_EVENT' } },
+    success: { status: 200, description: 'Deleted', example: { success: true, message: 'Webhook deleted' } },
+    errors: [400, 404],
+  },
+  {
+    method: 'POST',
+    path: '/v1/webhook/rotate-secret',
+    tag: 'Webhooks',
+    summary: 'Replace the signing secret (the old one stops at once)',
+    auth: 'apiKey',
+    body: { schema: WebhookEventBodySchema, example: { event: 'EMAIL_EVENT' } },
+    success: {
+      status: 200,
+      description: 'Rotated',
+      example: {
+        success: true,
+        message: 'Signing secret rotated',
+        signing_secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      },
+    },
+    errors: [400, 404],
+  },
+  {
+    method: 'GET',
+    path: '/v1/webhook/deliveries',
+    tag: 'Webhooks',
+    summary: 'List webhook deliveries and their attempts',
+    auth: 'apiKey',
+    query: { schema: DeliveriesQuerySchema, example: { status: 'dropped', startDate: '2026-01-01' } },
+    success: { status: 200, description: 'A page of deliveries', example: page([delivery]) },
+    errors: [400],
+  },
+  {
+    method: 'GET',
+    path: '/v1/webhook/deliveries/:id',
+    tag: 'Webhooks',
+    summary: 'Get one delivery',
+    auth: 'apiKey',
+    success: { status: 200, description: 'The delivery', example: { success: true, data: delivery } },
+    errors: [404],
+  },
+  {
+    method: 'POST',
+    path: '/v1/webhook/deliveries/:id/replay',
+    tag: 'Webhooks',
+    summary: 'Send a delivery again (as a new delivery)',
+    auth: 'apiKey',
+    success: {
+      status: 201,
+      description: 'Queued',
+      example: {
+        success: true,
+        message: 'Delivery queued for replay',
+        delivery_id: 'whd_01JD5K7ZQ3X0V8Y2N4M6P8R0TK',
+      },
+    },
+    errors: [404, 422],
+  },
+  // Admin
+  {
+    method: 'POST',
+    path: '/admin/v1/tenants',
+    tag: 'Admin',
+    summary: 'Create a tenant and its first API key',
+    auth: 'admin',
+    body: { schema: CreateTenantSchema, example: { name: 'Acme', tier: 'standard' } },
+    success: {
+      status: 201,
+      description: 'Created; the API key is shown this once',
+      example: {
+        success: true,
+        tenant_id: 'ten_01JD5K7ZQ3X0V8Y2N4M6P8R0TL',
+        key_id: 'key_01JD5K7ZQ3X0V8Y2N4M6P8R0TM',
+        api_key: 'my_live_...',
+      },
+    },
+    errors: [400],
+  },
+  {
+    method: 'POST',
+    path: '/admin/v1/tenants/:id/keys',
+    tag: 'Admin',
+    summary: 'Issue another API key for a tenant',
+    auth: 'admin',
+    success: {
+      status: 201,
+      description: 'Issued',
+      example: {
+        success: true,
+        tenant_id: 'ten_01JD5K7ZQ3X0V8Y2N4M6P8R0TL',
+        key_id: 'key_01JD5K7ZQ3X0V8Y2N4M6P8R0TN',
+        api_key: 'my_live_...',
+      },
+    },
+    errors: [404],
+  },
+  {
+    method: 'DELETE',
+    path: '/admin/v1/keys/:keyId',
+    tag: 'Admin',
+    summary: 'Revoke an API key',
+    auth: 'admin',
+    success: { status: 200, description: 'Revoked', example: { success: true, message: 'API key revoked' } },
+    errors: [404],
+  },
+  // Operations and documentation
+  ...(
+    [
+      ['/healthz', 'Liveness: the process is up', { status: 'ok' }],
+      ['/readyz', 'Readiness: database, bus and kv answer', { status: 'ready' }],
+      ['/metrics', 'Prometheus metrics (text format)', '# HELP ...'],
+      ['/openapi.json', 'This OpenAPI document', { openapi: '3.1.0' }],
+      ['/docs', 'HTML reference generated from this document', '<!doctype html>...'],
+    ] as const
+  ).map(
+    ([path, summary, example]): Operation => ({
+      method: 'GET',
+      path,
+      tag: 'Operations',
+      summary,
+      auth: 'none',
+      success: { status: 200, description: 'OK', example },
+      errors: [],
+    }),
+  ),
+];

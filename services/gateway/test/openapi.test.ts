@@ -1,0 +1,109 @@
+/**
+ * /openapi.json and /docs: every route the express app serves is described (and nothing that is
+ * not served), every request example validates against the zod schema the route parses with,
+ * every example answer has the shape of its kind, and both documents are served without a key.
+ */
+import { ErrorText } from '@mailyard/contracts';
+import type { Express } from 'express';
+import request from 'supertest';
+import { z } from 'zod';
+import { OPERATIONS } from '../src/openapi/catalogue';
+import { openApiPath } from '../src/openapi/document';
+import { type TestGateway, createStores, startGateway } from './support/harness';
+
+interface Layer {
+  route?: { path: string | string[]; methods: Record<string, boolean> };
+  handle?: { stack?: Layer[] };
+}
+
+/** Routes of the app; `router.all` helpers (400 for a missing path parameter) are not endpoints. */
+function servedRoutes(app: Express): string[] {
+  const out: string[] = [];
+  const walk = (stack: Layer[]) => {
+    for (const layer of stack) {
+      if (layer.route) {
+        const paths = Array.isArray(layer.route.path) ? layer.route.path : [layer.route.path];
+        for (const m of Object.keys(layer.route.methods))
+          if (m !== '_all') for (const p of paths) out.push(`${m.toUpperCase()} ${p}`);
+      } else if (layer.handle?.stack) walk(layer.handle.stack);
+    }
+  };
+  walk((app as unknown as { router: { stack: Layer[] } }).router.stack);
+  return out;
+}
+
+const ErrorEnvelope = z
+  .object({ success: z.literal(false), error: z.string(), details: z.string().optional() })
+  .strict();
+
+let gw: TestGateway | undefined;
+beforeAll(async () => {
+  gw = await startGateway(await createStores('embedded'));
+});
+afterAll(() => gw?.close());
+
+describe('OpenAPI document', () => {
+  it('describes every route the gateway serves, and only those', () => {
+    const served = servedRoutes(gw!.app).sort();
+    const documented = OPERATIONS.map((o) => `${o.method} ${o.path}`).sort();
+    expect(served.length).toBeGreaterThan(30);
+    expect(documented).toEqual(served);
+  });
+
+  it.each(OPERATIONS.filter((o) => o.body).map((o) => [`${o.method} ${o.path}`, o] as const))(
+    'the request example of %s validates against its schema',
+    (_name, op) => {
+      const r = op.body!.schema.safeParse(op.body!.example);
+      expect(r.error?.issues ?? []).toEqual([]);
+    },
+  );
+
+  it.each(OPERATIONS.filter((o) => o.query).map((o) => [`${o.method} ${o.path}`, o] as const))(
+    'the query example of %s validates against its schema',
+    (_name, op) => {
+      const r = op.query!.schema.safeParse(op.query!.example);
+      expect(r.error?.issues ?? []).toEqual([]);
+    },
+  );
+
+  it('every API answer example is a success answer; the error envelope schema accepts real errors', () => {
+    for (const op of OPERATIONS.filter((o) => o.auth !== 'none'))
+      expect({ op: op.path, success: (op.success.example as { success?: unknown }).success }).toEqual({
+        op: op.path,
+        success: true,
+      });
+    expect(ErrorEnvelope.safeParse({ success: false, error: ErrorText.templateNotFound }).success).toBe(true);
+  });
+
+  it('is served at /openapi.json without a key, as OpenAPI 3.1 with schemas from zod', async () => {
+    const res = await request(gw!.app).get('/openapi.json').expect(200);
+    expect(res.body.openapi).toBe('3.1.0');
+    for (const op of OPERATIONS)
+      expect(res.body.paths[openApiPath(op.path)]?.[op.method.toLowerCase()]).toBeDefined();
+    const send = res.body.paths['/v1/email/send'].post;
+    const schema = send.requestBody.content['application/json'].schema;
+    expect(schema.required).toEqual(expect.arrayContaining(['from', 'to', 'mailer_id']));
+    expect(schema.properties.to.type).toBe('array');
+    const logs = res.body.paths['/v1/email/logs'].get.parameters.map((p: { name: string }) => p.name);
+    expect(logs).toEqual(expect.arrayContaining(['status', 'startDate', 'pageToken', 'pageSize']));
+    expect(res.body.paths['/v1/mailer/{mailer_id}'].get.parameters[0]).toMatchObject({
+      name: 'mailer_id',
+      in: 'path',
+    });
+    expect(send.responses['400'].content['application/json'].schema.$ref).toBe(
+      '#/components/schemas/ErrorEnvelope',
+    );
+  });
+
+  it('a real error answer matches the documented envelope', async () => {
+    const res = await request(gw!.app).get('/v1/email/templates').expect(401);
+    expect(ErrorEnvelope.safeParse(res.body).success).toBe(true);
+  });
+
+  it('serves an HTML reference at /docs that lists every operation and fetches nothing', async () => {
+    const res = await request(gw!.app).get('/docs').expect(200);
+    expect(res.headers['content-type']).toMatch(/text\/html/);
+    for (const op of OPERATIONS) expect(res.text).toContain(`<code>${openApiPath(op.path)}</code>`);
+    expect(res.text).not.toMatch(/<script|https?:\/\/[^"<\s]*\.(js|css)/);
+  });
+});
