@@ -11,20 +11,13 @@ import {
   normalizeDomainName,
   parseWebhookBody,
 } from '@mailyard/contracts';
-import {
-  type Queryable,
-  badRequest,
-  conflict,
-  notFound,
-  pinnedLookup,
-  unprocessable,
-} from '@mailyard/platform';
+import { type Queryable, badRequest, conflict, notFound, unprocessable } from '@mailyard/platform';
 import { domains, inboundAddresses, inboundDomains } from '@mailyard/store';
 import { Router } from 'express';
 import type { z } from 'zod';
 import { tenantOf } from '../auth/api-key-auth';
 import type { GatewayContext } from '../settings';
-import { checkWebhookUrl } from '../webhooks/url-check';
+import { checkWebhookUrl, sealHeaders, urlCheckOptions } from '../webhooks/url-check';
 
 const body = <T extends z.ZodTypeAny>(schema: T, input: unknown): z.output<T> => {
   const r = parseWebhookBody(schema, input);
@@ -58,15 +51,7 @@ const addressParam = (raw: unknown): { username: string; domain: string } => {
 export function inboundRoutes(ctx: GatewayContext): Router {
   const { db, sealer, config } = ctx;
   const router = Router();
-  const urlCheck = {
-    allowInsecure: config.WEBHOOK_ALLOW_INSECURE,
-    lookup: pinnedLookup({ allowPrivate: config.WEBHOOK_ALLOW_INSECURE, dns: config }),
-    timeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS,
-  };
-  const sealHeaders = (headers: Record<string, string>) => {
-    const names = Object.keys(headers);
-    return { names, sealed: names.length > 0 ? sealer.seal(JSON.stringify(headers)) : null };
-  };
+  const urlCheck = urlCheckOptions(config);
   const requireVerified = async (q: Queryable, tenantId: string, domain: string) => {
     const sending = await domains.get(q, tenantId, domain);
     if (!sending) throw notFound(InboundErrorText.domainNotFound);
@@ -85,7 +70,7 @@ export function inboundRoutes(ctx: GatewayContext): Router {
     await requireVerified(db, tenantId, domain);
     if (await inboundDomains.get(db, tenantId, domain)) throw conflict(InboundErrorText.domainExists);
     const url = await checkWebhookUrl(input.url, urlCheck);
-    const headers = sealHeaders(input.headers ?? {});
+    const headers = sealHeaders(sealer, input.headers ?? {});
     const created = await inboundDomains.create(db, {
       tenantId,
       domain,
@@ -107,7 +92,7 @@ export function inboundRoutes(ctx: GatewayContext): Router {
     const updated = await inboundDomains.update(db, tenantId, domain, {
       url,
       method: input.method,
-      ...(input.headers !== undefined ? { headers: sealHeaders(input.headers) } : {}),
+      ...(input.headers !== undefined ? { headers: sealHeaders(sealer, input.headers) } : {}),
       wildcard: input.wildcard,
     });
     if (!updated) throw notFound(InboundErrorText.domainNotFound);

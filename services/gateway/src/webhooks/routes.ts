@@ -13,7 +13,7 @@ import {
   newId,
   parseWebhookBody,
 } from '@mailyard/contracts';
-import { badRequest, conflict, notFound, pinnedLookup, unprocessable } from '@mailyard/platform';
+import { badRequest, conflict, notFound, unprocessable } from '@mailyard/platform';
 import {
   loadInboundWebhook,
   loadMailerWebhook,
@@ -27,7 +27,7 @@ import { tenantOf } from '../auth/api-key-auth';
 import { readPage } from '../paging/read-page';
 import type { GatewayContext } from '../settings';
 import { newSigningSecret } from './signing-secret';
-import { checkWebhookUrl } from './url-check';
+import { checkWebhookUrl, sealHeaders, urlCheckOptions } from './url-check';
 
 const body = <T extends z.ZodTypeAny>(schema: T, input: unknown): z.output<T> => {
   const r = parseWebhookBody(schema, input);
@@ -44,15 +44,7 @@ const body = <T extends z.ZodTypeAny>(schema: T, input: unknown): z.output<T> =>
 export function webhookRoutes(ctx: GatewayContext): Router {
   const { db, sealer, config } = ctx;
   const router = Router();
-  const urlCheck = {
-    allowInsecure: config.WEBHOOK_ALLOW_INSECURE,
-    lookup: pinnedLookup({ allowPrivate: config.WEBHOOK_ALLOW_INSECURE, dns: config }),
-    timeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS,
-  };
-  const sealHeaders = (headers: Record<string, string>) => {
-    const names = Object.keys(headers);
-    return { names, sealed: names.length > 0 ? sealer.seal(JSON.stringify(headers)) : null };
-  };
+  const urlCheck = urlCheckOptions(config);
 
   router.post('/v1/webhook/register', async (req, res) => {
     const input = body(RegisterWebhookSchema, req.body);
@@ -64,7 +56,7 @@ export function webhookRoutes(ctx: GatewayContext): Router {
     const url = await checkWebhookUrl(input.webhook_url, urlCheck);
     const id = newId(input.event === 'EMAIL_EVENT' ? IdPrefix.emailEventsWebhook : IdPrefix.domain);
     const secret = newSigningSecret();
-    const headers = sealHeaders(input.headers ?? {});
+    const headers = sealHeaders(sealer, input.headers ?? {});
     const created = await webhooks.create(db, tenantId, {
       id,
       event: input.event,
@@ -94,7 +86,7 @@ export function webhookRoutes(ctx: GatewayContext): Router {
     const updated = await webhooks.update(db, tenantId, input.event, {
       url,
       ...(options.events ? { events: options.events } : {}),
-      ...(input.headers !== undefined ? { headers: sealHeaders(input.headers) } : {}),
+      ...(input.headers !== undefined ? { headers: sealHeaders(sealer, input.headers) } : {}),
       active: input.active,
     });
     if (!updated) throw notFound(WebhookErrorText.webhookNotFound);

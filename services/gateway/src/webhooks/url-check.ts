@@ -9,12 +9,15 @@ import { connect } from 'node:net';
 import { WebhookErrorText } from '@mailyard/contracts';
 import {
   type PinnedLookup,
+  type Sealer,
   badRequest,
   isPrivateTargetError,
   isUnresolvedTargetError,
+  pinnedLookup,
   refuseLiteralHost,
   unprocessable,
 } from '@mailyard/platform';
+import type { GatewayConfig } from '../settings';
 
 export interface UrlCheckOptions {
   allowInsecure: boolean;
@@ -69,4 +72,22 @@ function tryConnect(host: string, port: number, opts: UrlCheckOptions): Promise<
       done('unreachable');
     });
   });
+}
+
+/** The URL check as the gateway's configuration sets it (WEBHOOK_ALLOW_INSECURE, DNS_SERVERS). */
+export function urlCheckOptions(config: GatewayConfig): UrlCheckOptions {
+  return {
+    allowInsecure: config.WEBHOOK_ALLOW_INSECURE,
+    lookup: pinnedLookup({ allowPrivate: config.WEBHOOK_ALLOW_INSECURE, dns: config }),
+    timeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS,
+  };
+}
+
+/** Custom header names (returned as `headers_present`) and their values sealed as one blob. */
+export function sealHeaders(
+  sealer: Sealer,
+  headers: Record<string, string>,
+): { names: string[]; sealed: Buffer | null } {
+  const names = Object.keys(headers);
+  return { names, sealed: names.length > 0 ? sealer.seal(JSON.stringify(headers)) : null };
 }

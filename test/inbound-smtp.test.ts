@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { start } from '@mailyard/inbound-smtp';
 import {
   type RunningService,
   type ServiceContext,
@@ -22,7 +23,6 @@ import { freePort } from '@mailyard/testkit/process';
 import { type SharedStores, createSharedStores as createStores } from '@mailyard/testkit/stores';
 import { eventually } from '@mailyard/testkit/webhooks';
 import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
-import { start } from '../src/index';
 
 jest.setTimeout(120_000);
 const run = promisify(execFile);
@@ -212,7 +212,7 @@ test('SIZE is announced and an oversize message gets 552', async () => {
 });
 
 test('many recipients: each gets its own event; a MIME fixture arrives field by field', async () => {
-  const raw = readFileSync(join(__dirname, '../../../libs/platform/src/mail/fixtures/attachments.eml'));
+  const raw = readFileSync(join(__dirname, '../libs/platform/src/mail/fixtures/attachments.eml'));
   const dataFile = join(mkdtempSync(join(tmpdir(), 'inbound-')), 'attachments.eml');
   writeFileSync(dataFile, raw);
   const out = await swaks([
