@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ErrorText } from '../errors';
 import { normalizeDomain, parseAddress } from '../validation/address';
-import { fieldErrorMap, fieldPath } from '../validation/messages';
+import { fieldErrorMap, fieldPath, parseWithFieldMessages } from '../validation/messages';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './common';
 import type { RecipientType } from './send';
 
@@ -118,14 +118,7 @@ export const LogsQuerySchema = z
 export type LogsQuery = z.output<typeof LogsQuerySchema>;
 
 /** Parses the query; the first problem's message, e.g. `status must be one of ...`. */
-export function parseLogsQuery(
-  input: unknown,
-): { success: true; data: LogsQuery } | { success: false; error: string } {
-  const r = LogsQuerySchema.safeParse(input ?? {}, { errorMap: fieldErrorMap });
-  return r.success
-    ? { success: true, data: r.data }
-    : { success: false, error: r.error.issues[0]?.message ?? ErrorText.invalidRequest };
-}
+export const parseLogsQuery = (input: unknown) => parseWithFieldMessages(LogsQuerySchema, input);
 
 /** One recipient of one copy (DESIGN.md "log response"). Timestamps RFC 3339, null when unset. */
 export interface EmailLogEntry {

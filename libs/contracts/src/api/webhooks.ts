@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ErrorText } from '../errors';
 import { isFieldName } from '../validation/headers';
-import { fieldErrorMap } from '../validation/messages';
+import { fieldErrorMap, parseWithFieldMessages } from '../validation/messages';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './common';
 import { parseTimeBound } from './logs';
 
@@ -214,15 +214,7 @@ export function checkWebhookOptions(
 }
 
 /** Parses a webhook request body with field-naming messages; the first problem wins. */
-export function parseWebhookBody<T extends z.ZodTypeAny>(
-  schema: T,
-  input: unknown,
-): { success: true; data: z.output<T> } | { success: false; error: string } {
-  const r = schema.safeParse(input ?? {}, { errorMap: fieldErrorMap });
-  return r.success
-    ? { success: true, data: r.data }
-    : { success: false, error: r.error.issues[0]?.message ?? ErrorText.invalidRequest };
-}
+export const parseWebhookBody = parseWithFieldMessages;
 
 /** SPEC.md "Webhook registration" as GET /v1/webhook returns it. */
 export interface WebhookRegistration {

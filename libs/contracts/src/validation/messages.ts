@@ -1,4 +1,5 @@
-import type { ZodErrorMap } from 'zod';
+import type { ZodErrorMap, z } from 'zod';
+import { ErrorText } from '../errors';
 
 /** `to.1.email` as a reader writes it: `to[1].email`; the whole body is `body`. */
 export function fieldPath(path: ReadonlyArray<string | number>): string {
@@ -42,3 +43,14 @@ export const fieldErrorMap: ZodErrorMap = (issue, ctx) => {
       return { message: `${field} is invalid` };
   }
 };
+
+/** Parses `input` with field-naming messages; the first problem's message wins. */
+export function parseWithFieldMessages<T extends z.ZodTypeAny>(
+  schema: T,
+  input: unknown,
+): { success: true; data: z.output<T> } | { success: false; error: string } {
+  const r = schema.safeParse(input ?? {}, { errorMap: fieldErrorMap });
+  return r.success
+    ? { success: true, data: r.data }
+    : { success: false, error: r.error.issues[0]?.message ?? ErrorText.invalidRequest };
+}
