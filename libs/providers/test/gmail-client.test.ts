@@ -3,6 +3,7 @@
  * threading, listing with paging and windows, raw fetch, history, labels, and the retry policy
  * (Retry-After, 401 then refresh, revoked grant).
  */
+import { type SimpleMessage, simpleMessage } from '@mailyard/testkit/mime';
 import { grantTokenSource } from '@mailyard/testkit/peers/api-stand-in';
 import { type GmailStandIn, startGmailApi } from '@mailyard/testkit/peers/gmail-api';
 import {
@@ -17,27 +18,9 @@ import {
 
 const DAY = 86_400_000;
 
-function mime(o: {
-  from: string;
-  to: string;
-  subject: string;
-  id?: string;
-  extra?: string;
-  body?: string;
-}): string {
-  return [
-    `From: ${o.from}`,
-    `To: ${o.to}`,
-    `Subject: ${o.subject}`,
-    `Message-ID: ${o.id ?? `<${Math.random().toString(36).slice(2)}@example.test>`}`,
-    ...(o.extra ? [o.extra] : []),
-    'MIME-Version: 1.0',
-    'Content-Type: text/plain; charset=utf-8',
-    '',
-    o.body ?? 'hello',
-    '',
-  ].join('\r\n');
-}
+/** Every message gets a Message-ID unless the test names one. */
+const mime = (o: SimpleMessage) =>
+  simpleMessage({ id: `<${Math.random().toString(36).slice(2)}@example.test>`, ...o });
 
 describe('GmailClient against the Gmail API stand-in', () => {
   let gmail: GmailStandIn;

@@ -3,6 +3,7 @@
  * folders, window listing with paging, participant search split over the 1000-result cap, MIME
  * fetch, delta rounds, and the retry policy (Retry-After, 401 then refresh, revoked grant, 403).
  */
+import { simpleMessage } from '@mailyard/testkit/mime';
 import { grantTokenSource } from '@mailyard/testkit/peers/api-stand-in';
 import { type GraphStandIn, startGraphApi } from '@mailyard/testkit/peers/graph-api';
 import {
@@ -16,27 +17,7 @@ import {
 
 const DAY = 86_400_000;
 
-function mime(o: {
-  from: string;
-  to: string;
-  subject: string;
-  id?: string;
-  extra?: string;
-  body?: string;
-}): string {
-  return [
-    `From: ${o.from}`,
-    `To: ${o.to}`,
-    `Subject: ${o.subject}`,
-    ...(o.id ? [`Message-ID: ${o.id}`] : []),
-    ...(o.extra ? [o.extra] : []),
-    'MIME-Version: 1.0',
-    'Content-Type: text/plain; charset=utf-8',
-    '',
-    o.body ?? 'hello',
-    '',
-  ].join('\r\n');
-}
+const mime = simpleMessage;
 
 describe('GraphClient against the Graph stand-in', () => {
   let graph: GraphStandIn;

@@ -21,7 +21,6 @@ import { randomBytes } from 'node:crypto';
 import {
   type ApiStandIn,
   BearerGrant,
-  type Fault,
   type StandInReply,
   type StandInRequest,
   headerAddresses,
@@ -402,6 +401,5 @@ export async function startGmailApi(options: GmailStandInOptions = {}): Promise<
       expiredBefore = id;
     },
     error: (status, reason, message = 'stand-in error') => googleError(status, reason, message),
-    fail: (fault: Fault) => server.fail(fault),
   };
 }

@@ -29,7 +29,6 @@ import { randomBytes } from 'node:crypto';
 import {
   type ApiStandIn,
   BearerGrant,
-  type Fault,
   type StandInReply,
   type StandInRequest,
   headerAddresses,
@@ -501,6 +500,5 @@ export async function startGraphApi(options: GraphStandInOptions = {}): Promise<
       expiredBelow = seq + 1;
     },
     error: (code, message = 'stand-in error') => graphError(code, message),
-    fail: (fault: Fault) => server.fail(fault),
   };
 }

@@ -49,8 +49,15 @@ export function classifyGmailError(err: unknown): CallFailure {
   const status = e.response?.status ?? (typeof e.status === 'number' ? e.status : undefined);
   if (!status) {
     const cause = (err as { cause?: { code?: unknown } }).cause;
-    const failure = networkFailure(e.code ?? cause?.code, 'no answer from the Gmail API');
-    return failure ?? { kind: 'error', error: err };
+    const code = e.code ?? cause?.code;
+    const failure = networkFailure(code, 'no answer from the Gmail API');
+    // A new error without the GaxiosError's request (and its Authorization header).
+    return (
+      failure ?? {
+        kind: 'error',
+        error: new Error(`Gmail API request failed: ${String(code ?? '')} ${e.message ?? ''}`.trim()),
+      }
+    );
   }
   const body = (e.response?.data ?? {}) as GoogleErrorBody;
   const reason = body.error?.errors?.[0]?.reason ?? '';

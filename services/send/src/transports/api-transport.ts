@@ -1,13 +1,13 @@
 /**
- * What the Gmail API and Microsoft Graph transports share: make the headers name exactly the
- * envelope (header-recipients.ts), hand the message to the provider client once for every
- * recipient (one API message), and turn the outcome into one RecipientResult per recipient,
- * success with the provider's ids or the classified failure.
+ * What the Gmail API and Microsoft Graph transports share (ApiTransport): make the headers name
+ * exactly the envelope (header-recipients.ts), hand the message to the provider client once for
+ * every recipient (one API message), and turn the outcome into one RecipientResult per
+ * recipient, success with the provider's ids or the classified failure.
  */
 import { localFailure } from '../classify-smtp-error';
 import { classifyProviderError } from './classify-provider-error';
 import { routeByHeaders } from './header-recipients';
-import type { DeliverHints, Envelope, RecipientResult } from './types';
+import type { DeliverHints, Envelope, MessageTransport, RecipientResult } from './types';
 
 export interface ProviderSent {
   /** Reported as the events' `message_id`. */
@@ -20,7 +20,23 @@ export interface ProviderSent {
 
 export const OUTSIDE_ENVELOPE_REASON = 'The message names recipients outside this delivery';
 
-export async function deliverThroughApi(
+/** A transport whose provider takes the MIME message through its API and delivers to its headers. */
+export abstract class ApiTransport implements MessageTransport {
+  readonly recipientsFromHeaders = true;
+  /** Names the provider in failure texts. */
+  protected abstract readonly provider: string;
+
+  constructor(readonly mailer: { id: string }) {}
+
+  /** Sends the routed message through the provider's API; throws what the client throws. */
+  protected abstract send(raw: Buffer, hints: DeliverHints): Promise<ProviderSent>;
+
+  deliver(envelope: Envelope, raw: Buffer, hints: DeliverHints = {}): Promise<RecipientResult[]> {
+    return deliverThroughApi(this.provider, envelope, raw, hints, (routed) => this.send(routed, hints));
+  }
+}
+
+async function deliverThroughApi(
   provider: string,
   envelope: Envelope,
   raw: Buffer,

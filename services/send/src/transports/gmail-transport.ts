@@ -11,31 +11,26 @@
  *   gmail: (mailer) => new GmailTransport(mailer, tokensFor(mailer), { apiUrl: s.gmailApiUrl }),
  */
 import { GmailClient, type GmailClientOptions, type TokenSource } from '@mailyard/providers';
-import { deliverThroughApi } from './api-transport';
-import type { DeliverHints, Envelope, MessageTransport, RecipientResult } from './types';
+import { ApiTransport, type ProviderSent } from './api-transport';
+import type { DeliverHints } from './types';
 
 export type GmailTransportOptions = GmailClientOptions;
 
-export class GmailTransport implements MessageTransport {
-  readonly recipientsFromHeaders = true;
+export class GmailTransport extends ApiTransport {
+  protected readonly provider = 'Gmail API';
   private readonly client: GmailClient;
 
-  constructor(
-    readonly mailer: { id: string },
-    tokens: TokenSource,
-    options: GmailTransportOptions,
-  ) {
+  constructor(mailer: { id: string }, tokens: TokenSource, options: GmailTransportOptions) {
+    super(mailer);
     this.client = new GmailClient(tokens, options);
   }
 
-  deliver(envelope: Envelope, raw: Buffer, hints: DeliverHints = {}): Promise<RecipientResult[]> {
-    return deliverThroughApi('Gmail API', envelope, raw, hints, async (routed) => {
-      const sent = await this.client.send(routed, { threadId: hints.threadId ?? null });
-      return {
-        messageId: sent.id,
-        threadId: sent.threadId,
-        response: `Gmail API accepted message ${sent.id} (thread ${sent.threadId})`,
-      };
-    });
+  protected async send(raw: Buffer, hints: DeliverHints): Promise<ProviderSent> {
+    const sent = await this.client.send(raw, { threadId: hints.threadId ?? null });
+    return {
+      messageId: sent.id,
+      threadId: sent.threadId,
+      response: `Gmail API accepted message ${sent.id} (thread ${sent.threadId})`,
+    };
   }
 }

@@ -12,31 +12,27 @@
  *   graph: (mailer) => new GraphTransport(mailer, tokensFor(mailer), { graphUrl: s.microsoftGraphUrl }),
  */
 import { GraphClient, type GraphClientOptions, type TokenSource } from '@mailyard/providers';
-import { deliverThroughApi } from './api-transport';
-import type { Envelope, MessageTransport, RecipientResult } from './types';
+import { ApiTransport, type ProviderSent } from './api-transport';
 
 export type GraphTransportOptions = GraphClientOptions;
 
-export class GraphTransport implements MessageTransport {
-  readonly recipientsFromHeaders = true;
+export class GraphTransport extends ApiTransport {
+  protected readonly provider = 'Microsoft Graph';
   private readonly client: GraphClient;
 
-  constructor(
-    readonly mailer: { id: string },
-    tokens: TokenSource,
-    options: GraphTransportOptions,
-  ) {
+  constructor(mailer: { id: string }, tokens: TokenSource, options: GraphTransportOptions) {
+    super(mailer);
     this.client = new GraphClient(tokens, options);
   }
 
-  deliver(envelope: Envelope, raw: Buffer): Promise<RecipientResult[]> {
-    return deliverThroughApi('Microsoft Graph', envelope, raw, {}, async (routed) => {
-      const sent = await this.client.sendMime(routed);
-      return {
-        messageId: sent.internetMessageId || sent.id,
-        threadId: sent.conversationId,
-        response: `Microsoft Graph accepted message ${sent.internetMessageId || sent.id}`,
-      };
-    });
+  /** Thread-Id is a Gmail notion: Graph threads a reply by its In-Reply-To / References. */
+  protected async send(raw: Buffer): Promise<ProviderSent> {
+    const sent = await this.client.sendMime(raw);
+    const messageId = sent.internetMessageId || sent.id;
+    return {
+      messageId,
+      threadId: sent.conversationId,
+      response: `Microsoft Graph accepted message ${messageId}`,
+    };
   }
 }
