@@ -53,3 +53,30 @@ export function parseMessage(raw: string | Buffer): ParsedMessage {
   const text = raw.toString();
   return { headers: splitHead(text).headers, parts: leaves(text) };
 }
+
+export interface SimpleMessage {
+  from: string;
+  to: string;
+  subject: string;
+  /** Message-ID with angle brackets; omitted when not given. */
+  id?: string;
+  /** More header lines, CRLF-separated. */
+  extra?: string;
+  body?: string;
+}
+
+/** A small text/plain RFC 5322 message with CRLF line ends (seeding test mailboxes). */
+export function simpleMessage(o: SimpleMessage): string {
+  return [
+    `From: ${o.from}`,
+    `To: ${o.to}`,
+    `Subject: ${o.subject}`,
+    ...(o.id ? [`Message-ID: ${o.id}`] : []),
+    ...(o.extra ? [o.extra] : []),
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    o.body ?? 'hello',
+    '',
+  ].join('\r\n');
+}

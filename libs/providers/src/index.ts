@@ -1,1 +1,4 @@
 export * from './oauth/types';
+export * from './api';
+export * from './gmail';
+export * from './graph';

@@ -14,6 +14,8 @@
  * the raw text (the server's reply, or the error message when there was no reply).
  */
 
+import type { DeactivationReason } from '@mailyard/contracts';
+
 export type FailureKind = 'temporary' | 'permanent' | 'auth';
 
 /** Every `auth` failure's failedReason starts with this (the consumer recognizes recorded ones by it). */
@@ -27,6 +29,11 @@ export interface DeliveryFailure {
   enhancedCode?: string;
   failedReason: string;
   providerError: string;
+  /**
+   * For an `auth` failure of an OAuth mailer: how the mailer is deactivated (`oauth_revoked`
+   * when the grant is gone, `provider_auth_error` when the provider refused the account).
+   */
+  deactivation?: DeactivationReason;
 }
 
 /** The fields of a nodemailer error (or any error) this module reads. */

@@ -54,6 +54,7 @@ import { renderCopy } from './render';
 import { type SendSettings, retryDelayMs } from './settings';
 import { trackCopy } from './track-copy';
 import type { Transports } from './transports';
+import { headerRecipientsFor } from './transports/header-recipients';
 
 export interface ConsumerDeps {
   db: Db;
@@ -280,10 +281,16 @@ async function sendCopy(
     attempt.fail(toSend, 'Sending through OAuth mailers is not supported yet');
     return;
   }
+  const transport = deps.transports.for(mailer);
+  const envelopeTo = [...new Map(toSend.map((r) => [lower(r.email), r.email])).values()];
   // Who the headers name (a tracked copy goes to one recipient but shows the message's To/Cc).
+  // A provider that delivers to the headers (Gmail API, Graph) gets only this delivery's recipients.
   const planned = planCopies(request, cmd.ref_id).find((c) => c.copy_id === cmd.copy_id);
-  const recipients: CopyRecipient[] =
-    planned?.display ?? planned?.recipients ?? copy.recipients.map((r) => ({ email: r.email, type: r.type }));
+  const copyRecipients =
+    planned?.recipients ?? copy.recipients.map((r) => ({ email: r.email, type: r.type }));
+  const recipients: CopyRecipient[] = transport.recipientsFromHeaders
+    ? headerRecipientsFor(copyRecipients, envelopeTo)
+    : (planned?.display ?? copyRecipients);
 
   let rendered: ReturnType<typeof renderCopy>;
   try {
@@ -341,17 +348,20 @@ async function sendCopy(
     return;
   }
 
-  const envelopeTo = [...new Map(toSend.map((r) => [lower(r.email), r.email])).values()];
+  const threadId = customHeader(request.headers, 'thread-id');
   const stop = deliverySeconds.startTimer();
-  const results = await deps.transports
-    .for(mailer)
-    .deliver({ from: request.from.email, to: envelopeTo }, raw);
+  const results = await transport.deliver(
+    { from: request.from.email, to: envelopeTo },
+    raw,
+    threadId ? { threadId } : {},
+  );
   stop();
   const byEmail = new Map(results.map((r) => [lower(r.email), r]));
   for (const row of toSend) {
     const result = byEmail.get(lower(row.email));
     if (result?.ok) {
-      attempt.delivered(row, messageId);
+      // A provider that assigns its own ids (Gmail API, Graph) reports those (SPEC.md "Message-ID handling").
+      attempt.delivered(row, result.messageId || messageId, result.threadId ?? '');
       continue;
     }
     let failure: DeliveryFailure = result
@@ -377,9 +387,10 @@ interface Failed {
 /** Collects the outcomes of one attempt and turns them into events. */
 class Attempt {
   private readonly planned: PlannedEvent[] = [];
-  private readonly delivery: { rows: CopyRecipientRow[]; messageId: string } = {
+  private readonly delivery: { rows: CopyRecipientRow[]; messageId: string; threadId: string } = {
     rows: [],
     messageId: '',
+    threadId: '',
   };
   private readonly retry: Failed[] = [];
   private readonly final: Failed[] = [];
@@ -407,9 +418,10 @@ class Attempt {
     });
   }
 
-  delivered(row: CopyRecipientRow, messageId: string): void {
+  delivered(row: CopyRecipientRow, messageId: string, threadId: string): void {
     this.delivery.rows.push(row);
     this.delivery.messageId = messageId;
+    this.delivery.threadId = threadId;
   }
 
   smtpFailure(row: CopyRecipientRow, failure: DeliveryFailure): void {
@@ -427,6 +439,7 @@ class Attempt {
         recipients: this.delivery.rows.map((r) => recipient(r, '')),
         failedReason: '',
         messageId: this.delivery.messageId,
+        threadId: this.delivery.threadId,
       });
     }
     // Each recipient gets one SMTP_ERROR per attempt, all under the command's copy: when the
@@ -448,6 +461,12 @@ class Attempt {
       send: { attempt: this.cmd.attempt, maxAttempts: this.s.maxAttempts, retryScheduled },
     };
   }
+}
+
+/** A custom header of the send request by name, case-insensitively. */
+function customHeader(headers: Record<string, string> | undefined, name: string): string | undefined {
+  const key = Object.keys(headers ?? {}).find((k) => k.toLowerCase() === name);
+  return key === undefined ? undefined : headers![key]!.trim() || undefined;
 }
 
 function recipient(row: CopyRecipientRow, failureReason: string): EventRecipient {

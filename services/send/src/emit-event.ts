@@ -33,6 +33,8 @@ export interface PlannedEvent {
   failedReason: string;
   providerError?: string;
   messageId: string;
+  /** The provider's thread (Gmail thread id, Graph conversationId); '' when not applicable. */
+  threadId?: string;
   send?: { attempt: number; maxAttempts: number; retryScheduled: boolean };
 }
 
@@ -54,7 +56,7 @@ export function buildEmailEvent(ctx: EventContext, p: PlannedEvent, eventAt: str
     email: p.recipients.map((r) => r.email),
     custom_args: ctx.customArgs ?? null,
     message_id: p.messageId,
-    thread_id: '',
+    thread_id: p.threadId ?? '',
     webhook_id: '',
     event_at: eventAt,
     tracking: emptyTracking(),

@@ -1,0 +1,19 @@
+/**
+ * How the API clients ask for a bearer token. It is the seam's AccessTokenSource (oauth/types.ts)
+ * with one optional hint: after the provider answered 401 the client asks once more, naming the
+ * token it refused, so a source that caches tokens refreshes instead of handing the same one out
+ * again. Any AccessTokenSource fits (it ignores the hint; the client then retries once with
+ * whatever it gets).
+ */
+import type { AccessTokenSource } from '../oauth/types';
+
+export interface TokenRequest {
+  /** The token the provider just refused (401): do not return it again. */
+  rejected?: string;
+}
+
+export type TokenSource = AccessTokenSource | ((request?: TokenRequest) => Promise<string>);
+
+export function askToken(source: TokenSource, request?: TokenRequest): Promise<string> {
+  return (source as (request?: TokenRequest) => Promise<string>)(request);
+}

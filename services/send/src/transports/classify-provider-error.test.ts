@@ -1,0 +1,69 @@
+import {
+  OAuthRevokedError,
+  ProviderAuthError,
+  ProviderRequestError,
+  ProviderThrottledError,
+} from '@mailyard/providers';
+import { AUTH_REASON_PREFIX } from '../classify-smtp-error';
+import { classifyProviderError } from './classify-provider-error';
+
+const gmail = { provider: 'Gmail API' };
+
+describe('classifyProviderError', () => {
+  it('retries throttling like a temporary SMTP reply, naming the wait', () => {
+    const f = classifyProviderError(
+      new ProviderThrottledError('Gmail API 429: slow down', 429, 30_000),
+      gmail,
+    );
+    expect(f).toEqual({
+      kind: 'temporary',
+      failedReason: 'Temporary failure: Gmail API is rate limiting the mailer (retry after 30 s)',
+      providerError: 'Gmail API 429: slow down',
+    });
+    expect(classifyProviderError(new ProviderThrottledError('x', 503, null), gmail).failedReason).toBe(
+      'Temporary failure: Gmail API is unavailable',
+    );
+    expect(classifyProviderError(new ProviderThrottledError('x', null, null), gmail).kind).toBe('temporary');
+  });
+
+  it('makes a revoked grant a final authentication failure that deactivates with oauth_revoked', () => {
+    const f = classifyProviderError(new OAuthRevokedError('invalid_grant'), gmail);
+    expect(f.kind).toBe('auth');
+    expect(f.deactivation).toBe('oauth_revoked');
+    expect(f.failedReason.startsWith(AUTH_REASON_PREFIX)).toBe(true);
+    expect(f.providerError).toBe('invalid_grant');
+  });
+
+  it('makes a refused account a final authentication failure with provider_auth_error', () => {
+    const f = classifyProviderError(new ProviderAuthError('denied', 403), { provider: 'Microsoft Graph' });
+    expect(f).toMatchObject({ kind: 'auth', deactivation: 'provider_auth_error' });
+    expect(f.failedReason).toContain('Microsoft Graph refused');
+  });
+
+  it('makes a refused message permanent with a readable reason', () => {
+    const thread = classifyProviderError(
+      new ProviderRequestError('Gmail API 404: not found', 404, 'notFound'),
+      {
+        ...gmail,
+        threadId: '18c0',
+      },
+    );
+    expect(thread).toMatchObject({
+      kind: 'permanent',
+      failedReason: 'Gmail thread 18c0 (Thread-Id) was not found',
+    });
+    const sendAs = classifyProviderError(new ProviderRequestError('x', 403, 'ErrorSendAsDenied'), gmail);
+    expect(sendAs.failedReason).toBe('The mailer may not send as the message From address');
+    expect(classifyProviderError(new ProviderRequestError('x', 413, ''), gmail).failedReason).toBe(
+      'Message too large for Gmail API',
+    );
+    expect(classifyProviderError(new ProviderRequestError('x', 400, ''), gmail).kind).toBe('permanent');
+  });
+
+  it('retries anything unexpected', () => {
+    expect(classifyProviderError(new Error('socket hang up'), gmail)).toMatchObject({
+      kind: 'temporary',
+      providerError: 'socket hang up',
+    });
+  });
+});
