@@ -33,7 +33,12 @@ export interface StoredMailer {
   /** Domain mailers only. */
   domain: { name: string; selector: string; verified: boolean } | null;
   /** OAuth mailers only: whose grant it holds (tokens never leave oauth-grants.ts). */
-  oauth: { provider: 'google' | 'microsoft'; appId: string; scopes: string[]; accessExpiresAt: Date | null } | null;
+  oauth: {
+    provider: 'google' | 'microsoft';
+    appId: string;
+    scopes: string[];
+    accessExpiresAt: Date | null;
+  } | null;
   createdAt: Date;
   updatedAt: Date;
 }

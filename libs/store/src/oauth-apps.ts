@@ -118,10 +118,10 @@ export const oauthApps = {
         [tenantId, id],
       );
       if (rows.length === 0) return 'not_found';
-      const used = await tx.query(
-        'SELECT 1 FROM oauth_grants WHERE tenant_id = $1 AND app_id = $2 LIMIT 1',
-        [tenantId, id],
-      );
+      const used = await tx.query('SELECT 1 FROM oauth_grants WHERE tenant_id = $1 AND app_id = $2 LIMIT 1', [
+        tenantId,
+        id,
+      ]);
       if (used.rows.length > 0) return 'in_use';
       await tx.query('DELETE FROM oauth_apps WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
       return 'deleted';

@@ -228,7 +228,11 @@ export async function saveRefreshedGrant(
  * Marks the stored access token as expired (a provider API refused it before its expiry): the
  * next token request refreshes, and a revoked grant then deactivates the mailer.
  */
-export async function expireOAuthAccessToken(db: Queryable, tenantId: string, mailerId: string): Promise<void> {
+export async function expireOAuthAccessToken(
+  db: Queryable,
+  tenantId: string,
+  mailerId: string,
+): Promise<void> {
   await db.query(
     `UPDATE oauth_grants SET access_expires_at = to_timestamp(0), version = version + 1, updated_at = now()
       WHERE tenant_id = $1 AND mailer_id = $2`,

@@ -142,9 +142,7 @@ export type CreateOAuthAppRequest = z.infer<typeof CreateOAuthAppSchema>;
 /** POST /v1/oauth/login */
 export const OAuthLoginSchema = z.object({
   app_id: required(OAuthErrorText.appIdRequired, 200),
-  type: z
-    .enum(OAUTH_MAILER_TYPES, { errorMap: () => ({ message: OAuthErrorText.invalidType }) })
-    .optional(),
+  type: z.enum(OAUTH_MAILER_TYPES, { errorMap: () => ({ message: OAuthErrorText.invalidType }) }).optional(),
   redirect_uri: RedirectUriSchema.optional(),
   mailer_id: required(OAuthErrorText.mailerIdRequired, 200).optional(),
   /** A refresh token the tenant obtained elsewhere (same app): exchanged at once. */
