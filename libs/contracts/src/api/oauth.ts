@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { IdPrefix, type IdPrefixValue } from '../ids';
 import type { ConfigType } from '../mailers/types';
+import { hasControlChars } from '../validation/control';
 
 export const OAUTH_PROVIDERS = ['google', 'microsoft'] as const;
 export type OAuthProviderName = (typeof OAUTH_PROVIDERS)[number];
@@ -85,7 +86,7 @@ const required = (message: string, max: number) =>
     .min(1, message)
     .max(max, `${message} (at most ${max} characters)`);
 
-const noControl = (v: string) => !/[\u0000-\u001f\u007f]/.test(v);
+const noControl = (v: string) => !hasControlChars(v);
 
 /** An http(s) URL the provider redirects the browser to (registered with the app). */
 export const RedirectUriSchema = z
