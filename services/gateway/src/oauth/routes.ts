@@ -66,25 +66,21 @@ export function oauthRoutes(ctx: Pick<GatewayContext, 'db' | 'kv' | 'sealer' | '
       res.json({ success: true, url: out.url } satisfies OAuthLoginUrlResponse);
       return;
     }
-    res
-      .status(out.created ? 201 : 200)
-      .json({
-        success: true,
-        mailer_id: out.mailerId,
-        message: out.message,
-      } satisfies OAuthConnectedResponse);
+    res.status(out.created ? 201 : 200).json({
+      success: true,
+      mailer_id: out.mailerId,
+      message: out.message,
+    } satisfies OAuthConnectedResponse);
   });
 
   router.get('/v1/oauth/callback', async (req, res) => {
     const query = parseOrThrow(OAuthCallbackQuerySchema, req.query);
     const out = await callback(deps, query);
-    res
-      .status(out.created ? 201 : 200)
-      .json({
-        success: true,
-        mailer_id: out.mailerId,
-        message: out.message,
-      } satisfies OAuthConnectedResponse);
+    res.status(out.created ? 201 : 200).json({
+      success: true,
+      mailer_id: out.mailerId,
+      message: out.message,
+    } satisfies OAuthConnectedResponse);
   });
 
   router.post('/v1/oauth/activate', async (req, res) => {
