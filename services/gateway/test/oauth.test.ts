@@ -353,6 +353,22 @@ for (const mode of MODES) {
       await request(gw.app).get(`/v1/oauth/callback${denied.back.search}`).expect(400, invalid);
     });
 
+    it('two callbacks with the same state at once: one connects, the other is refused before any exchange', async () => {
+      google.auth.account = `race-${mode}@gmail.test`;
+      const login = await gw.post('/v1/oauth/login', { app_id: googleApp, type: 'smtp' }).expect(200);
+      const back = await google.consent(login.body.url);
+      const before = google.auth.tokenRequests.filter((r) => r.grantType === 'authorization_code').length;
+      const [a, b] = await Promise.all([
+        request(gw.app).get(`/v1/oauth/callback${back.search}`),
+        request(gw.app).get(`/v1/oauth/callback${back.search}`),
+      ]);
+      expect([a.status, b.status].sort()).toEqual([201, 400]);
+      expect((a.status === 400 ? a : b).body.error).toBe('Invalid or expired OAuth state');
+      expect(google.auth.tokenRequests.filter((r) => r.grantType === 'authorization_code').length).toBe(
+        before + 1,
+      );
+    });
+
     it('re-authentication updates the same mailer (same account only) and re-activates it without an event', async () => {
       google.auth.account = `reauth-${mode}@gmail.test`;
       const first = await connect({ app_id: googleApp, type: 'smtp' });
