@@ -36,6 +36,8 @@ export interface StoredMailer {
   oauth: {
     provider: 'google' | 'microsoft';
     appId: string;
+    /** The account the grant belongs to (the mailer's `email` may have been renamed). */
+    accountEmail: string;
     scopes: string[];
     accessExpiresAt: Date | null;
   } | null;
@@ -83,6 +85,7 @@ type Row = {
   domain_verified: boolean | null;
   oauth_provider: 'google' | 'microsoft' | null;
   oauth_app_id: string | null;
+  oauth_account: string | null;
   oauth_scopes: string[] | null;
   oauth_expires_at: Date | null;
   created_at: Date;
@@ -92,7 +95,7 @@ type Row = {
 const SELECT = `SELECT m.id, m.tenant_id, m.config_type, m.connection_type, m.name, m.email, m.state, m.state_reason,
     m.config, m.secret IS NOT NULL AS password_set, m.incoming_webhook, d.name AS domain_name,
     d.selector AS domain_selector, d.verified AS domain_verified, g.provider AS oauth_provider,
-    g.app_id AS oauth_app_id, g.scopes AS oauth_scopes, g.access_expires_at AS oauth_expires_at,
+    g.app_id AS oauth_app_id, g.account_email AS oauth_account, g.scopes AS oauth_scopes, g.access_expires_at AS oauth_expires_at,
     m.created_at, m.updated_at
   FROM mailers m LEFT JOIN domains d ON d.id = m.id LEFT JOIN oauth_grants g ON g.mailer_id = m.id`;
 
@@ -118,6 +121,7 @@ const toMailer = (r: Row): StoredMailer => ({
       : {
           provider: r.oauth_provider,
           appId: r.oauth_app_id,
+          accountEmail: r.oauth_account ?? '',
           scopes: r.oauth_scopes ?? [],
           accessExpiresAt: r.oauth_expires_at,
         },

@@ -59,8 +59,9 @@ export async function connectMailer(
   if (input.mailerId) {
     const existing = await mailers.get(deps.db, input.tenantId, input.mailerId);
     if (!existing) throw notFound(MailerErrorText.mailerNotFound);
-    if (existing.email.toLowerCase() !== email)
-      throw conflict(OAuthErrorText.accountMismatch, { authorized: email, mailer_email: existing.email });
+    const account = (existing.oauth?.accountEmail || existing.email).toLowerCase();
+    if (account !== email)
+      throw conflict(OAuthErrorText.accountMismatch, { authorized: email, mailer_email: account });
     result = await reconnectOAuthMailer(deps.db, deps.sealer, input.tenantId, input.mailerId, connection);
   } else {
     const kind = OAUTH_MAILER_KINDS[type];
