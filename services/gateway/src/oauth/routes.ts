@@ -17,13 +17,21 @@ import {
 } from '@mailyard/contracts';
 import { badRequest, parseOrThrow } from '@mailyard/platform';
 import { StateSigner, oauthClientFor, providerEndpoints, providerSettings } from '@mailyard/providers';
-import { Router } from 'express';
+import { type Response, Router } from 'express';
 import { tenantOf } from '../auth/api-key-auth';
 import type { GatewayContext } from '../settings';
 import { activateOAuthMailer } from './activate';
+import type { Connected } from './connect-mailer';
 import { createApp, deleteApp, listApps } from './oauth-apps';
 import { type OAuthFlowDeps, callback, login } from './oauth-flow';
 import { PendingLogins } from './pending-logins';
+
+/** 201 for a new mailer, 200 for a re-authenticated one. */
+function sendConnected(res: Response, out: Connected): void {
+  res
+    .status(out.created ? 201 : 200)
+    .json({ success: true, mailer_id: out.mailerId, message: out.message } satisfies OAuthConnectedResponse);
+}
 
 /** The /v1 routes served without an API key. */
 export const PUBLIC_V1_ROUTES = [{ method: 'GET', path: '/v1/oauth/callback' }] as const;
@@ -66,21 +74,12 @@ export function oauthRoutes(ctx: Pick<GatewayContext, 'db' | 'kv' | 'sealer' | '
       res.json({ success: true, url: out.url } satisfies OAuthLoginUrlResponse);
       return;
     }
-    res.status(out.created ? 201 : 200).json({
-      success: true,
-      mailer_id: out.mailerId,
-      message: out.message,
-    } satisfies OAuthConnectedResponse);
+    sendConnected(res, out);
   });
 
   router.get('/v1/oauth/callback', async (req, res) => {
     const query = parseOrThrow(OAuthCallbackQuerySchema, req.query);
-    const out = await callback(deps, query);
-    res.status(out.created ? 201 : 200).json({
-      success: true,
-      mailer_id: out.mailerId,
-      message: out.message,
-    } satisfies OAuthConnectedResponse);
+    sendConnected(res, await callback(deps, query));
   });
 
   router.post('/v1/oauth/activate', async (req, res) => {
