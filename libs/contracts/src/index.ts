@@ -27,3 +27,4 @@ export * from './events/incoming-email';
 export * from './bus/messages';
 export * from './api/inbound';
 export * from './bus/inbound-message';
+export * from './api/oauth';

@@ -15,3 +15,5 @@ export * from './webhooks';
 export * from './webhook-deliveries';
 export * from './backfill-jobs';
 export * from './inbound';
+export * from './oauth-apps';
+export * from './oauth-grants';

@@ -32,6 +32,15 @@ export interface StoredMailer {
   webhook: MailerWebhookInfo | null;
   /** Domain mailers only. */
   domain: { name: string; selector: string; verified: boolean } | null;
+  /** OAuth mailers only: whose grant it holds (tokens never leave oauth-grants.ts). */
+  oauth: {
+    provider: 'google' | 'microsoft';
+    appId: string;
+    /** The account the grant belongs to (the mailer's `email` may have been renamed). */
+    accountEmail: string;
+    scopes: string[];
+    accessExpiresAt: Date | null;
+  } | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -74,14 +83,21 @@ type Row = {
   domain_name: string | null;
   domain_selector: string | null;
   domain_verified: boolean | null;
+  oauth_provider: 'google' | 'microsoft' | null;
+  oauth_app_id: string | null;
+  oauth_account: string | null;
+  oauth_scopes: string[] | null;
+  oauth_expires_at: Date | null;
   created_at: Date;
   updated_at: Date;
 };
 
 const SELECT = `SELECT m.id, m.tenant_id, m.config_type, m.connection_type, m.name, m.email, m.state, m.state_reason,
     m.config, m.secret IS NOT NULL AS password_set, m.incoming_webhook, d.name AS domain_name,
-    d.selector AS domain_selector, d.verified AS domain_verified, m.created_at, m.updated_at
-  FROM mailers m LEFT JOIN domains d ON d.id = m.id`;
+    d.selector AS domain_selector, d.verified AS domain_verified, g.provider AS oauth_provider,
+    g.app_id AS oauth_app_id, g.account_email AS oauth_account, g.scopes AS oauth_scopes, g.access_expires_at AS oauth_expires_at,
+    m.created_at, m.updated_at
+  FROM mailers m LEFT JOIN domains d ON d.id = m.id LEFT JOIN oauth_grants g ON g.mailer_id = m.id`;
 
 const toMailer = (r: Row): StoredMailer => ({
   id: r.id,
@@ -99,6 +115,16 @@ const toMailer = (r: Row): StoredMailer => ({
     r.domain_name === null
       ? null
       : { name: r.domain_name, selector: r.domain_selector ?? '', verified: r.domain_verified === true },
+  oauth:
+    r.oauth_provider === null || r.oauth_app_id === null
+      ? null
+      : {
+          provider: r.oauth_provider,
+          appId: r.oauth_app_id,
+          accountEmail: r.oauth_account ?? '',
+          scopes: r.oauth_scopes ?? [],
+          accessExpiresAt: r.oauth_expires_at,
+        },
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -216,7 +242,8 @@ export const mailers = {
 
   /**
    * Deletes a mailer (a domain mailer deletes its domain too). Rows stay, marked deleted, so sends
-   * accepted before read the mailer as `deleted`; its secrets are wiped. False when absent.
+   * accepted before read the mailer as `deleted`; its secrets (password, webhook headers, DKIM key,
+   * OAuth grant) are wiped. False when absent.
    */
   async delete(db: Db, tenantId: string, id: string): Promise<boolean> {
     return db.transaction(async (tx) => {
@@ -226,6 +253,7 @@ export const mailers = {
         [tenantId, id],
       );
       if (res.rowCount === 0) return false;
+      await tx.query('DELETE FROM oauth_grants WHERE tenant_id = $1 AND mailer_id = $2', [tenantId, id]);
       await tx.query(
         `UPDATE domains SET deleted_at = now(), updated_at = now(), dkim_private_key = NULL, next_check_at = NULL
           WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,

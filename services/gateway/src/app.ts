@@ -1,6 +1,6 @@
 import { JSON_INPUT_LIMITS } from '@mailyard/contracts';
 import { type ReadinessCheck, type ServiceContext, createHttpApp } from '@mailyard/platform';
-import type { Express } from 'express';
+import type { Express, NextFunction, Request, Response } from 'express';
 import { adminAuth } from './admin/admin-auth';
 import { adminRoutes } from './admin/routes';
 import { apiKeyAuth } from './auth/api-key-auth';
@@ -10,6 +10,7 @@ import { domainRoutes } from './domains/routes';
 import { inboundRoutes } from './inbound/routes';
 import { logRoutes } from './logs/routes';
 import { mailerRoutes } from './mailers/routes';
+import { PUBLIC_V1_ROUTES, oauthRoutes } from './oauth/routes';
 import { openApiRoutes } from './openapi/routes';
 import { rateLimit } from './rate-limit/rate-limit';
 import { sendRoutes } from './send/routes';
@@ -17,6 +18,16 @@ import { gatewayContext } from './settings';
 import { suppressionRoutes } from './suppressions/routes';
 import { templateRoutes } from './templates/routes';
 import { webhookRoutes } from './webhooks/routes';
+
+type Middleware = (req: Request, res: Response, next: NextFunction) => unknown;
+
+/** `mw`, except on the few /v1 routes served without a key (the OAuth callback). */
+const exceptPublic =
+  (mw: Middleware): Middleware =>
+  (req, res, next) =>
+    PUBLIC_V1_ROUTES.some((r) => r.method === req.method && r.path === `${req.baseUrl}${req.path}`)
+      ? next()
+      : mw(req, res, next);
 
 export interface GatewayHooks {
   /** A send committed outbox rows: lets the relay publish without waiting for its next poll. */
@@ -49,11 +60,13 @@ export function buildGatewayApp(
       app.use('/admin/v1', adminAuth(config.ADMIN_API_KEY));
       app.use(
         '/v1',
-        apiKeyAuth(db, keyCache),
-        rateLimit(kv, logger, {
-          limits: { standard: config.RATE_LIMIT_STANDARD, enterprise: config.RATE_LIMIT_ENTERPRISE },
-          windowMs: config.RATE_LIMIT_WINDOW_SECONDS * 1000,
-        }),
+        exceptPublic(apiKeyAuth(db, keyCache)),
+        exceptPublic(
+          rateLimit(kv, logger, {
+            limits: { standard: config.RATE_LIMIT_STANDARD, enterprise: config.RATE_LIMIT_ENTERPRISE },
+            windowMs: config.RATE_LIMIT_WINDOW_SECONDS * 1000,
+          }),
+        ),
       );
     },
     routes: (app) => {
@@ -62,6 +75,7 @@ export function buildGatewayApp(
       app.use(templateRoutes(db));
       app.use(domainRoutes(ctx, { onOutboxWrite: hooks.onOutboxWrite }));
       app.use(mailerRoutes(ctx));
+      app.use(oauthRoutes(ctx));
       app.use(sendRoutes({ db, sealer: ctx.sealer, onOutboxWrite: hooks.onOutboxWrite }));
       app.use(logRoutes(db));
       app.use(suppressionRoutes(db));

@@ -15,44 +15,49 @@ import {
   parseSettings,
   positiveInt,
 } from '@mailyard/platform';
+import { ProviderEnvObject, providerEnvCheck } from '@mailyard/providers';
 import { z } from 'zod';
 
 const apiKey = z.string().min(16, 'must be at least 16 characters').optional();
 
-export const GatewayEnvSchema = z.object({
-  ADMIN_API_KEY: apiKey,
-  BOOTSTRAP_API_KEY: apiKey,
-  BOOTSTRAP_TIER: z.enum(['standard', 'enterprise']).default('standard'),
-  RATE_LIMIT_STANDARD: positiveInt(100),
-  RATE_LIMIT_ENTERPRISE: positiveInt(1000),
-  RATE_LIMIT_WINDOW_SECONDS: positiveInt(60),
-  API_KEY_CACHE_MS: integer('must be a non-negative integer', 0).default(5000),
-  /** Largest JSON body of every route but the send route (read only after authentication). */
-  HTTP_BODY_LIMIT: byteSize.default('1mb'),
-  /** Largest body of POST /v1/email/send: a 30 MB message is 40 MiB as base64, plus JSON. */
-  HTTP_SEND_BODY_LIMIT: byteSize.default('42mb'),
-  /** Webhook registration check: connect timeout of the test request. */
-  WEBHOOK_CONNECT_TIMEOUT_MS: positiveInt(5000),
-  // Sending domains: suggested records, background re-checks
-  DKIM_SELECTOR: hostName.default('mailyard'),
-  SPF_INCLUDE: hostName.or(z.literal('none')).optional(),
-  SENDING_IPS: commaList(
-    'must be a comma-separated list of IP addresses or CIDR ranges',
-    (s) => isIP(s.split('/')[0]!) !== 0,
-  ),
-  INBOUND_MX_HOST: hostName.optional(),
-  DOMAIN_CHECK_TICK_MS: positiveInt(60_000),
-  DOMAIN_CHECK_FIRST_DELAY_S: positiveInt(300),
-  DOMAIN_CHECK_MAX_BACKOFF_S: positiveInt(21_600),
-  DOMAIN_CHECK_UNVERIFIED_WINDOW_S: positiveInt(259_200),
-  DOMAIN_CHECK_VERIFIED_INTERVAL_S: positiveInt(86_400),
-  DOMAIN_CHECK_BATCH: positiveInt(50),
-  // Mailer credential checks (POST /v1/smtpbasic/verify, /v1/imapbasic/verify, enable, updates)
-  SMTP_VERIFY_TIMEOUT_MS: positiveInt(10_000),
-  IMAP_VERIFY_TIMEOUT_MS: positiveInt(10_000),
-  // History backfill (POST /v1/imap/{mailerID}/history): the server maximum `count` is clamped to
-  BACKFILL_MAX_COUNT: positiveInt(1000),
-});
+export const GatewayEnvSchema = z
+  .object({
+    ADMIN_API_KEY: apiKey,
+    BOOTSTRAP_API_KEY: apiKey,
+    BOOTSTRAP_TIER: z.enum(['standard', 'enterprise']).default('standard'),
+    RATE_LIMIT_STANDARD: positiveInt(100),
+    RATE_LIMIT_ENTERPRISE: positiveInt(1000),
+    RATE_LIMIT_WINDOW_SECONDS: positiveInt(60),
+    API_KEY_CACHE_MS: integer('must be a non-negative integer', 0).default(5000),
+    /** Largest JSON body of every route but the send route (read only after authentication). */
+    HTTP_BODY_LIMIT: byteSize.default('1mb'),
+    /** Largest body of POST /v1/email/send: a 30 MB message is 40 MiB as base64, plus JSON. */
+    HTTP_SEND_BODY_LIMIT: byteSize.default('42mb'),
+    /** Webhook registration check: connect timeout of the test request. */
+    WEBHOOK_CONNECT_TIMEOUT_MS: positiveInt(5000),
+    // Sending domains: suggested records, background re-checks
+    DKIM_SELECTOR: hostName.default('mailyard'),
+    SPF_INCLUDE: hostName.or(z.literal('none')).optional(),
+    SENDING_IPS: commaList(
+      'must be a comma-separated list of IP addresses or CIDR ranges',
+      (s) => isIP(s.split('/')[0]!) !== 0,
+    ),
+    INBOUND_MX_HOST: hostName.optional(),
+    DOMAIN_CHECK_TICK_MS: positiveInt(60_000),
+    DOMAIN_CHECK_FIRST_DELAY_S: positiveInt(300),
+    DOMAIN_CHECK_MAX_BACKOFF_S: positiveInt(21_600),
+    DOMAIN_CHECK_UNVERIFIED_WINDOW_S: positiveInt(259_200),
+    DOMAIN_CHECK_VERIFIED_INTERVAL_S: positiveInt(86_400),
+    DOMAIN_CHECK_BATCH: positiveInt(50),
+    // Mailer credential checks (POST /v1/smtpbasic/verify, /v1/imapbasic/verify, enable, updates)
+    SMTP_VERIFY_TIMEOUT_MS: positiveInt(10_000),
+    IMAP_VERIFY_TIMEOUT_MS: positiveInt(10_000),
+    // History backfill (POST /v1/imap/{mailerID}/history): the server maximum `count` is clamped to
+    BACKFILL_MAX_COUNT: positiveInt(1000),
+  })
+  // OAuth mailers: provider endpoints, the deployment's apps, token lifecycle (libs/providers).
+  .merge(ProviderEnvObject)
+  .superRefine(providerEnvCheck);
 
 export type GatewaySettings = z.infer<typeof GatewayEnvSchema>;
 /** The core Config with the gateway's own settings beside it. */

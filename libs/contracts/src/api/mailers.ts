@@ -210,6 +210,17 @@ export interface DomainMailerConfigView {
   verified: boolean;
 }
 
+/** `config` of an OAuth mailer: whose grant it holds; tokens are never returned. */
+export interface OAuthMailerConfigView {
+  provider: 'google' | 'microsoft';
+  /** The OAuth app the grant was made to (`google` / `microsoft` for the deployment's apps). */
+  app_id: string;
+  /** Scopes the account granted. */
+  scopes: string[];
+  /** When the current access token expires (it is refreshed ahead of that). */
+  token_expires_at: string | null;
+}
+
 export interface MailerView {
   mailer_id: string;
   name: string;
@@ -219,7 +230,7 @@ export interface MailerView {
   state: MailerState;
   /** Why the mailer was deactivated (`oauth_revoked`, `provider_auth_error`), else null. */
   state_reason: string | null;
-  config: MailerConnectionView | DomainMailerConfigView | Record<string, never>;
+  config: MailerConnectionView | DomainMailerConfigView | OAuthMailerConfigView | Record<string, never>;
   /** IMAP mailers: the incoming webhook; header values are never returned. */
   webhook?: { url: string; method: string; headers_present: string[] } | null;
   created_at: string;

@@ -1,11 +1,18 @@
 import { type MailerView, mailerCapabilities } from '@mailyard/contracts';
 import type { StoredMailer } from '@mailyard/store';
 
-/** A mailer as the API returns it: never a password, only `password_set`. */
+/** A mailer as the API returns it: never a password or token, only `password_set` / the grant's scopes. */
 export function toMailerView(m: StoredMailer): MailerView {
   let config: MailerView['config'] = {};
   if (m.domain) config = { domain: m.domain.name, selector: m.domain.selector, verified: m.domain.verified };
-  else if (m.connectionType === 'basic') {
+  else if (m.oauth) {
+    config = {
+      provider: m.oauth.provider,
+      app_id: m.oauth.appId,
+      scopes: m.oauth.scopes,
+      token_expires_at: m.oauth.accessExpiresAt?.toISOString() ?? null,
+    };
+  } else if (m.connectionType === 'basic') {
     config = {
       host: m.config.host ?? '',
       port: m.config.port ?? 0,

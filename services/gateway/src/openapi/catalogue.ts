@@ -8,11 +8,15 @@ import {
   AddDomainSchema,
   CreateImapMailerSchema,
   CreateInboundUsernameSchema,
+  CreateOAuthAppSchema,
   CreateSmtpMailerSchema,
   CreateTemplateSchema,
   CreateTenantSchema,
   DeliveriesQuerySchema,
   LogsQuerySchema,
+  OAuthActivateSchema,
+  OAuthCallbackQuerySchema,
+  OAuthLoginSchema,
   PageQuerySchema,
   RegisterWebhookSchema,
   RelayWebhookSchema,
@@ -48,6 +52,7 @@ export interface Operation {
 
 const MAILER = 'smtp_01JD5K7ZQ3X0V8Y2N4M6P8R0TB';
 const T = '2026-01-05T10:00:00.000Z';
+const OAUTH_APP = 'oauthapp_01JD5K7ZQ3X0V8Y2N4M6P8R0TC';
 const page = (data: unknown[], extra: Record<string, unknown> = {}) => ({
   success: true,
   data,
@@ -501,6 +506,131 @@ export const OPERATIONS: Operation[] = [
       example: { success: true, mailer_id: MAILER, state: 'active', message: 'Mailer enabled' },
     },
     errors: [404, 409, 422],
+  },
+  // OAuth mailers (docs/oauth.md)
+  {
+    method: 'POST',
+    path: '/v1/oauth/apps',
+    tag: 'OAuth',
+    summary: 'Register an OAuth app of the account (client secret sealed, never returned)',
+    auth: 'apiKey',
+    body: {
+      schema: CreateOAuthAppSchema,
+      example: {
+        provider: 'microsoft',
+        client_id: '00000000-0000-0000-0000-000000000001',
+        client_secret: 'app-client-secret',
+        redirect_uri: 'https://api.example.com/v1/oauth/callback',
+        directory_tenant: 'common',
+      },
+    },
+    success: { status: 201, description: 'Created', example: { success: true, app_id: OAUTH_APP } },
+    errors: [400, 422],
+  },
+  {
+    method: 'GET',
+    path: '/v1/oauth/apps',
+    tag: 'OAuth',
+    summary: "The account's OAuth apps and the deployment's apps (no secrets)",
+    auth: 'apiKey',
+    success: {
+      status: 200,
+      description: 'Apps',
+      example: {
+        success: true,
+        data: [
+          {
+            app_id: 'google',
+            provider: 'google',
+            client_id: '1234-abc.apps.googleusercontent.com',
+            redirect_uri: 'https://api.example.com/v1/oauth/callback',
+            directory_tenant: null,
+            source: 'deployment',
+            created_at: null,
+          },
+          {
+            app_id: OAUTH_APP,
+            provider: 'microsoft',
+            client_id: '00000000-0000-0000-0000-000000000001',
+            redirect_uri: 'https://api.example.com/v1/oauth/callback',
+            directory_tenant: 'common',
+            source: 'tenant',
+            created_at: T,
+          },
+        ],
+      },
+    },
+    errors: [],
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/oauth/apps/:app_id',
+    tag: 'OAuth',
+    summary: 'Delete an OAuth app (refused while a mailer uses it)',
+    auth: 'apiKey',
+    success: {
+      status: 200,
+      description: 'Deleted',
+      example: { success: true, message: 'OAuth app deleted' },
+    },
+    errors: [404, 409, 422],
+  },
+  {
+    method: 'POST',
+    path: '/v1/oauth/login',
+    tag: 'OAuth',
+    summary:
+      'Connect an OAuth mailer: the consent URL (signed state, PKCE), or with `token` exchange a refresh token at once (201 created, 200 re-authenticated)',
+    auth: 'apiKey',
+    body: { schema: OAuthLoginSchema, example: { app_id: 'google', type: 'smtp_imap' } },
+    success: {
+      status: 200,
+      description: 'Consent URL (without token)',
+      example: { success: true, url: 'https://accounts.google.com/o/oauth2/v2/auth?access_type=offline&...' },
+    },
+    errors: [400, 404, 409, 422, 503],
+  },
+  {
+    method: 'GET',
+    path: '/v1/oauth/callback',
+    tag: 'OAuth',
+    summary:
+      "The provider's redirect (no API key: the signed state names the account); creates or re-authenticates the mailer (201 created, 200 re-authenticated)",
+    auth: 'none',
+    query: { schema: OAuthCallbackQuerySchema, example: { code: '4/0Ab...', state: 'eyJ2Ijox....sig' } },
+    success: {
+      status: 201,
+      description: 'Mailer connected',
+      example: {
+        success: true,
+        mailer_id: 'oauth_smtp_imap_01JD5K7ZQ3X0V8Y2N4M6P8R0TB',
+        message: 'OAuth mailer connected for owner@example.com',
+      },
+    },
+    errors: [400, 404, 409, 422, 500, 503],
+  },
+  {
+    method: 'POST',
+    path: '/v1/oauth/activate',
+    tag: 'OAuth',
+    summary:
+      'Enable (`active`: true, default) or disable an OAuth mailer; a deactivated one is re-authenticated instead',
+    auth: 'apiKey',
+    body: {
+      schema: OAuthActivateSchema,
+      example: { mailer_id: 'oauth_smtp_01JD5K7ZQ3X0V8Y2N4M6P8R0TB', active: false },
+    },
+    success: {
+      status: 200,
+      description: 'State changed',
+      example: {
+        success: true,
+        mailer_id: 'oauth_smtp_01JD5K7ZQ3X0V8Y2N4M6P8R0TB',
+        state: 'disabled',
+        message: 'Mailer disabled',
+      },
+    },
+    errors: [400, 404, 409, 422],
   },
   // Webhooks
   {

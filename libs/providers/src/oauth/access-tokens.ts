@@ -1,0 +1,186 @@
+/**
+ * AccessTokenSource for stored OAuth mailers (the seam of types.ts; used by the send service's
+ * Gmail/Graph transports and the IMAP service's mailbox clients):
+ *
+ *   const tokens = oauthAccessTokens({ db, sealer, kv, logger, settings: providerSettings(config) });
+ *   const source = tokens.forMailer(tenantId, mailerId);  // () => Promise<string>
+ *
+ * Each call reads the mailer's grant (tokens sealed at rest, oauth-grants.ts) and returns its
+ * access token while more than OAUTH_REFRESH_AHEAD_S of life is left; otherwise it refreshes:
+ *
+ * - One refresh at a time per mailer: concurrent calls in one process share one refresh, and
+ *   across replicas a kv lock names the refresher; the others wait for the stored result (reading
+ *   the grant again) up to OAUTH_REFRESH_WAIT_MS. The result is stored over the version it was
+ *   computed from only (a re-authentication meanwhile wins).
+ * - `invalid_grant` (revoked, expired, consent withdrawn) deactivates the mailer with
+ *   `oauth_revoked`: state and MAILER_DEACTIVATED in one transaction (libs/store
+ *   deactivateMailer, the same path as the IMAP service's `provider_auth_error`), routed by the
+ *   webhook dispatcher per the spec; the call throws OAuthRevokedError. A deactivated mailer's
+ *   source throws OAuthRevokedError at once, without asking the provider.
+ * - Provider busy (429/5xx/no answer) or app refused: a token that has not really expired yet is
+ *   still returned; else ProviderThrottledError (retry after `retryAfterMs`) or
+ *   OAuthAppRejectedError (the app is misconfigured; the mailer is not deactivated).
+ *
+ * `invalidate(tenantId, mailerId)`: a provider API refused the token before its expiry (401):
+ * the next call refreshes, so a revoked grant is found and the mailer deactivated.
+ */
+import { oauthMailerTypeOf } from '@mailyard/contracts';
+import type { Db, Kv, Logger, Sealer } from '@mailyard/platform';
+import {
+  type StoredOAuthGrant,
+  deactivateMailer,
+  expireOAuthAccessToken,
+  loadOAuthGrant,
+  saveRefreshedGrant,
+} from '@mailyard/store';
+import { type ProviderSettings, providerEndpoints } from '../settings';
+import { resolveOAuthApp } from './apps';
+import type { OAuthClientFactory } from './client';
+import { OAuthAppRejectedError, OAuthGrantNotFoundError } from './errors';
+import { oauthClientFor } from './oauth-client';
+import { tokenFreshness } from './refresh-policy';
+import { type AccessTokenSource, OAuthRevokedError, ProviderThrottledError } from './types';
+
+export interface OAuthAccessTokensDeps {
+  db: Db;
+  sealer: Sealer;
+  kv: Kv;
+  /** providerSettings(config): endpoints, deployment apps, refresh margin and waits. */
+  settings: ProviderSettings;
+  logger?: Logger;
+  /** Called after a deactivation wrote its outbox row (lets a relay publish at once). */
+  onOutboxWrite?: () => void;
+}
+
+export interface OAuthAccessTokens {
+  /** The token source of one OAuth mailer of one tenant. */
+  forMailer(tenantId: string, mailerId: string): AccessTokenSource;
+  /** Marks the mailer's stored access token expired (the provider API refused it). */
+  invalidate(tenantId: string, mailerId: string): Promise<void>;
+}
+
+/** Pause between reads of the grant while another replica refreshes it. */
+const WAIT_STEP_MS = 100;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function oauthAccessTokens(deps: OAuthAccessTokensDeps): OAuthAccessTokens {
+  const { db, sealer, kv, settings } = deps;
+  const aheadMs = settings.OAUTH_REFRESH_AHEAD_S * 1000;
+  const clientOptions = { endpoints: providerEndpoints(settings), timeoutMs: settings.OAUTH_HTTP_TIMEOUT_MS };
+  const clientFor: OAuthClientFactory = (app) => oauthClientFor(app, clientOptions);
+  // A refresh makes a few tries of its own (the provider libraries retry 429/5xx): the lock
+  // outlives them.
+  const lockTtlMs = Math.max(30_000, settings.OAUTH_HTTP_TIMEOUT_MS * 4);
+  const inFlight = new Map<string, Promise<string>>();
+
+  const load = async (tenantId: string, mailerId: string): Promise<StoredOAuthGrant> => {
+    const grant = await loadOAuthGrant(db, sealer, tenantId, mailerId);
+    if (!grant) throw new OAuthGrantNotFoundError(`no OAuth grant for mailer ${mailerId}`);
+    if (grant.mailerState === 'deactivated')
+      throw new OAuthRevokedError(`mailer ${mailerId} is deactivated; it must be re-authenticated`);
+    return grant;
+  };
+
+  /** Refreshes with the lock held; returns the new access token (or the one another writer stored). */
+  const refresh = async (grant: StoredOAuthGrant): Promise<string | null> => {
+    const type = oauthMailerTypeOf(grant.configType);
+    if (!grant.refreshToken || !type) {
+      await deactivate(grant, 'no refresh token stored');
+      throw new OAuthRevokedError('no refresh token stored');
+    }
+    const app = await resolveOAuthApp({ db, sealer, settings }, grant.tenantId, grant.appId);
+    if (!app) throw new OAuthAppRejectedError(`OAuth app ${grant.appId} is no longer configured`);
+    let tokens: Awaited<ReturnType<ReturnType<OAuthClientFactory>['refresh']>>;
+    try {
+      tokens = await clientFor(app).refresh({ type, refreshToken: grant.refreshToken });
+    } catch (err) {
+      if (err instanceof OAuthRevokedError) await deactivate(grant, err.message);
+      throw err;
+    }
+    const saved = await saveRefreshedGrant(db, sealer, grant.tenantId, grant.mailerId, grant.version, {
+      accessToken: tokens.accessToken,
+      refreshToken: tokens.refreshToken,
+      accessExpiresAt: tokens.expiresAt,
+      scopes: tokens.scopes,
+    });
+    deps.logger?.debug('oauth: access token refreshed', {
+      mailer_id: grant.mailerId,
+      provider: grant.provider,
+      stored: saved,
+    });
+    return saved ? tokens.accessToken : null;
+  };
+
+  const deactivate = async (grant: StoredOAuthGrant, providerError: string) => {
+    const change = await deactivateMailer(db, grant.tenantId, grant.mailerId, 'oauth_revoked', providerError);
+    if (change === 'changed') {
+      deps.onOutboxWrite?.();
+      deps.logger?.warn('oauth: grant revoked; mailer deactivated', {
+        mailer_id: grant.mailerId,
+        provider: grant.provider,
+        provider_error: providerError,
+      });
+    }
+  };
+
+  /** A still-valid token when the refresh could not be made now; else the refresh's error. */
+  const fallback = (grant: StoredOAuthGrant, err: unknown): string => {
+    const usable = tokenFreshness(grant, Date.now(), 0) === 'fresh';
+    if (usable && grant.accessToken && !(err instanceof OAuthRevokedError)) {
+      deps.logger?.warn('oauth: refresh failed; using the current token until it expires', {
+        mailer_id: grant.mailerId,
+        error: (err as Error).message,
+      });
+      return grant.accessToken;
+    }
+    throw err;
+  };
+
+  const accessToken = async (tenantId: string, mailerId: string): Promise<string> => {
+    const deadline = Date.now() + settings.OAUTH_REFRESH_WAIT_MS;
+    for (;;) {
+      const grant = await load(tenantId, mailerId);
+      if (tokenFreshness(grant, Date.now(), aheadMs) === 'fresh') return grant.accessToken!;
+      const lockKey = `oauth:refresh:${mailerId}`;
+      const owner = await kv.acquireLock(lockKey, lockTtlMs);
+      if (owner) {
+        try {
+          // Another replica may have stored a new token between our read and the lock.
+          const current = await load(tenantId, mailerId);
+          if (tokenFreshness(current, Date.now(), aheadMs) === 'fresh') return current.accessToken!;
+          try {
+            const token = await refresh(current);
+            if (token) return token;
+            continue; // a re-authentication or another writer stored a newer grant: read it
+          } catch (err) {
+            return fallback(current, err);
+          }
+        } finally {
+          await kv.releaseLock(lockKey, owner).catch(() => undefined);
+        }
+      }
+      if (Date.now() >= deadline) {
+        return fallback(
+          grant,
+          new ProviderThrottledError('another replica is refreshing this token', null, 1000),
+        );
+      }
+      await sleep(WAIT_STEP_MS);
+    }
+  };
+
+  return {
+    forMailer(tenantId, mailerId) {
+      const key = `${tenantId}\u0000${mailerId}`;
+      return () => {
+        const running = inFlight.get(key);
+        if (running) return running;
+        const p = accessToken(tenantId, mailerId).finally(() => inFlight.delete(key));
+        inFlight.set(key, p);
+        return p;
+      };
+    },
+    invalidate: (tenantId, mailerId) => expireOAuthAccessToken(db, tenantId, mailerId),
+  };
+}
