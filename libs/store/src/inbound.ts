@@ -194,10 +194,16 @@ export async function loadInboundWebhook(
 
 export interface InboundRecipient {
   address: string;
+  /** The receiving tenant; '' for the service's own addresses (resolved from the signed address). */
   tenantId: string;
   domain: string;
-  /** The sending domain's mailer id (the event's `mailer-id`). */
+  /** The sending domain's mailer id (the event's `mailer-id`); '' for the service's own addresses. */
   mailerId: string;
+  /**
+   * Set for the service's own addresses on the bounce domain (VERP return paths, the feedback-loop
+   * address, mailto unsubscribes): the message is about one of our sends, never posted to a webhook.
+   */
+  service?: 'bounce' | 'feedback' | 'unsubscribe';
 }
 
 export interface StoredInboundMessage {
@@ -254,10 +260,16 @@ export const inboundMessages = {
   },
 
   /**
-   * Hands the payloads to the dispatcher (webhook_deliveries) and marks the message processed,
-   * in one transaction; false when another consumer already did (at-least-once bus delivery).
+   * Hands the payloads to the dispatcher (webhook_deliveries), runs `effects` (the bounce and
+   * complaint outcomes, feedback.ts applyFeedbackIn) and marks the message processed, in one
+   * transaction; false when another consumer already did (at-least-once bus delivery).
    */
-  async complete(db: Db, id: string, deliveries: NewDelivery[]): Promise<boolean> {
+  async complete(
+    db: Db,
+    id: string,
+    deliveries: NewDelivery[],
+    effects?: (tx: Queryable) => Promise<void>,
+  ): Promise<boolean> {
     return db.transaction(async (tx) => {
       const res = await tx.query(
         `UPDATE inbound_messages SET status = 'processed', processed_at = now() WHERE id = $1 AND status = 'stored'`,
@@ -265,6 +277,7 @@ export const inboundMessages = {
       );
       if (res.rowCount === 0) return false;
       await insertDeliveries(tx, deliveries);
+      if (effects) await effects(tx);
       return true;
     });
   },

@@ -15,3 +15,4 @@ export * from './webhooks';
 export * from './webhook-deliveries';
 export * from './backfill-jobs';
 export * from './inbound';
+export * from './feedback';
