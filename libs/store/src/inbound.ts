@@ -214,6 +214,7 @@ export interface StoredInboundMessage {
   raw: Buffer;
   recipients: InboundRecipient[];
   status: 'stored' | 'processed';
+  receivedAt: Date;
 }
 
 export const inboundMessages = {
@@ -243,9 +244,11 @@ export const inboundMessages = {
       raw: Buffer | Uint8Array;
       recipients: InboundRecipient[];
       status: 'stored' | 'processed';
-    }>('SELECT id, remote_ip, helo, mail_from, raw, recipients, status FROM inbound_messages WHERE id = $1', [
-      id,
-    ]);
+      received_at: Date | string;
+    }>(
+      'SELECT id, remote_ip, helo, mail_from, raw, recipients, status, received_at FROM inbound_messages WHERE id = $1',
+      [id],
+    );
     const r = rows[0];
     if (!r) return null;
     return {
@@ -256,6 +259,7 @@ export const inboundMessages = {
       raw: Buffer.from(r.raw),
       recipients: r.recipients,
       status: r.status,
+      receivedAt: new Date(r.received_at),
     };
   },
 

@@ -1,6 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type BounceVerdict, autoReplyReason, bounceReason, classifyFailure, detectBounce } from './bounce-detect';
+import {
+  type BounceVerdict,
+  autoReplyReason,
+  bounceReason,
+  classifyFailure,
+  detectBounce,
+} from './bounce-detect';
 import { readMime } from './report-mime';
 
 const fixture = (name: string) => readMime(readFileSync(join(__dirname, 'fixtures', name)));
@@ -49,7 +55,9 @@ describe('RFC 3464 delivery status notifications', () => {
     expect(v.recipients[0]).toMatchObject({
       finalRecipient: 'bob@recipient.example',
       status: '5.7.1',
-      diagnostic: expect.stringMatching(/^554 5\.7\.1 Service unavailable; Client host \[192\.0\.2\.10\] blocked/),
+      diagnostic: expect.stringMatching(
+        /^554 5\.7\.1 Service unavailable; Client host \[192\.0\.2\.10\] blocked/,
+      ),
     });
     expect(bounceReason(v.class, v.recipients[0]!)).toMatch(/^Blocked: 554 5\.7\.1 /);
   });
@@ -136,7 +144,9 @@ describe('non-standard bounces (text)', () => {
     expect(v.recipients[0]).toMatchObject({
       finalRecipient: 'ivy@outlook.example',
       status: '5.7.1',
-      diagnostic: expect.stringMatching(/^550 5\.7\.1 Unfortunately, messages from \[192\.0\.2\.10\] weren't sent\./),
+      diagnostic: expect.stringMatching(
+        /^550 5\.7\.1 Unfortunately, messages from \[192\.0\.2\.10\] weren't sent\./,
+      ),
     });
   });
 
@@ -197,7 +207,11 @@ describe('classifyFailure', () => {
     ['5.0.0', '550 Requested action not taken: mailbox unavailable', 'hard'],
     ['', '550 No such user here', 'hard'],
     ['5.7.1', '550 5.7.1 Relaying denied', 'block'],
-    ['5.7.26', '550 5.7.26 Unauthenticated email from brand.test is not accepted due to its DMARC policy', 'block'],
+    [
+      '5.7.26',
+      '550 5.7.26 Unauthenticated email from brand.test is not accepted due to its DMARC policy',
+      'block',
+    ],
     ['5.0.0', '554 Message rejected: listed at b.barracudacentral.org', 'block'],
     ['4.7.0', '421 4.7.0 Try again later, closing connection (throttled)', 'soft'],
     ['4.7.1', '450 4.7.1 Greylisted, please try again later', 'soft'],

@@ -147,7 +147,10 @@ function fromText(mail: MimeMessage, text: string): BounceVerdict | null {
   if (!looksLikeDaemon) return null;
   const reply = matchFirst(REPLY_PATTERNS, text);
   if (!reply && !FAILURE_TEXT.test(text)) return null;
-  const diagnostic = (reply ?? '').replace(/\s+/g, ' ').replace(/\s*\(in reply to [^)]*\)\s*$/i, '').trim();
+  const diagnostic = (reply ?? '')
+    .replace(/\s+/g, ' ')
+    .replace(/\s*\(in reply to [^)]*\)\s*$/i, '')
+    .trim();
   const recipient = matchFirst(RECIPIENT_PATTERNS, text) ?? '';
   const failure: BounceRecipient = {
     finalRecipient: recipient.toLowerCase(),
@@ -226,7 +229,8 @@ export function classifyFailure(r: Pick<BounceRecipient, 'action' | 'status' | '
 export function bounceReason(klass: BounceClass, r: BounceRecipient): string {
   const label = { hard: 'Hard bounce', soft: 'Soft bounce', block: 'Blocked' }[klass];
   const delayed = r.action === 'delayed' ? ' (delivery delayed)' : '';
-  const text = !r.status || r.diagnostic.includes(r.status) ? r.diagnostic : `${r.status} ${r.diagnostic}`.trim();
+  const text =
+    !r.status || r.diagnostic.includes(r.status) ? r.diagnostic : `${r.status} ${r.diagnostic}`.trim();
   return `${label}${delayed}: ${text || 'no diagnostic given'}`.slice(0, 1000);
 }
 

@@ -3,7 +3,9 @@ import { MAX_PARTS, parseFields, readMime } from './report-mime';
 describe('readMime', () => {
   test('a single-part message is its own leaf; LF or CRLF line ends', () => {
     for (const eol of ['\n', '\r\n']) {
-      const m = readMime(Buffer.from(['Subject: =?UTF-8?B?w7xiZXI=?=', 'X-A: 1', '  2', '', 'body'].join(eol)));
+      const m = readMime(
+        Buffer.from(['Subject: =?UTF-8?B?w7xiZXI=?=', 'X-A: 1', '  2', '', 'body'].join(eol)),
+      );
       expect(m.headers.get('subject')).toEqual(['über']);
       expect(m.headers.get('x-a')).toEqual(['1 2']);
       expect(m.parts).toHaveLength(1);
@@ -38,9 +40,15 @@ describe('readMime', () => {
 
   test('hostile input is bounded and never throws', () => {
     let nested = 'body';
-    for (let i = 0; i < 50; i++) nested = `Content-Type: multipart/mixed; boundary=b${i}\n\n--b${i}\n${nested}\n--b${i}--\n`;
+    for (let i = 0; i < 50; i++)
+      nested = `Content-Type: multipart/mixed; boundary=b${i}\n\n--b${i}\n${nested}\n--b${i}--\n`;
     expect(() => readMime(Buffer.from(nested))).not.toThrow();
-    const many = ['Content-Type: multipart/mixed; boundary=x', '', ...Array(500).fill('--x\n\nhi'), '--x--'].join('\n');
+    const many = [
+      'Content-Type: multipart/mixed; boundary=x',
+      '',
+      ...Array(500).fill('--x\n\nhi'),
+      '--x--',
+    ].join('\n');
     expect(readMime(Buffer.from(many)).parts.length).toBeLessThanOrEqual(MAX_PARTS);
     for (const junk of ['', ':', '\n\n\n', 'Content-Type: multipart/report\n\n--', '\u0000\u0001\u0002'])
       expect(() => readMime(Buffer.from(junk))).not.toThrow();

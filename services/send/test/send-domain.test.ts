@@ -178,7 +178,9 @@ describe('direct to MX', () => {
     for (const m of messages) {
       expect(m.secure).toBe(true);
       // The envelope sender is the recipient's VERP return path; the header From is untouched.
-      expect(m.from).toMatch(new RegExp(`^bounce\\+${copyIds[0]!.replace('.', '\\.')}\\.[a-z2-7]{16}@mailyard\\.test$`));
+      expect(m.from).toMatch(
+        new RegExp(`^bounce\\+${copyIds[0]!.replace('.', '\\.')}\\.[a-z2-7]{16}@mailyard\\.test$`),
+      );
       const raw = m.raw.toString();
       expect(raw).toMatch(/^From: Brand News <news@brand\.test>\r?$/m);
       expect(raw).toContain(`Message-ID: <svc_mailer_${copyIds[0]}@mailyard.test>`);
@@ -276,7 +278,9 @@ describe('through SMTP_RELAY_URL', () => {
     expect(dumped.map((d) => d.to).sort()).toEqual([['x@anywhere.test'], ['y@elsewhere.test']]);
     const senders = new Set<string>();
     for (const d of dumped) {
-      expect(d.from).toMatch(new RegExp(`^bounce\\+${copyIds[0]!.replace('.', '\\.')}\\.[a-z2-7]{16}@mailyard\\.test$`));
+      expect(d.from).toMatch(
+        new RegExp(`^bounce\\+${copyIds[0]!.replace('.', '\\.')}\\.[a-z2-7]{16}@mailyard\\.test$`),
+      );
       senders.add(d.from);
       expect(d.message).toContain('Subject: Spring sale');
       expect(d.message).toMatch(/^From: Brand News <news@brand\.test>\r?$/m);
