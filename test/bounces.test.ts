@@ -240,9 +240,9 @@ it('the List-Unsubscribe mailto of a tracked send -> MAIL_UNSUBSCRIBED and suppr
   expect(
     await swaks(['--to', `bounce+nothing@${BOUNCE_DOMAIN}`, '--from', '<>', '--quit-after', 'RCPT']),
   ).toMatch(/<\*\* 550 5\.1\.1 /);
-  expect(await swaks(['--to', `postmaster@${BOUNCE_DOMAIN}`, '--from', '<>', '--quit-after', 'RCPT'])).toMatch(
-    /<\*\* 550 5\.1\.1 /,
-  );
+  expect(
+    await swaks(['--to', `postmaster@${BOUNCE_DOMAIN}`, '--from', '<>', '--quit-after', 'RCPT']),
+  ).toMatch(/<\*\* 550 5\.1\.1 /);
 
   const out = await swaks([
     '--to',
@@ -262,7 +262,16 @@ it('the List-Unsubscribe mailto of a tracked send -> MAIL_UNSUBSCRIBED and suppr
   });
   expect(await suppression(reader)).toBe('unsubscribed');
   // A second mail to the same address suppresses nothing new and records nothing.
-  await swaks(['--to', mailto!, '--from', reader, '--header', 'Subject: unsubscribe', '--body', 'unsubscribe']);
+  await swaks([
+    '--to',
+    mailto!,
+    '--from',
+    reader,
+    '--header',
+    'Subject: unsubscribe',
+    '--body',
+    'unsubscribe',
+  ]);
   await allProcessed();
   expect(posted(refId).filter((e) => e.event === 'MAIL_UNSUBSCRIBED')).toHaveLength(1);
 });

@@ -9,10 +9,10 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { eventually } from '../eventually';
+import { portOpen } from '../private-servers';
 import { freePort } from '../process';
 
 const run = promisify(execFile);
@@ -106,7 +106,7 @@ export async function startPostfixRelay(opts: PostfixRelayOptions): Promise<Post
   const postfix = (cmd: string) => run('postfix', ['-c', etc, cmd]);
   try {
     await postfix('start');
-    await eventually(() => listening(port), `private postfix listening on ${port}`, 15_000);
+    await eventually(() => portOpen(port), `private postfix listening on ${port}`, 15_000);
   } catch (err) {
     await postfix('stop').catch(() => {});
     rmSync(base, { recursive: true, force: true });
@@ -118,22 +118,11 @@ export async function startPostfixRelay(opts: PostfixRelayOptions): Promise<Post
     async stop() {
       await postfix('stop').catch(() => {});
       await eventually(
-        async () => !(await listening(port)),
+        async () => !(await portOpen(port)),
         `private postfix on ${port} stopped`,
         15_000,
       ).catch(() => {});
       rmSync(base, { recursive: true, force: true });
     },
   };
-}
-
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = createConnection({ host: '127.0.0.1', port });
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
 }

@@ -11,9 +11,9 @@
 import {
   type EmailEvent,
   type EmailEventType,
-  SUCCESS_EMAIL_EVENTS,
   type Tracking,
   emptyTracking,
+  recipientEvent,
 } from '@mailyard/contracts';
 import type { TrackedRecipient } from '@mailyard/store';
 
@@ -25,22 +25,7 @@ export function feedbackEvent(
   failedReason: string,
   tracking: Tracking = emptyTracking(),
 ): EmailEvent {
-  return {
-    event,
-    success: SUCCESS_EMAIL_EVENTS.includes(event),
-    details: {
-      ref_id: r.refId,
-      mailer_id: r.mailerId,
-      email: [r.email],
-      custom_args: r.customArgs ?? null,
-      message_id: r.messageId,
-      thread_id: '',
-      webhook_id: '',
-      event_at: new Date().toISOString(),
-      tracking,
-      failed_reason: failedReason,
-    },
-  };
+  return recipientEvent(event, r, { failedReason, tracking });
 }
 
 /** Tracking details of a mailto unsubscribe: when and from which server it arrived. */
