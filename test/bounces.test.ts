@@ -22,6 +22,7 @@ import {
   closeContext,
   configFrom,
   createLogger,
+  metricsRegistry,
   openContext,
 } from '@mailyard/platform';
 import { start as startSend } from '@mailyard/send';
@@ -201,6 +202,23 @@ it('an ARF complaint carrying the return path -> MAIL_SPAM webhook and suppressi
   );
   expect(received.from).toMatch(/^bounce\+[0-9A-Z]{26}\.1\.[a-z2-7]{16}@bounces\.mailyard\.test$/);
   const arf = readFileSync(join(FIXTURES, 'arf-redacted.eml'), 'utf8').replaceAll(PLACEHOLDER, received.from);
+
+  // At the (valid) return path: an auto-reply and broken MIME are accepted, processed and dropped.
+  for (const [name, body] of <Array<[string, string]>>[
+    [
+      'auto-reply',
+      readFileSync(join(FIXTURES, 'autoreply-rfc3834.eml'), 'utf8').replaceAll(PLACEHOLDER, received.from),
+    ],
+    [
+      'broken',
+      'Content-Type: multipart/report; report-type=delivery-status; boundary="x"\r\n\r\n--x\r\nContent-Type: message/delivery-status\r\nContent-Transfer-Encoding: base64\r\n\r\n@@@\r\n',
+    ],
+  ])
+    expect(`${name}: ${await swaksData(received.from, body)}`).toMatch(/<- {2}250 /);
+  await allProcessed();
+  expect(posted(refId).map((e) => e.event)).toEqual(['MAIL_DELIVERED']);
+  const metrics = await metricsRegistry.getSingleMetricAsString('mailyard_inbound_service_mail_total');
+  expect(metrics).toMatch(/kind="auto_reply",outcome="ignored"\} [1-9]/);
 
   // A report whose return path was tampered with names no send: dropped.
   const forged = arf.replaceAll(
