@@ -90,7 +90,8 @@ async function until(what: string, probe: () => Promise<boolean>, timeoutMs: num
   }
 }
 
-function portOpen(port: number): Promise<boolean> {
+/** True when something accepts TCP connections on 127.0.0.1:`port`. */
+export function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = netConnect({ host: '127.0.0.1', port });
     s.once('connect', () => {

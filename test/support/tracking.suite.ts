@@ -214,7 +214,7 @@ export function describeTracking(mode: 'embedded' | 'servers'): void {
     const listUnsub = received.headers['list-unsubscribe']!;
     expect(listUnsub).toMatch(
       new RegExp(
-        `^<${trackingBase}/u/[A-Za-z0-9_.-]+>, <mailto:unsubscribe@mailyard\\.test\\?subject=unsubscribe%20[A-Za-z0-9_.-]+>$`,
+        `^<${trackingBase}/u/[A-Za-z0-9_.-]+>, <mailto:unsubscribe\\+[0-9A-Z]{26}\\.[a-z2-7]{16}@mailyard\\.test\\?subject=unsubscribe>$`,
       ),
     );
     expect(received.headers['list-unsubscribe-post']).toBe('List-Unsubscribe=One-Click');

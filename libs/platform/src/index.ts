@@ -28,5 +28,7 @@ export * from './net/guarded-http';
 export * from './tracking/link-token';
 export * from './net/pinned-lookup';
 export * from './mail/incoming-email';
+export * from './mail/return-path';
+export * from './mail/service-sent';
 export * from './jobs/scheduled-job';
 export * from './config/fields';

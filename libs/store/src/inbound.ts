@@ -194,10 +194,16 @@ export async function loadInboundWebhook(
 
 export interface InboundRecipient {
   address: string;
+  /** The receiving tenant; '' for the service's own addresses (resolved from the signed address). */
   tenantId: string;
   domain: string;
-  /** The sending domain's mailer id (the event's `mailer-id`). */
+  /** The sending domain's mailer id (the event's `mailer-id`); '' for the service's own addresses. */
   mailerId: string;
+  /**
+   * Set for the service's own addresses on the bounce domain (VERP return paths, the feedback-loop
+   * address, mailto unsubscribes): the message is about one of our sends, never posted to a webhook.
+   */
+  service?: 'bounce' | 'feedback' | 'unsubscribe';
 }
 
 export interface StoredInboundMessage {
@@ -208,6 +214,7 @@ export interface StoredInboundMessage {
   raw: Buffer;
   recipients: InboundRecipient[];
   status: 'stored' | 'processed';
+  receivedAt: Date;
 }
 
 export const inboundMessages = {
@@ -237,9 +244,11 @@ export const inboundMessages = {
       raw: Buffer | Uint8Array;
       recipients: InboundRecipient[];
       status: 'stored' | 'processed';
-    }>('SELECT id, remote_ip, helo, mail_from, raw, recipients, status FROM inbound_messages WHERE id = $1', [
-      id,
-    ]);
+      received_at: Date | string;
+    }>(
+      'SELECT id, remote_ip, helo, mail_from, raw, recipients, status, received_at FROM inbound_messages WHERE id = $1',
+      [id],
+    );
     const r = rows[0];
     if (!r) return null;
     return {
@@ -250,14 +259,21 @@ export const inboundMessages = {
       raw: Buffer.from(r.raw),
       recipients: r.recipients,
       status: r.status,
+      receivedAt: new Date(r.received_at),
     };
   },
 
   /**
-   * Hands the payloads to the dispatcher (webhook_deliveries) and marks the message processed,
-   * in one transaction; false when another consumer already did (at-least-once bus delivery).
+   * Hands the payloads to the dispatcher (webhook_deliveries), runs `effects` (the bounce and
+   * complaint outcomes, feedback.ts applyFeedbackIn) and marks the message processed, in one
+   * transaction; false when another consumer already did (at-least-once bus delivery).
    */
-  async complete(db: Db, id: string, deliveries: NewDelivery[]): Promise<boolean> {
+  async complete(
+    db: Db,
+    id: string,
+    deliveries: NewDelivery[],
+    effects?: (tx: Queryable) => Promise<void>,
+  ): Promise<boolean> {
     return db.transaction(async (tx) => {
       const res = await tx.query(
         `UPDATE inbound_messages SET status = 'processed', processed_at = now() WHERE id = $1 AND status = 'stored'`,
@@ -265,6 +281,7 @@ export const inboundMessages = {
       );
       if (res.rowCount === 0) return false;
       await insertDeliveries(tx, deliveries);
+      if (effects) await effects(tx);
       return true;
     });
   },

@@ -17,3 +17,4 @@ export * from './backfill-jobs';
 export * from './inbound';
 export * from './oauth-apps';
 export * from './oauth-grants';
+export * from './feedback';

@@ -1,4 +1,4 @@
-import { decideAfterData, decideRecipient, splitRecipient } from './acceptance';
+import { decideAfterData, decideRecipient, decideServiceRecipient, splitRecipient } from './acceptance';
 
 const a = 'user@in.example.com';
 
@@ -61,4 +61,18 @@ test('splitRecipient lowercases and refuses malformed addresses', () => {
   expect(splitRecipient('@x.com')).toBeNull();
   expect(splitRecipient('bob@')).toBeNull();
   expect(splitRecipient('bob')).toBeNull();
+});
+
+describe('decideServiceRecipient (the bounce domain)', () => {
+  test('a verified service address is accepted, never with strict replies', () => {
+    for (const kind of ['bounce', 'feedback', 'unsubscribe'] as const)
+      expect(decideServiceRecipient('x@b.test', kind)).toEqual({ accept: true, strictReplies: false });
+  });
+  test('anything else on the bounce domain is 550', () => {
+    expect(decideServiceRecipient('bounce+forged@b.test', null)).toMatchObject({
+      accept: false,
+      code: 550,
+      message: '5.1.1 <bounce+forged@b.test>: no such mailbox',
+    });
+  });
 });

@@ -10,6 +10,10 @@
  * At end of DATA (`decideAfterData`), per recipient:
  *   4. `strict_replies` and In-Reply-To does not start with `<svc_mailer_` -> 550 for that recipient;
  *   5./6. accept.
+ * On the bounce domain (BOUNCE_DOMAIN, default SERVICE_DOMAIN) only the service's own addresses
+ * exist (`decideServiceRecipient`): a VERP return path whose signed tag names a recipient of the
+ * copy, the feedback-loop address `fbl@`, a signed mailto unsubscribe address; anything else
+ * there is 550 (service-address.ts checks the signatures).
  * Rejections carry an enhanced status code and a text the sender can act on.
  */
 
@@ -31,6 +35,14 @@ export function decideRecipient(address: string, route: RecipientRoute | null): 
   if (!route.address) return reject(`5.1.1 <${address}>: no such mailbox`);
   if (!route.address.active) return reject(`5.2.1 <${address}>: mailbox disabled, not accepting messages`);
   return { accept: true, strictReplies: route.address.strictReplies };
+}
+
+export type ServiceAddressKind = 'bounce' | 'feedback' | 'unsubscribe';
+
+/** RCPT TO on the bounce domain: `kind` is what the verified address is, null when it is none. */
+export function decideServiceRecipient(address: string, kind: ServiceAddressKind | null): RecipientDecision {
+  if (!kind) return reject(`5.1.1 <${address}>: no such mailbox`);
+  return { accept: true, strictReplies: false };
 }
 
 export type DataDecision = { accept: true } | { accept: false; code: 550; message: string };

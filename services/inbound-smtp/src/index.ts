@@ -9,6 +9,7 @@ import {
   PermanentError,
   type RunningService,
   type ServiceContext,
+  returnPathKey,
   storeReadiness,
 } from '@mailyard/platform';
 import { authenticationResults, createAuthResolver } from './authenticate';
@@ -16,13 +17,14 @@ import { processInboundMessage } from './process-message';
 import { createInboundServer } from './server';
 import { inboundSettings } from './settings';
 
-export { decideAfterData, decideRecipient } from './acceptance';
+export { decideAfterData, decideRecipient, decideServiceRecipient } from './acceptance';
 export { inboundSettings } from './settings';
 
 /**
  * Starts the MX service: smtp-server on SMTP_PORT (server.ts), an outbox relay announcing
- * stored messages, and the bus consumer that parses, routes and hands them to the webhook
- * dispatcher (process-message.ts). `env` holds its own variables (settings.ts).
+ * stored messages (and publishing the bounce/complaint events), and the bus consumer that parses,
+ * routes and hands them to the webhook dispatcher or records bounces, complaints and mailto
+ * unsubscribes (process-message.ts, service-mail.ts). `env` holds its own variables (settings.ts).
  */
 export async function start(
   ctx: ServiceContext,
@@ -38,6 +40,7 @@ export async function start(
   });
   relay.start();
   const resolver = createAuthResolver(settings.dnsServers, settings.dnsTimeoutMs);
+  const key = returnPathKey(ctx.sealer);
   const consumer = await bus.consume(
     {
       queue: INBOUND_MESSAGE_QUEUE,
@@ -56,12 +59,20 @@ export async function start(
               resolver,
               settings.dnsTimeoutMs * 3,
             ),
+          returnPathKey: key,
+          afterCommit: () => relay.notify(),
         },
         parsed.data.message_id,
       );
     },
   );
-  const server = createInboundServer({ db, logger, settings, onStored: () => relay.notify() });
+  const server = createInboundServer({
+    db,
+    logger,
+    settings,
+    returnPathKey: key,
+    onStored: () => relay.notify(),
+  });
   server.on('error', (err) => logger.error('SMTP server error', { error: err.message }));
   await new Promise<void>((resolve, reject) => {
     server.server.once('error', reject);

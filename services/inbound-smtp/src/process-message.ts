@@ -1,24 +1,34 @@
 /**
  * The bus consumer's processing of one stored message, as named steps (like Postal's message
- * processor): load -> authenticate -> build one INCOMING_EMAIL per recipient -> route to the
- * incoming domain's webhook -> hand to the dispatcher and mark processed (one transaction).
+ * processor): load -> split recipients (tenants' addresses / the service's own addresses on the
+ * bounce domain) -> for tenants: authenticate -> build one INCOMING_EMAIL per recipient -> route
+ * to the incoming domain's webhook; for the service's addresses: bounce / complaint / mailto
+ * unsubscribe outcomes (service-mail.ts), never posted -> hand to the dispatcher, write the
+ * outcomes and mark processed (one transaction).
  * Idempotent: a message already processed is skipped, so at-least-once bus delivery and a
- * crash between any two steps never post twice from here (the dispatcher retries posting).
+ * crash between any two steps never post or record twice from here (the dispatcher retries posting).
  */
 import { INCOMING_EMAIL_EVENT, type IncomingEmailPayload } from '@mailyard/contracts';
-import { type Db, type Logger, buildIncomingEmail } from '@mailyard/platform';
+import { type Db, type Logger, type Queryable, buildIncomingEmail } from '@mailyard/platform';
 import {
+  type FeedbackOutcome,
   type InboundRecipient,
   type NewDelivery,
   type StoredInboundMessage,
+  applyFeedbackIn,
   inboundMessages,
 } from '@mailyard/store';
+import { serviceMailOutcomes } from './service-mail';
 
 export interface ProcessDeps {
   db: Db;
   logger: Logger;
   /** Authentication-Results value for the message, or null (see authenticate.ts). */
   authenticate(msg: StoredInboundMessage): Promise<string | null>;
+  /** Key of the signed service addresses (libs/platform returnPathKey). */
+  returnPathKey: Buffer;
+  /** Called after outcomes were committed (wakes the outbox relay that publishes the events). */
+  afterCommit?: () => void;
 }
 
 export async function processInboundMessage(
@@ -27,16 +37,49 @@ export async function processInboundMessage(
 ): Promise<'processed' | 'skipped'> {
   const message = await loadMessage(deps, messageId);
   if (!message) return 'skipped';
-  const authResults = await deps.authenticate(message);
-  const payloads = await buildPayloads(message, authResults);
-  const deliveries = routeToWebhooks(payloads);
-  const done = await inboundMessages.complete(deps.db, message.id, deliveries);
+  const { tenants, service } = splitRecipients(message.recipients);
+  const deliveries = tenants.length > 0 ? await incomingDeliveries(deps, message, tenants) : [];
+  const outcomes =
+    service.length > 0
+      ? await serviceMailOutcomes(
+          { db: deps.db, logger: deps.logger, key: deps.returnPathKey },
+          message,
+          service,
+        )
+      : [];
+  const done = await inboundMessages.complete(
+    deps.db,
+    message.id,
+    deliveries,
+    outcomes.length > 0 ? (tx) => writeOutcomes(tx, outcomes) : undefined,
+  );
+  if (done && outcomes.length > 0) deps.afterCommit?.();
   deps.logger.info('inbound message processed', {
     inbound_message_id: message.id,
     recipients: message.recipients.length,
     handed_over: done,
   });
   return done ? 'processed' : 'skipped';
+}
+
+function splitRecipients(all: InboundRecipient[]): {
+  tenants: InboundRecipient[];
+  service: InboundRecipient[];
+} {
+  return { tenants: all.filter((r) => !r.service), service: all.filter((r) => r.service) };
+}
+
+async function incomingDeliveries(
+  deps: ProcessDeps,
+  message: StoredInboundMessage,
+  recipients: InboundRecipient[],
+): Promise<NewDelivery[]> {
+  const authResults = await deps.authenticate(message);
+  return routeToWebhooks(await buildPayloads(message, recipients, authResults));
+}
+
+async function writeOutcomes(tx: Queryable, outcomes: FeedbackOutcome[]): Promise<void> {
+  for (const o of outcomes) await applyFeedbackIn(tx, o);
 }
 
 async function loadMessage(deps: ProcessDeps, id: string): Promise<StoredInboundMessage | null> {
@@ -56,10 +99,11 @@ interface RecipientPayload {
 /** One event per recipient (SPEC.md: each recipient of a transaction gets its own). */
 async function buildPayloads(
   message: StoredInboundMessage,
+  recipients: InboundRecipient[],
   authResults: string | null,
 ): Promise<RecipientPayload[]> {
   const out: RecipientPayload[] = [];
-  for (const recipient of message.recipients) {
+  for (const recipient of recipients) {
     const payload = await buildIncomingEmail(message.raw, {
       recipient: recipient.address,
       webhookId: recipient.domain,

@@ -2,7 +2,9 @@
  * Wires smtp-server's hooks to the policy (acceptance.ts) and the store; decides nothing itself.
  * - onConnect: per-IP connection limit (421 when exceeded);
  * - onMailFrom: accepted (no AUTH, we only receive for our domains);
- * - onRcptTo: route lookup + decideRecipient (550 for unknown domains: no relaying);
+ * - onRcptTo: on the bounce domain, the service's own signed addresses only (service-address.ts +
+ *   decideServiceRecipient); elsewhere route lookup + decideRecipient (550 for unknown domains:
+ *   no relaying);
  * - onData: collects the message (SIZE announced in EHLO; 552 when exceeded), applies the
  *   strict_replies check per recipient, stores the raw message durably (row + outbox message in
  *   one transaction) and only then answers 250. A storage failure answers 451 (try again).
@@ -14,13 +16,16 @@ import type { Readable } from 'node:stream';
 import type { Db, Logger } from '@mailyard/platform';
 import { type InboundRecipient, findInboundRoute, inboundMessages } from '@mailyard/store';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp-server';
-import { decideAfterData, decideRecipient, splitRecipient } from './acceptance';
+import { decideAfterData, decideRecipient, decideServiceRecipient, splitRecipient } from './acceptance';
+import { kindOf, resolveServiceAddress } from './service-address';
 import type { InboundSettings } from './settings';
 
 export interface InboundServerDeps {
   db: Db;
   logger: Logger;
   settings: InboundSettings;
+  /** Key of the signed service addresses (libs/platform returnPathKey). */
+  returnPathKey: Buffer;
   /** Called after a message is stored (wakes the outbox relay). */
   onStored?: (id: string) => void;
 }
@@ -94,6 +99,7 @@ export function createInboundServer(deps: InboundServerDeps): SMTPServer {
   async function rcptTo(address: SMTPServerAddress, session: SMTPServerSession): Promise<void> {
     const parts = splitRecipient(address.address);
     if (!parts) throw smtpError(553, '5.1.3 Malformed recipient address');
+    if (parts.domain === settings.bounceDomain) return serviceRcptTo(address.address, parts, session);
     const route = await findInboundRoute(db, parts.domain, parts.username);
     const decision = decideRecipient(
       address.address,
@@ -112,6 +118,27 @@ export function createInboundServer(deps: InboundServerDeps): SMTPServer {
     accepted.set(session.id, list);
   }
 
+  /** RCPT TO on the bounce domain: only verified service addresses (a forged tag is 550). */
+  async function serviceRcptTo(
+    address: string,
+    parts: { username: string; domain: string },
+    session: SMTPServerSession,
+  ): Promise<void> {
+    const resolved = await resolveServiceAddress(db, deps.returnPathKey, parts.username);
+    const decision = decideServiceRecipient(address, kindOf(resolved));
+    if (!decision.accept || !resolved) throw smtpError(550, decision.accept ? '' : decision.message);
+    const list = accepted.get(session.id) ?? [];
+    list.push({
+      address: `${parts.username}@${parts.domain}`,
+      tenantId: resolved.kind === 'feedback' ? '' : resolved.recipient.tenantId,
+      domain: parts.domain,
+      mailerId: '',
+      service: resolved.kind,
+      strictReplies: false,
+    });
+    accepted.set(session.id, list);
+  }
+
   async function data(stream: Readable, session: SMTPServerSession): Promise<string> {
     const chunks: Buffer[] = [];
     for await (const chunk of stream) chunks.push(chunk as Buffer);
@@ -123,9 +150,10 @@ export function createInboundServer(deps: InboundServerDeps): SMTPServer {
     let lastRejection = '';
     for (const r of accepted.get(session.id) ?? []) {
       const d = decideAfterData(r.address, r.strictReplies, inReplyTo);
-      if (d.accept)
-        recipients.push({ address: r.address, tenantId: r.tenantId, domain: r.domain, mailerId: r.mailerId });
-      else {
+      if (d.accept) {
+        const { strictReplies: _, ...recipient } = r;
+        recipients.push(recipient);
+      } else {
         lastRejection = d.message;
         logger.info('recipient rejected after DATA', { recipient: r.address, reason: d.message });
       }

@@ -7,9 +7,11 @@
  * - INBOUND_TLS_CERT / INBOUND_TLS_KEY: PEM files for STARTTLS; unset uses smtp-server's
  *   built-in self-signed certificate (development only: a warning is logged in production).
  * - INBOUND_HOSTNAME: name in the greeting and Authentication-Results (default SERVICE_DOMAIN).
+ * - BOUNCE_DOMAIN (shared with the send service, default SERVICE_DOMAIN): the domain of the
+ *   service's own addresses (VERP return paths, `fbl@`, mailto unsubscribes).
  */
 import { readFileSync } from 'node:fs';
-import { type Config, ConfigError } from '@mailyard/platform';
+import { type Config, ConfigError, bounceDomain } from '@mailyard/platform';
 import { z } from 'zod';
 
 const int = (def: number, min = 1) => z.coerce.number().int().min(min).default(def);
@@ -28,6 +30,8 @@ export interface InboundSettings {
   port: number;
   host: string;
   hostname: string;
+  /** Domain of the service's own addresses (lowercase). */
+  bounceDomain: string;
   maxMessageBytes: number;
   maxClients: number;
   maxPerIp: number;
@@ -50,6 +54,7 @@ export function inboundSettings(config: Config, env: NodeJS.ProcessEnv): Inbound
     port: config.SMTP_PORT,
     host: config.HOST,
     hostname: s.INBOUND_HOSTNAME ?? config.SERVICE_DOMAIN,
+    bounceDomain: bounceDomain(config),
     maxMessageBytes: s.INBOUND_MAX_MESSAGE_BYTES,
     maxClients: s.INBOUND_MAX_CLIENTS,
     maxPerIp: s.INBOUND_MAX_PER_IP,

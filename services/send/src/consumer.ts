@@ -2,7 +2,8 @@
  * Handles one `send.email` command: one attempt at one copy of an accepted send.
  *
  * Order: load the copy (recipients + events so far) -> skip what is already done -> mailer
- * policy -> suppressions -> render -> phishing check -> MIME + DKIM -> deliver -> record every
+ * policy -> suppressions -> render -> phishing check -> MIME + DKIM -> deliver (envelopes.ts: one
+ * per recipient with its VERP return path for domain mailers) -> record every
  * outcome of the attempt in one transaction (events, log rows, outbox) -> schedule the retry
  * (bus.publishDelayed, before the ack) -> deactivate the mailer when its credentials were refused.
  *
@@ -47,12 +48,13 @@ import { type ByteBudget, copyCostBytes } from './byte-budget';
 import { AUTH_REASON_PREFIX, type DeliveryFailure } from './classify-smtp-error';
 import { dkimSign } from './dkim';
 import type { EventContext, EventRecipient, EventWriter, PlannedEvent } from './emit-event';
+import { envelopesFor } from './envelopes';
 import type { CopyLoader, CopyRecipientRow, LoadedCopy, RecordedEvent } from './load-copy';
 import type { MailerCache } from './mailer-cache';
 import { checkPhishingAsync } from './phishing';
 import { renderCopy } from './render';
 import { type SendSettings, retryDelayMs } from './settings';
-import { trackCopy } from './track-copy';
+import { keysOf, trackCopy } from './track-copy';
 import type { Transports } from './transports';
 import { headerRecipientsFor } from './transports/header-recipients';
 
@@ -322,7 +324,7 @@ async function sendCopy(
       { tenantId: cmd.tenant_id, refId: cmd.ref_id, recipients: copy.recipients },
       {
         baseUrl: deps.settings.trackingBaseUrl,
-        serviceDomain: deps.settings.serviceDomain,
+        bounceDomain: deps.settings.bounceDomain,
         sealer: deps.sealer,
       },
     );
@@ -349,12 +351,13 @@ async function sendCopy(
   }
 
   const threadId = customHeader(request.headers, 'thread-id');
+  const hints = threadId ? { threadId } : {};
+  const envelopes = envelopesFor(mailer, cmd.copy_id, request.from.email, envelopeTo, {
+    key: keysOf(deps.sealer).returnPath,
+    bounceDomain: deps.settings.bounceDomain,
+  });
   const stop = deliverySeconds.startTimer();
-  const results = await transport.deliver(
-    { from: request.from.email, to: envelopeTo },
-    raw,
-    threadId ? { threadId } : {},
-  );
+  const results = (await Promise.all(envelopes.map((e) => transport.deliver(e, raw, hints)))).flat();
   stop();
   const byEmail = new Map(results.map((r) => [lower(r.email), r]));
   for (const row of toSend) {

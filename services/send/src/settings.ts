@@ -1,5 +1,6 @@
 import {
   type Config,
+  bounceDomain,
   commaList,
   flag,
   optionalUrl,
@@ -17,6 +18,8 @@ export interface SendSettings {
   /** Seconds before attempt n+1, indexed by n-1; the last value repeats when the list is short. */
   retryDelaysS: number[];
   serviceDomain: string;
+  /** Domain of VERP return paths and the mailto unsubscribe address (BOUNCE_DOMAIN, default SERVICE_DOMAIN). */
+  bounceDomain: string;
   relayUrl?: string;
   mxPort: number;
   dnsServers: string[];
@@ -73,6 +76,7 @@ export function sendSettings(config: Config): SendSettings {
     maxAttempts: env.SEND_MAX_ATTEMPTS,
     retryDelaysS: env.SEND_RETRY_DELAYS,
     serviceDomain: config.SERVICE_DOMAIN,
+    bounceDomain: bounceDomain(config),
     ...(env.SMTP_RELAY_URL ? { relayUrl: env.SMTP_RELAY_URL } : {}),
     mxPort: env.MX_PORT,
     dnsServers: config.DNS_SERVERS,

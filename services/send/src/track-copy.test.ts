@@ -1,17 +1,25 @@
 import { randomBytes } from 'node:crypto';
-import { Sealer, linkTokenKey, verifyLinkToken } from '@mailyard/platform';
+import {
+  Sealer,
+  linkTokenKey,
+  parseServiceAddress,
+  returnPathKey,
+  unsubscribeTagValid,
+  verifyLinkToken,
+} from '@mailyard/platform';
 import { buildMessage } from './build-mime';
 import { trackCopy } from './track-copy';
 
 const sealer = new Sealer(randomBytes(32));
 const key = linkTokenKey(sealer);
-const opts = { baseUrl: 'https://t.example', serviceDomain: 'mailyard.test', sealer };
+const opts = { baseUrl: 'https://t.example', bounceDomain: 'bounces.mailyard.test', sealer };
+const LOG_TO = '01JB8W7Y3K5Q9M2N4P6R8T0V2Z';
 const target = {
   tenantId: 'tenant_1',
   refId: '01JREF',
   recipients: [
-    { logId: 'log_cc', email: 'cc@example.com', type: 'cc' },
-    { logId: 'log_to', email: 'ann@example.com', type: 'to' },
+    { logId: '01JB8W7Y3K5Q9M2N4P6R8T0V1X', email: 'cc@example.com', type: 'cc' },
+    { logId: LOG_TO, email: 'ann@example.com', type: 'to' },
   ],
 };
 const rendered = {
@@ -42,7 +50,7 @@ describe('trackCopy', () => {
     const [pixel] = tokens(out.rendered.html!, 'o');
     const [htmlClick] = tokens(out.rendered.html!, 'c');
     const [textClick] = tokens(out.rendered.text!, 'c');
-    const base = { tenantId: 'tenant_1', refId: '01JREF', logId: 'log_to', email: 'ann@example.com' };
+    const base = { tenantId: 'tenant_1', refId: '01JREF', logId: LOG_TO, email: 'ann@example.com' };
     expect(verifyLinkToken(key, pixel!)).toEqual({ ...base, kind: 'open' });
     expect(verifyLinkToken(key, htmlClick!)).toEqual({
       ...base,
@@ -52,9 +60,14 @@ describe('trackCopy', () => {
     expect(verifyLinkToken(key, textClick!)).toEqual({ ...base, kind: 'click', url: 'https://a.example/t' });
     const [unsub] = tokens(out.headers['List-Unsubscribe']!, 'u');
     expect(verifyLinkToken(key, unsub!)).toEqual({ ...base, kind: 'unsubscribe' });
-    expect(out.headers['List-Unsubscribe']).toBe(
-      `<https://t.example/u/${unsub}>, <mailto:unsubscribe@mailyard.test?subject=unsubscribe%20${unsub}>`,
-    );
+    const mailto = new RegExp(
+      `^<https://t\\.example/u/${unsub}>, <mailto:(unsubscribe\\+${LOG_TO}\\.[a-z2-7]{16})@bounces\\.mailyard\\.test\\?subject=unsubscribe>$`,
+    ).exec(out.headers['List-Unsubscribe']!);
+    expect(mailto).not.toBeNull();
+    const address = parseServiceAddress(mailto![1]!);
+    if (address?.kind !== 'unsubscribe') throw new Error('mailto is not an unsubscribe address');
+    expect(address.logId).toBe(LOG_TO);
+    expect(unsubscribeTagValid(returnPathKey(sealer), address)).toBe(true);
     expect(out.headers['List-Unsubscribe-Post']).toBe('List-Unsubscribe=One-Click');
   });
 

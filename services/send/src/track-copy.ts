@@ -4,7 +4,9 @@
  * - `settings.click_tracking.enable`: links in the HTML and text parts wrapped as
  *   TRACKING_BASE_URL/c/<token>, the token signing the exact original URL;
  * - either one: `List-Unsubscribe` (the tracking service's one-click URL and a mailto) and
- *   `List-Unsubscribe-Post: List-Unsubscribe=One-Click` (RFC 8058).
+ *   `List-Unsubscribe-Post: List-Unsubscribe=One-Click` (RFC 8058). The mailto is the signed
+ *   `unsubscribe+<log_id>.<tag>@<bounce domain>` (libs/platform return-path.ts) that the inbound
+ *   service accepts and acts on like the one-click POST.
  * Tracking is off unless the send enables it: then the copy is returned untouched.
  *
  * Tokens (libs/platform link-token) name the copy's recipient. With tracking on, planCopies
@@ -13,7 +15,14 @@
  * the first row) is taken only for copies planned before that rule (several recipients).
  */
 import type { StoredSendRequest } from '@mailyard/contracts';
-import { type Sealer, TrackingPath, linkTokenKey, signLinkToken } from '@mailyard/platform';
+import {
+  type Sealer,
+  TrackingPath,
+  linkTokenKey,
+  returnPathKey,
+  signLinkToken,
+  unsubscribeAddress,
+} from '@mailyard/platform';
 import type { RenderedCopy } from './render';
 import { rewriteHtml, rewriteText } from './tracking-rewrite';
 
@@ -30,27 +39,28 @@ export interface TrackedCopy {
   headers: Record<string, string>;
 }
 
-const keys = new WeakMap<Sealer, Buffer>();
-function keyOf(sealer: Sealer): Buffer {
-  let key = keys.get(sealer);
-  if (!key) {
-    key = linkTokenKey(sealer);
-    keys.set(sealer, key);
+const keys = new WeakMap<Sealer, { link: Buffer; returnPath: Buffer }>();
+/** The keys derived from SECRET_KEY, once per sealer. */
+export function keysOf(sealer: Sealer): { link: Buffer; returnPath: Buffer } {
+  let k = keys.get(sealer);
+  if (!k) {
+    k = { link: linkTokenKey(sealer), returnPath: returnPathKey(sealer) };
+    keys.set(sealer, k);
   }
-  return key;
+  return k;
 }
 
 export function trackCopy(
   request: Pick<StoredSendRequest, 'settings'>,
   rendered: RenderedCopy,
   target: TrackingTarget,
-  opts: { baseUrl: string; serviceDomain: string; sealer: Sealer },
+  opts: { baseUrl: string; bounceDomain: string; sealer: Sealer },
 ): TrackedCopy {
   const open = request.settings?.open_tracking?.enable === true;
   const click = request.settings?.click_tracking?.enable === true;
   const primary = target.recipients.find((r) => r.type === 'to') ?? target.recipients[0];
   if ((!open && !click) || !primary) return { rendered, headers: {} };
-  const key = keyOf(opts.sealer);
+  const { link: key, returnPath } = keysOf(opts.sealer);
   const claims = {
     tenantId: target.tenantId,
     refId: target.refId,
@@ -72,7 +82,7 @@ export function trackCopy(
   return {
     rendered: out,
     headers: {
-      'List-Unsubscribe': `<${url(TrackingPath.unsubscribe(unsubscribe))}>, <mailto:unsubscribe@${opts.serviceDomain}?subject=unsubscribe%20${unsubscribe}>`,
+      'List-Unsubscribe': `<${url(TrackingPath.unsubscribe(unsubscribe))}>, <mailto:${unsubscribeAddress(returnPath, primary.logId, opts.bounceDomain)}?subject=unsubscribe>`,
       'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
     },
   };

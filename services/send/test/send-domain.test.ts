@@ -177,8 +177,12 @@ describe('direct to MX', () => {
     ]);
     for (const m of messages) {
       expect(m.secure).toBe(true);
-      expect(m.from).toBe(`news@${DOMAIN}`);
+      // The envelope sender is the recipient's VERP return path; the header From is untouched.
+      expect(m.from).toMatch(
+        new RegExp(`^bounce\\+${copyIds[0]!.replace('.', '\\.')}\\.[a-z2-7]{16}@mailyard\\.test$`),
+      );
       const raw = m.raw.toString();
+      expect(raw).toMatch(/^From: Brand News <news@brand\.test>\r?$/m);
       expect(raw).toContain(`Message-ID: <svc_mailer_${copyIds[0]}@mailyard.test>`);
       expect(raw).toMatch(/^DKIM-Signature: v=1; a=rsa-sha256; c=relaxed\/relaxed; d=brand\.test;/);
       const dkim = await verifyWithMailauth(m.raw);
@@ -262,19 +266,27 @@ describe('through SMTP_RELAY_URL', () => {
     await sink?.stop();
   });
 
-  it('hands every recipient of a copy to the relay in one transaction (Postfix smtp-sink)', async () => {
-    const { refId } = await acceptSend(
+  it('hands each recipient of a copy to the relay with its own VERP return path (Postfix smtp-sink)', async () => {
+    const { refId, copyIds } = await acceptSend(
       h.ctx.db,
       tenantId,
       message(mailerId, ['x@anywhere.test', 'y@elsewhere.test']),
     );
     const events = await settled(h, refId, 2);
     expect(events.map((e) => e.event)).toEqual(['MAIL_DELIVERED']);
-    const [dumped] = await sink.waitForMessages(1);
-    expect(dumped!.from).toBe(`news@${DOMAIN}`);
-    expect(dumped!.to.sort()).toEqual(['x@anywhere.test', 'y@elsewhere.test']);
-    expect(dumped!.message).toContain('Subject: Spring sale');
-    expect((await verifyWithMailauth(dumped!.message))?.status?.result).toBe('pass');
-    expect(verifyWithDkimpy(dumped!.message)).toBe('pass');
+    const dumped = await sink.waitForMessages(2);
+    expect(dumped.map((d) => d.to).sort()).toEqual([['x@anywhere.test'], ['y@elsewhere.test']]);
+    const senders = new Set<string>();
+    for (const d of dumped) {
+      expect(d.from).toMatch(
+        new RegExp(`^bounce\\+${copyIds[0]!.replace('.', '\\.')}\\.[a-z2-7]{16}@mailyard\\.test$`),
+      );
+      senders.add(d.from);
+      expect(d.message).toContain('Subject: Spring sale');
+      expect(d.message).toMatch(/^From: Brand News <news@brand\.test>\r?$/m);
+      expect((await verifyWithMailauth(d.message))?.status?.result).toBe('pass');
+      expect(verifyWithDkimpy(d.message)).toBe('pass');
+    }
+    expect(senders.size).toBe(2);
   });
 });

@@ -4,7 +4,13 @@
  * `details.tracking` from the request: time, client IP (per TRACKING_TRUST_PROXY), User-Agent
  * and what it says (user-agent.ts), the clicked URL, and geolocation (geoip.ts).
  */
-import { type EmailEvent, type EmailEventType, type Tracking, emptyTracking } from '@mailyard/contracts';
+import {
+  type EmailEvent,
+  type EmailEventType,
+  type Tracking,
+  emptyTracking,
+  recipientEvent,
+} from '@mailyard/contracts';
 import { type Db, type LinkClaims, type Queryable, currentTrace } from '@mailyard/platform';
 import { type TrackedRecipient, findTrackedRecipient, recordEmailEventsIn } from '@mailyard/store';
 import type { GeoLookup } from './geoip';
@@ -41,23 +47,7 @@ export function buildTrackingEvent(
   r: TrackedRecipient,
   tracking: Tracking,
 ): EmailEvent {
-  return {
-    event,
-    success: true,
-    details: {
-      ref_id: r.refId,
-      mailer_id: r.mailerId,
-      email: [r.email],
-      custom_args: r.customArgs ?? null,
-      message_id: r.messageId,
-      thread_id: '',
-      webhook_id: '',
-      // Replaced by the store's unique, microsecond stamp.
-      event_at: new Date().toISOString(),
-      tracking,
-      failed_reason: '',
-    },
-  };
+  return recipientEvent(event, r, { tracking });
 }
 
 /**

@@ -154,3 +154,41 @@ export const EmailEventSchema = z
     }
   });
 export type EmailEvent = z.infer<typeof EmailEventSchema>;
+
+/** What an event about one recipient of a send names (libs/store TrackedRecipient has it). */
+export interface EventSubject {
+  refId: string;
+  mailerId: string;
+  email: string;
+  customArgs: Record<string, unknown> | null;
+  /** The Message-ID the recipient's copy was delivered with ('' when none). */
+  messageId: string;
+}
+
+/**
+ * The spec event object about one recipient of a send, for events that come after the send
+ * (tracking hits, bounces, complaints, unsubscribes): `success` per SUCCESS_EMAIL_EVENTS, empty
+ * thread_id and webhook_id (the dispatcher fills it); `event_at` is replaced by the store's stamp.
+ */
+export function recipientEvent(
+  event: EmailEventType,
+  r: EventSubject,
+  opts: { failedReason?: string; tracking?: Tracking } = {},
+): EmailEvent {
+  return {
+    event,
+    success: SUCCESS_EMAIL_EVENTS.includes(event),
+    details: {
+      ref_id: r.refId,
+      mailer_id: r.mailerId,
+      email: [r.email],
+      custom_args: r.customArgs ?? null,
+      message_id: r.messageId,
+      thread_id: '',
+      webhook_id: '',
+      event_at: new Date().toISOString(),
+      tracking: opts.tracking ?? emptyTracking(),
+      failed_reason: opts.failedReason ?? '',
+    },
+  };
+}

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError, EnvSchema, loadConfig, parseSettings } from './env';
+import { ConfigError, EnvSchema, bounceDomain, loadConfig, parseSettings } from './env';
 import { positiveInt } from './fields';
 
 describe('loadConfig (the core settings)', () => {
@@ -66,5 +66,19 @@ describe('parseSettings (a service schema)', () => {
         'Invalid configuration: THING_API_KEY must be at least 16 characters',
       );
     }
+  });
+});
+
+describe('bounceDomain', () => {
+  it('is BOUNCE_DOMAIN, else SERVICE_DOMAIN, lowercase', () => {
+    expect(bounceDomain(loadConfig({ SERVICE_DOMAIN: 'Mail.Example.com' }))).toBe('mail.example.com');
+    expect(bounceDomain(loadConfig({ SERVICE_DOMAIN: 'x.test', BOUNCE_DOMAIN: 'Bounces.X.test' }))).toBe(
+      'bounces.x.test',
+    );
+  });
+  it('refuses a value that is not a domain name', () => {
+    expect(() => loadConfig({ BOUNCE_DOMAIN: 'not a domain' })).toThrow(
+      'Invalid configuration: BOUNCE_DOMAIN must be a domain name (got "not a domain")',
+    );
   });
 });

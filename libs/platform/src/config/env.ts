@@ -32,6 +32,11 @@ export const EnvSchema = z.object({
   REDIS_KEY_PREFIX: z.string().default('mailyard:'),
   SECRET_KEY: z.string().optional(),
   SERVICE_DOMAIN: z.string().default('mailyard.local'),
+  /** Domain of VERP return paths and the List-Unsubscribe mailto (its MX is the inbound service); default SERVICE_DOMAIN. */
+  BOUNCE_DOMAIN: z
+    .string()
+    .regex(/^(?=.{1,253}$)[a-z0-9-]+(\.[a-z0-9-]+)+$/i, 'must be a domain name')
+    .optional(),
   OUTBOX_POLL_MS: positiveInt(250),
   OUTBOX_BATCH: positiveInt(200),
   SHUTDOWN_TIMEOUT_MS: positiveInt(10000),
@@ -81,6 +86,11 @@ export function parseSettings<S extends z.ZodTypeAny>(
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const cleaned = cleanEnv(env);
   return { ...parseSettings(EnvSchema, cleaned), env: Object.freeze(cleaned) };
+}
+
+/** The domain of the service's own addresses: BOUNCE_DOMAIN, else SERVICE_DOMAIN (lowercase). */
+export function bounceDomain(config: Pick<CoreConfig, 'BOUNCE_DOMAIN' | 'SERVICE_DOMAIN'>): string {
+  return (config.BOUNCE_DOMAIN ?? config.SERVICE_DOMAIN).toLowerCase();
 }
 
 /** Overrides for tests and the launcher: merges over process.env. */

@@ -10,7 +10,7 @@
  * Provider-independent: everything mailbox-specific is behind MailboxClient. Errors propagate
  * to the caller (job-worker.ts), which decides retry, deactivation or failure.
  */
-import type { Bus, Logger, Queryable } from '@mailyard/platform';
+import { type Bus, type Logger, type Queryable, isServiceSent } from '@mailyard/platform';
 import { type BackfillJob, backfillJobs } from '@mailyard/store';
 import { imapIncomingEmail } from '../incoming-email';
 import {
@@ -21,7 +21,6 @@ import {
 } from '../mailbox/mailbox-client';
 import { BACKFILL_JOB_HEADER, lifecycleEvent, postLifecycle, postToMailer } from '../publish';
 import { type JobCheckpoint, readCheckpoint } from './checkpoint';
-import { isServiceSent } from './service-mail';
 import { newestFirst, nextUntil, progressStep, sliceEndingAt, windowPercent } from './slices';
 
 export interface RunJobDeps {

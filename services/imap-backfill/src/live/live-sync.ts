@@ -16,9 +16,8 @@
  *   deleted mailers are not watched.
  */
 import type { Bus, Kv, Logger, Queryable } from '@mailyard/platform';
-import type { Db } from '@mailyard/platform';
+import { type Db, messageIdOf } from '@mailyard/platform';
 import { deactivateMailer, imapSync, listWatchableImapMailers, mailers } from '@mailyard/store';
-import { messageIdOf } from '../backfill/service-mail';
 import { imapIncomingEmail } from '../incoming-email';
 import { type MailboxClient, MailboxError } from '../mailbox/mailbox-client';
 import type { OpenMailbox } from '../open-mailbox';

@@ -1,4 +1,4 @@
-import { isServiceSent, messageIdOf } from './service-mail';
+import { isServiceSent, messageIdOf } from './service-sent';
 
 describe('isServiceSent', () => {
   it('finds X-Is-Svc in the header block only', () => {

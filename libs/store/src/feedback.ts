@@ -1,0 +1,91 @@
+/**
+ * What the inbound service needs to act on mail about our own sends (bounces, complaints,
+ * mailto unsubscribes; services/inbound-smtp service-mail.ts), as opposed to mail for tenants:
+ * - the recipients of a copy (a VERP return path names a copy; the recipient is found among
+ *   them by its signed tag) and the recipient of one email_logs row (a mailto unsubscribe);
+ * - `applyFeedbackIn`: one outcome written inside the inbound message's completing transaction
+ *   (inboundMessages.complete), so a redelivered bus message never records twice: the event
+ *   through the single event writer (recordEmailEventsIn: event row, log status, outbox for
+ *   webhooks) and the tenant's suppression (suppressions.add, the same rule the send service
+ *   reads). An unsubscribe records MAIL_UNSUBSCRIBED only when it newly suppressed the address,
+ *   exactly as the one-click POST of the tracking service does.
+ * No tenant is known beforehand: the signed address is the proof, so lookups are by id.
+ */
+import type { EmailEvent } from '@mailyard/contracts';
+import type { Queryable } from '@mailyard/platform';
+import { type TrackedRecipient, recordEmailEventsIn } from './email-events';
+import { suppressions } from './suppressions';
+
+/** Why an address is on a tenant's suppression list (suppressions.reason). */
+export const SuppressionReason = {
+  unsubscribed: 'unsubscribed',
+  hardBounce: 'hard_bounce',
+  spamComplaint: 'spam_complaint',
+} as const;
+export type SuppressionReasonValue = (typeof SuppressionReason)[keyof typeof SuppressionReason];
+
+const SELECT = `SELECT l.id, l.tenant_id, l.ref_id, l.copy_id, l.recipient, l.mailer_id, l.message_id, s.custom_args
+                  FROM email_logs l JOIN sends s ON s.ref_id = l.ref_id`;
+
+type Row = {
+  id: string;
+  tenant_id: string;
+  ref_id: string;
+  copy_id: string;
+  recipient: string;
+  mailer_id: string;
+  message_id: string;
+  custom_args: Record<string, unknown> | null;
+};
+
+const toRecipient = (r: Row): TrackedRecipient => ({
+  logId: r.id,
+  tenantId: r.tenant_id,
+  refId: r.ref_id,
+  copyId: r.copy_id,
+  email: r.recipient,
+  mailerId: r.mailer_id,
+  messageId: r.message_id,
+  customArgs: r.custom_args,
+});
+
+/** The recipients (email_logs rows) of copy `copyId`, of whichever tenant; [] when unknown. */
+export async function findCopyRecipients(db: Queryable, copyId: string): Promise<TrackedRecipient[]> {
+  const { rows } = await db.query<Row>(`${SELECT} WHERE l.copy_id = $1 ORDER BY l.id`, [copyId]);
+  return rows.map(toRecipient);
+}
+
+/** The recipient of email_logs row `logId`, of whichever tenant; null when unknown. */
+export async function findLogRecipient(db: Queryable, logId: string): Promise<TrackedRecipient | null> {
+  const { rows } = await db.query<Row>(`${SELECT} WHERE l.id = $1`, [logId]);
+  return rows[0] ? toRecipient(rows[0]) : null;
+}
+
+export interface FeedbackOutcome {
+  recipient: TrackedRecipient;
+  /** The spec event to record for the recipient (MAIL_BOUNCE, MAIL_SPAM, MAIL_UNSUBSCRIBED). */
+  event: EmailEvent;
+  /** Add the address to the tenant's suppression list for this reason; null: do not. */
+  suppress: SuppressionReasonValue | null;
+  traceparent?: string;
+}
+
+/**
+ * Writes one outcome inside `tx`; returns the event as recorded, or null when nothing was
+ * recorded (an unsubscribe of an address already suppressed).
+ */
+export async function applyFeedbackIn(tx: Queryable, o: FeedbackOutcome): Promise<EmailEvent | null> {
+  const r = o.recipient;
+  const added = o.suppress ? await suppressions.add(tx, r.tenantId, r.email, o.suppress) : false;
+  if (o.event.event === 'MAIL_UNSUBSCRIBED' && !added) return null;
+  const [recorded] = await recordEmailEventsIn(tx, [
+    {
+      tenantId: r.tenantId,
+      copyId: r.copyId,
+      recipients: [{ logId: r.logId, email: r.email }],
+      event: o.event,
+      ...(o.traceparent ? { traceparent: o.traceparent } : {}),
+    },
+  ]);
+  return recorded ?? null;
+}

@@ -1,0 +1,228 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  type BounceVerdict,
+  autoReplyReason,
+  bounceReason,
+  classifyFailure,
+  detectBounce,
+} from './bounce-detect';
+import { readMime } from './report-mime';
+
+const fixture = (name: string) => readMime(readFileSync(join(__dirname, 'fixtures', name)));
+const VERP = 'bounce+01JB8W7Y3K5Q9M2N4P6R8T0V1X.1.k3v7q2m5x9z4w6ya@bounces.mailyard.test';
+const ORIGINAL = {
+  messageId: '<svc_mailer_01JB8W7Y3K5Q9M2N4P6R8T0V1X.1@mailyard.test>',
+  returnPath: VERP,
+  from: 'Brand News <news@brand.test>',
+  subject: 'Spring sale',
+  serviceSent: true,
+};
+
+function bounce(name: string): Extract<BounceVerdict, { kind: 'bounce' }> {
+  const v = detectBounce(fixture(name));
+  if (v.kind !== 'bounce') throw new Error(`${name}: ${v.kind} (${v.reason})`);
+  return v;
+}
+
+describe('RFC 3464 delivery status notifications', () => {
+  test('real Postfix DSN, 550 5.1.1 user unknown: hard', () => {
+    const v = bounce('postfix-hard.eml');
+    expect(v).toEqual({
+      kind: 'bounce',
+      class: 'hard',
+      standard: true,
+      recipients: [
+        {
+          finalRecipient: 'ann@recipient.example',
+          originalRecipient: 'ann@recipient.example',
+          action: 'failed',
+          status: '5.1.1',
+          diagnostic:
+            '550 5.1.1 <ann@recipient.example>: Recipient address rejected: User unknown in virtual mailbox table',
+        },
+      ],
+      original: ORIGINAL,
+    });
+    expect(bounceReason(v.class, v.recipients[0]!)).toBe(
+      'Hard bounce: 550 5.1.1 <ann@recipient.example>: Recipient address rejected: User unknown in virtual mailbox table',
+    );
+  });
+
+  test('real Postfix DSN, 554 5.7.1 blocklisted: block', () => {
+    const v = bounce('postfix-block.eml');
+    expect(v.class).toBe('block');
+    expect(v.recipients[0]).toMatchObject({
+      finalRecipient: 'bob@recipient.example',
+      status: '5.7.1',
+      diagnostic: expect.stringMatching(
+        /^554 5\.7\.1 Service unavailable; Client host \[192\.0\.2\.10\] blocked/,
+      ),
+    });
+    expect(bounceReason(v.class, v.recipients[0]!)).toMatch(/^Blocked: 554 5\.7\.1 /);
+  });
+
+  test('real Postfix DSN, 452 4.2.2 mailbox full returned at once: soft', () => {
+    const v = bounce('postfix-soft.eml');
+    expect(v.class).toBe('soft');
+    expect(v.recipients[0]).toMatchObject({
+      finalRecipient: 'cid@recipient.example',
+      action: 'failed',
+      status: '4.2.2',
+    });
+    expect(bounceReason(v.class, v.recipients[0]!)).toMatch(/^Soft bounce: 452 4\.2\.2 .*Mailbox full$/);
+  });
+
+  test('Postfix delay warning: soft, said to be a delay', () => {
+    const v = bounce('postfix-delayed.eml');
+    expect(v.class).toBe('soft');
+    expect(v.recipients[0]).toMatchObject({
+      finalRecipient: 'jim@slow.example',
+      action: 'delayed',
+      status: '4.4.1',
+      diagnostic: 'connect to mx.slow.example[192.0.2.50]:25: Connection timed out',
+    });
+    expect(bounceReason(v.class, v.recipients[0]!)).toBe(
+      'Soft bounce (delivery delayed): 4.4.1 connect to mx.slow.example[192.0.2.50]:25: Connection timed out',
+    );
+    expect(v.original).toEqual(ORIGINAL);
+  });
+
+  test('Gmail: nested human parts, multi-line Diagnostic-Code, headers-only original: hard', () => {
+    const v = bounce('gmail.eml');
+    expect(v.class).toBe('hard');
+    expect(v.standard).toBe(true);
+    expect(v.recipients).toEqual([
+      {
+        finalRecipient: 'ann@gmail.example',
+        originalRecipient: '',
+        action: 'failed',
+        status: '5.1.1',
+        diagnostic: expect.stringMatching(
+          /^550-5\.1\.1 The email account that you tried to reach does not exist\. .* gsmtp$/,
+        ),
+      },
+    ]);
+    expect(v.original).toEqual(ORIGINAL);
+  });
+
+  test('a positive DSN (relayed) is not a bounce', () => {
+    expect(detectBounce(fixture('delivered-dsn.eml'))).toEqual({
+      kind: 'not_bounce',
+      reason: 'delivery status without a failure (relayed)',
+    });
+  });
+});
+
+describe('non-standard bounces (text)', () => {
+  test('Postfix notice without the MIME report: hard', () => {
+    const v = bounce('postfix-plain.eml');
+    expect(v).toMatchObject({ class: 'hard', standard: false, original: null });
+    expect(v.recipients[0]).toEqual({
+      finalRecipient: 'gus@postfix.example',
+      originalRecipient: '',
+      action: 'failed',
+      status: '5.1.1',
+      diagnostic:
+        '550 5.1.1 <gus@postfix.example>: Recipient address rejected: User unknown in local recipient table',
+    });
+  });
+
+  test('Exchange NDR (quoted-printable, no delivery-status): hard', () => {
+    const v = bounce('exchange-ndr.eml');
+    expect(v).toMatchObject({ class: 'hard', standard: false, original: ORIGINAL });
+    expect(v.recipients[0]).toMatchObject({
+      finalRecipient: 'hal@contoso.example',
+      status: '5.1.10',
+      diagnostic: '550 5.1.10 RESOLVER.ADR.RecipientNotFound; Recipient not found by SMTP address lookup',
+    });
+  });
+
+  test('Outlook.com NDR, HTML only in base64, block list: block', () => {
+    const v = bounce('outlook-block.eml');
+    expect(v.class).toBe('block');
+    expect(v.recipients[0]).toMatchObject({
+      finalRecipient: 'ivy@outlook.example',
+      status: '5.7.1',
+      diagnostic: expect.stringMatching(
+        /^550 5\.7\.1 Unfortunately, messages from \[192\.0\.2\.10\] weren't sent\./,
+      ),
+    });
+  });
+
+  test('Yahoo failure notice, 554 without enhanced status: hard', () => {
+    const v = bounce('yahoo.eml');
+    expect(v.class).toBe('hard');
+    expect(v.recipients[0]).toMatchObject({
+      finalRecipient: 'dan@yahoo.example',
+      status: '',
+      diagnostic: expect.stringMatching(/^554: delivery error: dd .*This mailbox is disabled \(554\.30\)/),
+    });
+  });
+
+  test('qmail failure notice: hard', () => {
+    const v = bounce('qmail.eml');
+    expect(v.class).toBe('hard');
+    expect(v.recipients[0]).toMatchObject({
+      finalRecipient: 'eve@qmail.example',
+      status: '5.1.1',
+      diagnostic: '550 5.1.1 <eve@qmail.example>... User unknown',
+    });
+  });
+
+  test('Exim, 552 5.2.2 quota exceeded: soft (despite Auto-Submitted)', () => {
+    const v = bounce('exim.eml');
+    expect(v.class).toBe('soft');
+    expect(v.recipients[0]).toMatchObject({
+      finalRecipient: 'fay@exim.example',
+      status: '5.2.2',
+      diagnostic: '552 5.2.2 fay@exim.example: Mailbox quota exceeded',
+    });
+  });
+});
+
+describe('auto-replies and other mail', () => {
+  test.each([
+    ['autoreply-rfc3834.eml', 'Auto-Submitted: auto-replied'],
+    ['autoreply-outlook.eml', 'subject: Automatic reply: Spring sale'],
+    ['autoreply-vacation.eml', 'x-autoreply: yes'],
+  ])('%s is an auto-reply, not a bounce', (name, reason) => {
+    expect(detectBounce(fixture(name))).toEqual({ kind: 'auto_reply', reason });
+  });
+
+  test('a person replying to the return path is neither', () => {
+    expect(detectBounce(fixture('human-reply.eml'))).toMatchObject({ kind: 'not_bounce' });
+  });
+
+  test('Auto-Submitted: no is not an auto-reply', () => {
+    expect(autoReplyReason(new Map([['auto-submitted', ['no']]]))).toBeNull();
+  });
+});
+
+describe('classifyFailure', () => {
+  const c = (status: string, diagnostic: string, action = 'failed') =>
+    classifyFailure({ status, diagnostic, action });
+  test.each([
+    ['5.1.1', '550 5.1.1 user unknown', 'hard'],
+    ['5.0.0', '550 Requested action not taken: mailbox unavailable', 'hard'],
+    ['', '550 No such user here', 'hard'],
+    ['5.7.1', '550 5.7.1 Relaying denied', 'block'],
+    [
+      '5.7.26',
+      '550 5.7.26 Unauthenticated email from brand.test is not accepted due to its DMARC policy',
+      'block',
+    ],
+    ['5.0.0', '554 Message rejected: listed at b.barracudacentral.org', 'block'],
+    ['4.7.0', '421 4.7.0 Try again later, closing connection (throttled)', 'soft'],
+    ['4.7.1', '450 4.7.1 Greylisted, please try again later', 'soft'],
+    ['4.4.7', '', 'soft'],
+    ['5.2.2', '552 5.2.2 mailbox full', 'soft'],
+    ['', '552 Requested mail action aborted: exceeded storage allocation (over quota)', 'soft'],
+    ['', '', 'soft'],
+  ])('%s %s -> %s', (status, diagnostic, expected) => {
+    expect(c(status, diagnostic)).toBe(expected);
+  });
+  test('a delayed action is soft whatever the status', () => {
+    expect(c('5.1.1', '', 'delayed')).toBe('soft');
+  });
+});
