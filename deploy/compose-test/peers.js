@@ -112,11 +112,19 @@ function answer(q, udp) {
       }
       answers.push(rr(16, Buffer.concat(parts)));
     }
-  if (e && qtype === 15) for (const m of e.mx) answers.push(rr(15, Buffer.concat([u16(m.preference), encodeName(m.host)])));
+  if (e && qtype === 15)
+    for (const m of e.mx) answers.push(rr(15, Buffer.concat([u16(m.preference), encodeName(m.host)])));
   const rd = q[2] & 1;
   const rcode = e ? 0 : 3;
   const head = (tc, n) =>
-    Buffer.concat([q.subarray(0, 2), Buffer.from([0x84 | (tc ? 2 : 0) | rd, rcode]), u16(1), u16(n), u16(0), u16(0)]);
+    Buffer.concat([
+      q.subarray(0, 2),
+      Buffer.from([0x84 | (tc ? 2 : 0) | rd, rcode]),
+      u16(1),
+      u16(n),
+      u16(0),
+      u16(0),
+    ]);
   const full = Buffer.concat([head(false, answers.length), question, ...answers]);
   if (udp && full.length > 512) return Buffer.concat([head(true, 0), question]);
   return full;
