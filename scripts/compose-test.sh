@@ -27,10 +27,16 @@ TRACKING_PUBLIC_PORT=${TRACKING_PUBLIC_PORT:-$(free_port)}
 PEERS_PORT=${PEERS_PORT:-$(free_port)}
 INBOUND_SMTP_PORT=${INBOUND_SMTP_PORT:-$(free_port)}
 export TEST_API_KEY=$KEY GATEWAY_PORT TRACKING_PUBLIC_PORT PEERS_PORT INBOUND_SMTP_PORT
+STARTED_PODMAN=0
 if [ -z "${DOCKER_HOST:-}" ] && [ ! -S /var/run/docker.sock ]; then
+  export PODMAN_WORKDIR=${PODMAN_WORKDIR:-/tmp/podman-work}
+  pid_file=$PODMAN_WORKDIR/service.pid
+  if ! { [ -f "$pid_file" ] && kill -0 "$(cat "$pid_file")" 2>/dev/null; }; then STARTED_PODMAN=1; fi
   # shellcheck disable=SC1090
-  source "${PODMAN_UP:-deploy/compose-test/podman-up.sh}" "${PODMAN_WORKDIR:-/tmp/podman-work}"
+  source "${PODMAN_UP:-deploy/compose-test/podman-up.sh}" "$PODMAN_WORKDIR"
 fi
+# The podman API service and healthcheck loop this run started are stopped at the end (images stay).
+stop_podman() { if [ "$STARTED_PODMAN" = 1 ]; then bash "${PODMAN_UP:-deploy/compose-test/podman-up.sh}" stop; fi; }
 
 cat > .env.compose-test <<EOC
 SECRET_KEY=$(head -c 32 /dev/urandom | base64)
@@ -47,6 +53,7 @@ cleanup() {
   "${DC[@]}" down -v -t 2 >/dev/null 2>&1 || true
   if [ "$CREATED_ENV" = 1 ]; then rm -f .env; fi
   rm -f .env.compose-test
+  stop_podman
 }
 trap 'echo "compose test FAILED after ${SECONDS}s; service logs: $LOG"; cleanup' EXIT
 
@@ -131,4 +138,5 @@ left=$("${DC[@]}" ps -q)
 trap - EXIT
 if [ "$CREATED_ENV" = 1 ]; then rm -f .env; fi
 rm -f .env.compose-test
+stop_podman
 echo "compose test passed in ${SECONDS}s"

@@ -41,7 +41,10 @@ events_logger = "file"
 EOC
 export CONTAINERS_STORAGE_CONF=$W/storage.conf CONTAINERS_CONF=$W/containers.conf
 # The Debian mirror this machine's apt already uses.
-MIRROR=$(grep -h '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}' | grep -v security | head -1)
+MIRROR=$(grep -h '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}' | grep -v security | head -1 || true)
+# One-line sources.list format, then Debian's own mirror.
+[ -n "$MIRROR" ] || MIRROR=$(grep -h '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | awk '{print $2}' | grep -v security | head -1 || true)
+[ -n "$MIRROR" ] || MIRROR=http://deb.debian.org/debian
 if ! podman image exists localhost/debian-base; then
   [ -d "$W/rootfs/usr" ] || debootstrap --variant=minbase bookworm "$W/rootfs" "$MIRROR" >/dev/null
   tar -C "$W/rootfs" -c . | podman import -q - localhost/debian-base >/dev/null
