@@ -10,6 +10,8 @@ const entries = {
   send: 'services/send/src/main.ts',
   tracking: 'services/tracking/src/main.ts',
   'webhook-dispatcher': 'services/webhook-dispatcher/src/main.ts',
+  'inbound-smtp': 'services/inbound-smtp/src/main.ts',
+  'imap-backfill': 'services/imap-backfill/src/main.ts',
   migrate: 'scripts/migrate.ts',
   cli: 'scripts/cli.ts',
 };

@@ -1,18 +1,25 @@
 /**
  * k8s/ (issue 13): both overlays render with `kubectl kustomize`, every object validates against
  * the official schemas shipped by `kubernetes-models` (offline), and the invariants hold: every
- * Deployment has probes, resources, a non-root read-only security context and topology spread;
- * gateway, send and dispatcher have an HPA; every Deployment a PDB; inbound is a LoadBalancer on
- * 25; every env var the code reads is provided (ConfigMap or Secret) and documented in
- * .env.example; images are pinned; no secret values in ConfigMaps.
+ * service has a Deployment with probes, resources, a non-root read-only security context and
+ * topology spread; gateway, send and dispatcher have an HPA; every Deployment a PDB; inbound-smtp
+ * is a LoadBalancer on 25 (its SMTP port open in the NetworkPolicies, its ops port not published);
+ * every env var the code reads (the platform's and every service's settings schema) is provided
+ * (ConfigMap or Secret) and documented in .env.example; docker-compose.yml runs every service with
+ * a healthcheck; images are pinned; no secret values in ConfigMaps.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from '@mailyard/testkit/process';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { EnvSchema } from '../libs/platform/src/config/env';
+import { GatewayEnvSchema } from '../services/gateway/src/settings';
+import { BackfillEnvSchema } from '../services/imap-backfill/src/settings';
+import { InboundEnvSchema } from '../services/inbound-smtp/src/settings';
+import { SendEnvSchema } from '../services/send/src/settings';
 import { TrackingEnvSchema } from '../services/tracking/src/settings';
+import { DispatcherEnvSchema } from '../services/webhook-dispatcher/src/settings';
 
 // biome-ignore lint/suspicious/noExplicitAny: rendered manifests are untyped
 type Obj = any;
@@ -36,9 +43,29 @@ function validate(o: Obj): void {
   new Model(o).validate();
 }
 
-/** Every variable the code reads: the platform schema, tracking's own, and the logger's switch. */
-const CODE_ENV = [...Object.keys(EnvSchema.shape), ...Object.keys(TrackingEnvSchema.shape), 'LOG_SILENT'];
+/** Every variable the code reads: the platform schema, each service's own, and the logger's switch. */
+const CODE_ENV = [
+  ...new Set(
+    [
+      EnvSchema,
+      GatewayEnvSchema,
+      SendEnvSchema,
+      TrackingEnvSchema,
+      DispatcherEnvSchema,
+      InboundEnvSchema,
+      BackfillEnvSchema,
+    ].flatMap((s) => Object.keys(s.shape)),
+  ),
+  'LOG_SILENT',
+];
 const SECRET_NAMES = /(_URL$|_KEY$|SECRET|PASSWORD|TOKEN)/;
+/** Secret-looking names whose value is not a secret: a public URL, a path to a mounted key file. */
+const NOT_SECRET: Record<string, RegExp> = {
+  TRACKING_BASE_URL: /^https?:\/\/[^@]*$/,
+  INBOUND_TLS_KEY: /^$|^\/etc\/mailyard\/inbound-tls\/[\w.-]+$/,
+};
+/** The services: a Deployment each in k8s, a service each in docker-compose.yml. */
+const SERVICES = ['gateway', 'imap-backfill', 'inbound-smtp', 'send', 'tracking', 'webhook-dispatcher'];
 
 describe.each(['dev', 'production'])('k8s overlay %s', (overlay) => {
   let objs: Obj[];
@@ -54,12 +81,7 @@ describe.each(['dev', 'production'])('k8s overlay %s', (overlay) => {
 
   it('every Deployment has probes, resources, non-root read-only security and topology spread', () => {
     const deps = all('Deployment');
-    expect(deps.map((d) => d.metadata.name).sort()).toEqual([
-      'gateway',
-      'send',
-      'tracking',
-      'webhook-dispatcher',
-    ]);
+    expect(deps.map((d) => d.metadata.name).sort()).toEqual(SERVICES);
     for (const d of deps) {
       const spec = d.spec.template.spec;
       expect(spec.securityContext.runAsNonRoot).toBe(true);
@@ -72,6 +94,7 @@ describe.each(['dev', 'production'])('k8s overlay %s', (overlay) => {
         expect(c.securityContext.readOnlyRootFilesystem).toBe(true);
         expect(c.securityContext.allowPrivilegeEscalation).toBe(false);
         expect(c.envFrom.map((e: Obj) => e.configMapRef?.name ?? e.secretRef?.name).length).toBe(2);
+        expect(c.args).toEqual([`dist/bin/${d.metadata.name}.js`]);
       }
     }
   });
@@ -84,12 +107,21 @@ describe.each(['dev', 'production'])('k8s overlay %s', (overlay) => {
     ).toEqual(['gateway', 'send', 'webhook-dispatcher']);
     expect(all('PodDisruptionBudget').length).toBe(all('Deployment').length);
     expect(all('Job').map((j) => j.spec.template.spec.containers[0].args)).toEqual([['dist/bin/migrate.js']]);
-    const inbound = all('Service').find((s) => s.metadata.name === 'inbound');
-    expect(inbound.spec.type).toBe('LoadBalancer');
-    expect(inbound.spec.ports[0].port).toBe(25);
-    expect(
-      all('NetworkPolicy').some((n) => n.spec.podSelector && Object.keys(n.spec.podSelector).length === 0),
-    ).toBe(true);
+    expect(all('Service').filter((s) => s.spec.type === 'LoadBalancer')).toHaveLength(1);
+    const inbound = all('Service').find((s) => s.metadata.name === 'inbound-smtp');
+    expect(inbound.spec).toMatchObject({ type: 'LoadBalancer', externalTrafficPolicy: 'Local' });
+    expect(inbound.spec.ports).toEqual([{ name: 'smtp', port: 25, targetPort: 'smtp', protocol: 'TCP' }]);
+    const pod = all('Deployment').find((d) => d.metadata.name === 'inbound-smtp').spec.template.spec;
+    expect(pod.containers[0].ports.find((p: Obj) => p.name === 'smtp').containerPort).toBe(2525);
+    const policies = all('NetworkPolicy');
+    expect(policies.some((n) => n.spec.podSelector && Object.keys(n.spec.podSelector).length === 0)).toBe(
+      true,
+    );
+    // Whoever may reach the MX pods from anywhere, on SMTP only.
+    const smtpOpen = policies.find(
+      (n) => n.spec.podSelector.matchLabels?.['app.kubernetes.io/name'] === 'inbound-smtp',
+    );
+    expect(smtpOpen.spec.ingress).toEqual([{ ports: [{ port: 2525, protocol: 'TCP' }] }]);
   });
 
   it('every env var the code reads is provided, none with a secret in the ConfigMap; all documented in .env.example', () => {
@@ -97,13 +129,33 @@ describe.each(['dev', 'production'])('k8s overlay %s', (overlay) => {
     const secret = all('Secret').find((s) => s.metadata.name.startsWith('mailyard-secrets'));
     const provided = new Set([...Object.keys(cm.data), ...Object.keys(secret.data)]);
     expect(CODE_ENV.filter((k) => !provided.has(k))).toEqual([]);
-    expect(Object.keys(cm.data).filter((k) => SECRET_NAMES.test(k) && k !== 'TRACKING_BASE_URL')).toEqual([]);
+    expect(
+      Object.keys(cm.data).filter((k) => SECRET_NAMES.test(k) && !NOT_SECRET[k]?.test(cm.data[k])),
+    ).toEqual([]);
     const example = readFileSync(join(REPO_ROOT, '.env.example'), 'utf8');
     const compose = readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8');
     const undocumented = CODE_ENV.filter(
       (k) => !new RegExp(`^#? ?${k}=`, 'm').test(example) && !compose.includes(`${k}:`),
     );
     expect(undocumented).toEqual([]);
+  });
+
+  it('docker-compose.yml runs every service from the one image, with a /healthz + /readyz healthcheck', () => {
+    const compose = parse(readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8'), { merge: true });
+    for (const name of SERVICES) {
+      const svc = compose.services[name];
+      expect(svc.command).toEqual([`dist/bin/${name}.js`]);
+      const [cmd, node, flag, script, port] = svc.healthcheck.test;
+      expect([cmd, node, flag]).toEqual(['CMD', 'node', '-e']);
+      expect(script).toContain("['healthz','readyz']");
+      expect(script).not.toMatch(/\s/); // podman splits CMD arguments at spaces
+      const k8sPort = objs
+        .find((o) => o.kind === 'Deployment' && o.metadata.name === name)
+        .spec.template.spec.containers[0].ports.find((p: Obj) => p.name !== 'smtp').containerPort;
+      expect(Number(port)).toBe(k8sPort);
+      expect(Object.keys(svc.depends_on).sort()).toEqual(['migrate', 'postgres', 'rabbitmq', 'redis']);
+    }
+    expect(compose.services['inbound-smtp'].ports).toEqual(['${INBOUND_SMTP_PORT:-25}:2525']);
   });
 
   it('pins every image (tag other than latest, or a digest)', () => {

@@ -5,8 +5,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type {
+  AbortBackfillResponse,
   AddDomainSchema,
+  BackfillStatusResponse,
   CreateImapMailerSchema,
+  CreateInboundUsernameSchema,
   CreateSmtpMailerSchema,
   CreateTemplateResponse,
   CreateTemplateSchema,
@@ -15,6 +18,8 @@ import type {
   EmailLogEntry,
   GetMailerResponse,
   GetTemplateResponse,
+  InboundDomainResponse,
+  InboundUsernamesResponse,
   ListDeliveriesResponse,
   ListDomainsResponse,
   ListLogsResponse,
@@ -24,10 +29,15 @@ import type {
   MailerCreatedResponse,
   RegisterWebhookResponse,
   RegisterWebhookSchema,
+  RelayWebhookSchema,
   SendRequestInput,
   SendResponse,
+  StartBackfillResponse,
+  StartBackfillSchema,
   SuppressionResponse,
   UpdateImapMailerSchema,
+  UpdateInboundDomainSchema,
+  UpdateInboundUsernameSchema,
   UpdateSmtpMailerSchema,
   UpdateTemplateSchema,
   UpdateWebhookSchema,
@@ -59,6 +69,11 @@ export type UpdateSmtpMailerInput = z.input<typeof UpdateSmtpMailerSchema>;
 export type UpdateImapMailerInput = z.input<typeof UpdateImapMailerSchema>;
 export type RegisterWebhookInput = z.input<typeof RegisterWebhookSchema>;
 export type UpdateWebhookInput = z.input<typeof UpdateWebhookSchema>;
+export type RelayWebhookInput = z.input<typeof RelayWebhookSchema>;
+export type UpdateInboundDomainInput = z.input<typeof UpdateInboundDomainSchema>;
+export type CreateInboundUsernameInput = z.input<typeof CreateInboundUsernameSchema>;
+export type UpdateInboundUsernameInput = z.input<typeof UpdateInboundUsernameSchema>;
+export type StartBackfillInput = z.input<typeof StartBackfillSchema>;
 
 export interface PageParams {
   pageSize?: number;
@@ -114,21 +129,26 @@ export interface MailerStateResponse extends MessageResponse {
 const enc = encodeURIComponent;
 type Query = Record<string, string | number | undefined>;
 
+/** Transport settings shared by Mailyard and MailyardAdmin (admin.ts). */
+export function httpOptions(who: string, key: string, options: Omit<MailyardOptions, 'apiKey'>): HttpOptions {
+  const f = options.fetch ?? globalThis.fetch;
+  if (!f) throw new TypeError(`${who}: no fetch available (Node 18+ or pass options.fetch)`);
+  return {
+    apiKey: key,
+    basePath: options.basePath ?? 'http://localhost:3000',
+    retry: { retries: 3, baseDelayMs: 200, maxDelayMs: 60_000, ...options.retry },
+    timeoutMs: options.timeoutMs ?? 30_000,
+    fetch: f.bind(globalThis),
+    userAgent: 'mailyard-client-js/0.1.0',
+  };
+}
+
 export class Mailyard {
   private readonly http: HttpOptions;
 
   constructor(options: MailyardOptions) {
     if (!options?.apiKey) throw new TypeError('Mailyard: apiKey is required');
-    const f = options.fetch ?? globalThis.fetch;
-    if (!f) throw new TypeError('Mailyard: no fetch available (Node 18+ or pass options.fetch)');
-    this.http = {
-      apiKey: options.apiKey,
-      basePath: options.basePath ?? 'http://localhost:3000',
-      retry: { retries: 3, baseDelayMs: 200, maxDelayMs: 60_000, ...options.retry },
-      timeoutMs: options.timeoutMs ?? 30_000,
-      fetch: f.bind(globalThis),
-      userAgent: 'mailyard-client-js/0.1.0',
-    };
+    this.http = httpOptions('Mailyard', options.apiKey, options);
   }
 
   private async req<T>(c: CallOptions): Promise<T> {
@@ -277,5 +297,57 @@ export class Mailyard {
           path: `/v1/webhook/deliveries/${enc(deliveryId)}/replay`,
         }),
     },
+  };
+  /** Inbound routing (docs/inbound.md): where a verified domain's incoming mail is posted, which addresses accept mail. */
+  readonly inbound = {
+    /** POST /v1/inbound/relay_webhook: the domain must be a verified sending domain of the account. */
+    relayWebhook: (input: RelayWebhookInput) =>
+      this.req<MessageResponse>({ method: 'POST', path: '/v1/inbound/relay_webhook', body: input }),
+    /** PUT /v1/inbound/update/{domain}: at least one of url, method, headers, wildcard. */
+    update: (domain: string, input: UpdateInboundDomainInput) =>
+      this.req<MessageResponse>({ method: 'PUT', path: `/v1/inbound/update/${enc(domain)}`, body: input }),
+    /** GET /v1/inbound/{domain}: header values come back masked. */
+    get: (domain: string) =>
+      this.req<InboundDomainResponse>({ method: 'GET', path: `/v1/inbound/${enc(domain)}` }),
+    usernames: {
+      /** POST /v1/inbound/username: `user_name` is the local part, stored lowercase. */
+      create: (input: CreateInboundUsernameInput) =>
+        this.req<MessageResponse>({ method: 'POST', path: '/v1/inbound/username', body: input }),
+      /** PUT /v1/inbound/username/update/{address}: `address` is the full `local@domain`. */
+      update: (address: string, input: UpdateInboundUsernameInput) =>
+        this.req<MessageResponse>({
+          method: 'PUT',
+          path: `/v1/inbound/username/update/${enc(address)}`,
+          body: input,
+        }),
+      list: (domain: string) =>
+        this.req<InboundUsernamesResponse>({ method: 'GET', path: `/v1/inbound/username/${enc(domain)}` }),
+    },
+  };
+
+  /**
+   * IMAP history backfill of an IMAP-capable mailer (docs/backfill.md). A start while a job is
+   * active throws a ConflictError whose `envelope.jobId` is the active job.
+   */
+  readonly backfill = {
+    /** POST /v1/imap/{mailerId}/history. */
+    start: (mailerId: string, input: StartBackfillInput) =>
+      this.req<StartBackfillResponse>({
+        method: 'POST',
+        path: `/v1/imap/${enc(mailerId)}/history`,
+        body: input,
+      }),
+    /** GET /v1/imap/{mailerId}/history/{jobId}. */
+    status: (mailerId: string, jobId: string) =>
+      this.req<BackfillStatusResponse>({
+        method: 'GET',
+        path: `/v1/imap/${enc(mailerId)}/history/${enc(jobId)}`,
+      }),
+    /** POST /v1/imap/{mailerId}/history/{jobId}/abort; a finished job is a ConflictError. */
+    abort: (mailerId: string, jobId: string) =>
+      this.req<AbortBackfillResponse>({
+        method: 'POST',
+        path: `/v1/imap/${enc(mailerId)}/history/${enc(jobId)}/abort`,
+      }),
   };
 }

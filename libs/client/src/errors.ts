@@ -10,12 +10,15 @@ export class MailyardError extends Error {
   override name = 'MailyardError';
 }
 
+/** The spec's envelope plus any other field the answer carried (e.g. `jobId` of a 409). */
+export type ApiErrorEnvelope = ErrorEnvelope & Record<string, unknown>;
+
 export class MailyardApiError extends MailyardError {
   override name = 'MailyardApiError';
   constructor(
     readonly status: number,
     /** The spec's error envelope as the server sent it (synthesised when the body was not one). */
-    readonly envelope: ErrorEnvelope,
+    readonly envelope: ApiErrorEnvelope,
     readonly method: string,
     readonly path: string,
     /** Seconds from a Retry-After header, when present. */
@@ -87,11 +90,18 @@ export function apiErrorFor(
   path: string,
   retryAfter?: number,
 ): MailyardApiError {
-  const b = body as Partial<ErrorEnvelope> | null;
-  const envelope: ErrorEnvelope =
-    b && typeof b === 'object' && typeof b.error === 'string'
-      ? { success: false, error: b.error, ...(typeof b.details === 'string' ? { details: b.details } : {}) }
-      : { success: false, error: `HTTP ${status}` };
+  const b = body as (Partial<ErrorEnvelope> & Record<string, unknown>) | null;
+  // Fields beside error/details are kept (a 409 for a history backfill names the active jobId).
+  let envelope: ApiErrorEnvelope = { success: false, error: `HTTP ${status}` };
+  if (b && typeof b === 'object' && typeof b.error === 'string') {
+    const { details, ...rest } = b;
+    envelope = {
+      ...rest,
+      success: false,
+      error: b.error,
+      ...(typeof details === 'string' ? { details } : {}),
+    };
+  }
   const Ctor = BY_STATUS[status] ?? (status >= 500 ? ServerError : MailyardApiError);
   return new Ctor(status, envelope, method, path, retryAfter);
 }

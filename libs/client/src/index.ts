@@ -1,5 +1,6 @@
 /** @mailyard/client: see README.md. */
 export * from './client';
+export * from './admin';
 export * from './errors';
 export { paginate, type Page } from './paginate';
 export { parseRetryAfter, type RetryOptions } from './http';

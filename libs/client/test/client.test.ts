@@ -4,11 +4,9 @@
  * retry for idempotent calls only (a proxy that swallows the first answer), async pagination,
  * and Standard Webhooks verification cross-checked with the reference `standardwebhooks` library.
  */
-import type { Server } from 'node:http';
 import { type AddressInfo, type Socket, connect, createServer } from 'node:net';
 import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
 import { Webhook } from 'standardwebhooks';
-import { type TestGateway, createStores, startGateway } from '../../../services/gateway/test/support/harness';
 import {
   AuthenticationError,
   BadRequestError,
@@ -22,25 +20,7 @@ import {
   signWebhook,
   verifyWebhook,
 } from '../src';
-
-interface Running {
-  gw: TestGateway;
-  server: Server;
-  url: string;
-}
-
-async function listen(env: Record<string, string> = {}): Promise<Running> {
-  const gw = await startGateway(await createStores('embedded'), { WEBHOOK_ALLOW_INSECURE: '1', ...env });
-  const server = gw.app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  return { gw, server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
-async function stop(r: Running | undefined) {
-  if (!r) return;
-  r.server.closeAllConnections();
-  await new Promise((res) => r.server.close(res));
-  await r.gw.close();
-}
+import { type Running, listen, stop } from './support/running-gateway';
 
 /**
  * A TCP proxy to `target`: the first `swallow` connections are forwarded to the gateway (which

@@ -14,12 +14,12 @@
  * - `IMAP_SYNC_LEASE_MS` (30000): Redis lease per watched mailer, renewed by its watcher.
  * - `IMAP_SYNC_ERROR_AFTER` (3): failed connects in a row before an IMAP_ERROR event.
  */
-import { type Config, ConfigError } from '@mailyard/platform';
+import { type Config, parseSettings } from '@mailyard/platform';
 import { z } from 'zod';
 
 const int = (def: number, min = 1) => z.coerce.number().int().min(min).default(def);
 
-const Schema = z.object({
+export const BackfillEnvSchema = z.object({
   BACKFILL_POLL_MS: int(1000, 10),
   BACKFILL_CONCURRENCY: int(4),
   BACKFILL_LEASE_MS: int(60_000, 1000),
@@ -51,13 +51,15 @@ export interface BackfillSettings {
   };
 }
 
-export function backfillSettings(config: Config, env: NodeJS.ProcessEnv = process.env): BackfillSettings {
-  const parsed = Schema.safeParse(env);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigError(`Invalid configuration: ${String(issue.path[0])} ${issue.message}`);
-  }
-  const e = parsed.data;
+/**
+ * Parses the service's variables from `env` (default: the config's environment). Empty values
+ * mean "use the default", as for every other variable (a Kubernetes ConfigMap lists them empty).
+ */
+export function backfillSettings(
+  config: Config,
+  env: Readonly<Record<string, string | undefined>> = config.env,
+): BackfillSettings {
+  const e = parseSettings(BackfillEnvSchema, env);
   return {
     pollMs: e.BACKFILL_POLL_MS,
     concurrency: e.BACKFILL_CONCURRENCY,

@@ -16,7 +16,7 @@ import { z } from 'zod';
 
 const int = (def: number, min = 1) => z.coerce.number().int().min(min).default(def);
 
-const schema = z.object({
+export const InboundEnvSchema = z.object({
   INBOUND_MAX_MESSAGE_BYTES: int(25 * 1024 * 1024, 1024),
   INBOUND_MAX_CLIENTS: int(100),
   INBOUND_MAX_PER_IP: int(10),
@@ -41,8 +41,17 @@ export interface InboundSettings {
   dnsTimeoutMs: number;
 }
 
+/** A PEM file named by `variable`; an unreadable one is a ConfigError line, not a stack trace. */
+function readPem(variable: string, path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new ConfigError(`${variable}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? err})`);
+  }
+}
+
 export function inboundSettings(config: Config, env: NodeJS.ProcessEnv): InboundSettings {
-  const r = schema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
+  const r = InboundEnvSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
   if (!r.success) {
     const issue = r.error.issues[0];
     throw new ConfigError(`${issue?.path.join('.')}: ${issue?.message}`);
@@ -61,7 +70,10 @@ export function inboundSettings(config: Config, env: NodeJS.ProcessEnv): Inbound
     socketTimeoutMs: s.INBOUND_SOCKET_TIMEOUT_MS,
     tls:
       s.INBOUND_TLS_CERT && s.INBOUND_TLS_KEY
-        ? { cert: readFileSync(s.INBOUND_TLS_CERT), key: readFileSync(s.INBOUND_TLS_KEY) }
+        ? {
+            cert: readPem('INBOUND_TLS_CERT', s.INBOUND_TLS_CERT),
+            key: readPem('INBOUND_TLS_KEY', s.INBOUND_TLS_KEY),
+          }
         : null,
     dnsServers: config.DNS_SERVERS,
     dnsTimeoutMs: config.DNS_TIMEOUT_MS,

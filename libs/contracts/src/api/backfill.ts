@@ -141,3 +141,16 @@ export interface BackfillStatusResponse {
   startedAt: string;
   endedAt: string;
 }
+
+/** 200 of POST /v1/imap/{mailerID}/history (a 409 carries the active `jobId` beside the error). */
+export interface StartBackfillResponse {
+  success: true;
+  jobId: string;
+}
+
+/** 200 of POST /v1/imap/{mailerID}/history/{jobId}/abort. */
+export interface AbortBackfillResponse {
+  success: true;
+  jobId: string;
+  status: 'cancelled';
+}

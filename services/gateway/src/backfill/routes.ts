@@ -8,8 +8,10 @@
  * process), so two active jobs can never exist; the loser gets 409 with the active `jobId`.
  */
 import {
+  type AbortBackfillResponse,
   BackfillErrorText,
   type BackfillStatusResponse,
+  type StartBackfillResponse,
   StartBackfillSchema,
   planBackfill,
   ulid,
@@ -43,7 +45,7 @@ export function backfillRoutes(ctx: GatewayContext): Router {
       // Without the lock (another start holds it) the unique index still decides.
       const result = await backfillJobs.create(db, tenant.tenantId, mailerId, ulid(), planned.plan);
       if (!result.created) throw conflict(BackfillErrorText.active, { jobId: result.activeJobId });
-      res.status(200).json({ success: true, jobId: result.jobId });
+      res.status(200).json({ success: true, jobId: result.jobId } satisfies StartBackfillResponse);
     } finally {
       if (token) await kv.releaseLock(lockKey, token).catch(() => false);
     }
@@ -64,7 +66,11 @@ export function backfillRoutes(ctx: GatewayContext): Router {
     );
     if (!r) throw notFound(BackfillErrorText.jobNotFound);
     if (!r.changed) throw conflict(BackfillErrorText.finished, { jobId: req.params.jobId, status: r.status });
-    res.json({ success: true, jobId: req.params.jobId, status: 'cancelled' });
+    res.json({
+      success: true,
+      jobId: String(req.params.jobId),
+      status: 'cancelled',
+    } satisfies AbortBackfillResponse);
   };
 
   const loadJob = async (req: Request, res: Response): Promise<BackfillJob> => {

@@ -31,6 +31,15 @@ import {
   UpdateWebhookSchema,
   WebhookEventBodySchema,
 } from '@mailyard/contracts';
+import type {
+  AbortBackfillResponse,
+  BackfillStatusResponse,
+  CreateKeyResponse,
+  CreateTenantResponse,
+  InboundDomainResponse,
+  InboundUsernamesResponse,
+  StartBackfillResponse,
+} from '@mailyard/contracts';
 import type { ZodTypeAny } from 'zod';
 
 export type Auth = 'apiKey' | 'admin' | 'none';
@@ -810,7 +819,7 @@ export const OPERATIONS: Operation[] = [
         method: 'POST',
         headers: { 'X-Token': '********' },
         wildcard: false,
-      },
+      } satisfies InboundDomainResponse,
     },
     errors: [404],
   },
@@ -851,7 +860,10 @@ export const OPERATIONS: Operation[] = [
     success: {
       status: 200,
       description: 'The addresses',
-      example: { success: true, emails: [{ username: 'support', active: true, strict_replies: false }] },
+      example: {
+        success: true,
+        emails: [{ username: 'support', active: true, strict_replies: false }],
+      } satisfies InboundUsernamesResponse,
     },
     errors: [404],
   },
@@ -870,7 +882,7 @@ export const OPERATIONS: Operation[] = [
       success: {
         status: 200,
         description: 'Started',
-        example: { success: true, jobId: '01JD5K7ZQ3X0V8Y2N4M6P8R0TP' },
+        example: { success: true, jobId: '01JD5K7ZQ3X0V8Y2N4M6P8R0TP' } satisfies StartBackfillResponse,
       },
       errors: [400, 404, 409, 422],
     },
@@ -892,7 +904,7 @@ export const OPERATIONS: Operation[] = [
           percent: 40,
           startedAt: T,
           endedAt: '',
-        },
+        } satisfies BackfillStatusResponse,
       },
       errors: [404],
     },
@@ -905,7 +917,11 @@ export const OPERATIONS: Operation[] = [
       success: {
         status: 200,
         description: 'Cancelled',
-        example: { success: true, jobId: '01JD5K7ZQ3X0V8Y2N4M6P8R0TP', status: 'cancelled' },
+        example: {
+          success: true,
+          jobId: '01JD5K7ZQ3X0V8Y2N4M6P8R0TP',
+          status: 'cancelled',
+        } satisfies AbortBackfillResponse,
       },
       errors: [404, 409],
     },
@@ -926,7 +942,7 @@ export const OPERATIONS: Operation[] = [
         tenant_id: 'ten_01JD5K7ZQ3X0V8Y2N4M6P8R0TL',
         key_id: 'key_01JD5K7ZQ3X0V8Y2N4M6P8R0TM',
         api_key: 'my_live_...',
-      },
+      } satisfies CreateTenantResponse,
     },
     errors: [400],
   },
@@ -944,7 +960,7 @@ export const OPERATIONS: Operation[] = [
         tenant_id: 'ten_01JD5K7ZQ3X0V8Y2N4M6P8R0TL',
         key_id: 'key_01JD5K7ZQ3X0V8Y2N4M6P8R0TN',
         api_key: 'my_live_...',
-      },
+      } satisfies CreateKeyResponse,
     },
     errors: [404],
   },
