@@ -43,6 +43,12 @@ function validate(o: Obj): void {
   new Model(o).validate();
 }
 
+/** A settings schema's fields, also when it is refined (`.superRefine` wraps it in ZodEffects). */
+type Schema = { shape: Record<string, unknown> } | { innerType(): Schema };
+function shapeOf(s: Schema): Record<string, unknown> {
+  return 'innerType' in s ? shapeOf(s.innerType()) : s.shape;
+}
+
 /** Every variable the code reads: the platform schema, each service's own, and the logger's switch. */
 const CODE_ENV = [
   ...new Set(
@@ -54,7 +60,7 @@ const CODE_ENV = [
       DispatcherEnvSchema,
       InboundEnvSchema,
       BackfillEnvSchema,
-    ].flatMap((s) => Object.keys(s.shape)),
+    ].flatMap((s) => Object.keys(shapeOf(s))),
   ),
   'LOG_SILENT',
 ];
@@ -63,6 +69,11 @@ const SECRET_NAMES = /(_URL$|_KEY$|SECRET|PASSWORD|TOKEN)/;
 const NOT_SECRET: Record<string, RegExp> = {
   TRACKING_BASE_URL: /^https?:\/\/[^@]*$/,
   INBOUND_TLS_KEY: /^$|^\/etc\/mailyard\/inbound-tls\/[\w.-]+$/,
+  // Provider endpoints (empty = the public ones): addresses, never with credentials in them.
+  GOOGLE_OAUTH_URL: /^$|^https:\/\/[^@]*$/,
+  GMAIL_API_URL: /^$|^https:\/\/[^@]*$/,
+  MICROSOFT_LOGIN_URL: /^$|^https:\/\/[^@]*$/,
+  MICROSOFT_GRAPH_URL: /^$|^https:\/\/[^@]*$/,
 };
 /** The services: a Deployment each in k8s, a service each in docker-compose.yml. */
 const SERVICES = ['gateway', 'imap-backfill', 'inbound-smtp', 'send', 'tracking', 'webhook-dispatcher'];
