@@ -55,6 +55,11 @@ export async function start(
               { raw: m.raw, ip: m.remoteIp, helo: m.helo, mailFrom: m.mailFrom, mta: settings.hostname },
               resolver,
               settings.dnsTimeoutMs * 3,
+              (err) =>
+                logger.warn('message authentication failed', {
+                  inbound_message_id: m.id,
+                  error: err.message,
+                }),
             ),
         },
         parsed.data.message_id,
