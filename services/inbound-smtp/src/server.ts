@@ -33,6 +33,7 @@ const smtpError = (code: number, message: string) =>
 export function createInboundServer(deps: InboundServerDeps): SMTPServer {
   const { db, logger, settings } = deps;
   const perIp = new Map<string, number>();
+  const counted = new Set<string>();
   const accepted = new Map<string, Accepted[]>();
 
   const server = new SMTPServer({
@@ -54,15 +55,19 @@ export function createInboundServer(deps: InboundServerDeps): SMTPServer {
       if (count > settings.maxPerIp)
         return callback(smtpError(421, '4.7.0 Too many connections from your address'));
       perIp.set(ip, count);
+      counted.add(session.id);
       callback();
     },
 
+    // smtp-server calls onClose for every session, also those refused above or by maxClients:
+    // only a session that was counted gives its slot back.
     onClose(session) {
+      accepted.delete(session.id);
+      if (!counted.delete(session.id)) return;
       const ip = session.remoteAddress;
       const count = (perIp.get(ip) ?? 1) - 1;
       if (count <= 0) perIp.delete(ip);
       else perIp.set(ip, count);
-      accepted.delete(session.id);
     },
 
     onMailFrom(_address, session, callback) {
