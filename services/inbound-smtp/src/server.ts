@@ -46,6 +46,9 @@ export function createInboundServer(deps: InboundServerDeps): SMTPServer {
     authOptional: true,
     disabledCommands: ['AUTH'],
     hideSTARTTLS: false,
+    // The client's PTR name is used nowhere (no Received header is added, mailauth takes the IP
+    // and HELO), and smtp-server would look it up with the system resolver, not DNS_SERVERS.
+    disableReverseLookup: true,
     ...(settings.tls ? { key: settings.tls.key, cert: settings.tls.cert } : {}),
     logger: false,
 
