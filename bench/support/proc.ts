@@ -47,11 +47,22 @@ export function byName(name: string): number[] {
     .map(Number);
 }
 
-/** CPU seconds used by each named group of pids from now until the returned function is called. */
+/**
+ * CPU seconds used by each named group of pids from now until the returned function is called
+ * (a process that exited meanwhile counts for nothing, instead of taking its past usage away).
+ */
 export function cpuMeter(groups: Record<string, number[]>): () => Record<string, number> {
-  const before = Object.fromEntries(Object.entries(groups).map(([k, pids]) => [k, cpuSeconds(pids)]));
+  const before = new Map<number, number>();
+  for (const pids of Object.values(groups)) for (const pid of pids) before.set(pid, cpuSeconds([pid]));
+  const used = (pid: number) => {
+    const now = cpuSeconds([pid]);
+    return now > 0 ? Math.max(0, now - (before.get(pid) ?? 0)) : 0;
+  };
   return () =>
     Object.fromEntries(
-      Object.entries(groups).map(([k, pids]) => [k, Number((cpuSeconds(pids) - before[k]!).toFixed(3))]),
+      Object.entries(groups).map(([k, pids]) => [
+        k,
+        Number(pids.reduce((t, p) => t + used(p), 0).toFixed(3)),
+      ]),
     );
 }

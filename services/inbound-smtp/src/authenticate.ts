@@ -9,6 +9,7 @@
  */
 import { Resolver } from 'node:dns/promises';
 import { authenticate } from 'mailauth';
+import { type Lookup, cachedLookup } from './dns-cache';
 
 export interface AuthInput {
   raw: Buffer;
@@ -19,15 +20,17 @@ export interface AuthInput {
   mta: string;
 }
 
-export function createAuthResolver(servers: string[], timeoutMs: number) {
+/** Lookups against DNS_SERVERS, answers kept for `cacheMs` (dns-cache.ts; 0: no cache). */
+export function createAuthResolver(servers: string[], timeoutMs: number, cacheMs: number): Lookup {
   const resolver = new Resolver({ timeout: timeoutMs, tries: 1 });
   if (servers.length > 0) resolver.setServers(servers);
-  return (name: string, rrtype: string): Promise<unknown> => resolver.resolve(name, rrtype as 'TXT');
+  const lookup: Lookup = (name, rrtype) => resolver.resolve(name, rrtype as 'TXT');
+  return cacheMs > 0 ? cachedLookup(lookup, { ttlMs: cacheMs, maxEntries: 10_000 }) : lookup;
 }
 
 export async function authenticationResults(
   input: AuthInput,
-  resolver: (name: string, rrtype: string) => Promise<unknown>,
+  resolver: Lookup,
   deadlineMs: number,
   /** Told about an unexpected failure (DNS trouble is not one: mailauth reports it as temperror). */
   onError: (err: Error) => void = () => {},

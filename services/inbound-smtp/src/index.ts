@@ -37,7 +37,7 @@ export async function start(
     batchSize: config.OUTBOX_BATCH,
   });
   relay.start();
-  const resolver = createAuthResolver(settings.dnsServers, settings.dnsTimeoutMs);
+  const resolver = createAuthResolver(settings.dnsServers, settings.dnsTimeoutMs, settings.dnsCacheMs);
   const consumer = await bus.consume(
     {
       queue: INBOUND_MESSAGE_QUEUE,

@@ -7,6 +7,7 @@
  * - INBOUND_TLS_CERT / INBOUND_TLS_KEY: PEM files for STARTTLS; unset uses smtp-server's
  *   built-in self-signed certificate (development only: a warning is logged in production).
  * - INBOUND_HOSTNAME: name in the greeting and Authentication-Results (default SERVICE_DOMAIN).
+ * - INBOUND_DNS_CACHE_MS (30000): how long authentication keeps DNS answers (0: not at all).
  */
 import { readFileSync } from 'node:fs';
 import { type Config, ConfigError } from '@mailyard/platform';
@@ -22,6 +23,7 @@ const schema = z.object({
   INBOUND_TLS_CERT: z.string().optional(),
   INBOUND_TLS_KEY: z.string().optional(),
   INBOUND_HOSTNAME: z.string().optional(),
+  INBOUND_DNS_CACHE_MS: int(30_000, 0),
 });
 
 export interface InboundSettings {
@@ -35,6 +37,7 @@ export interface InboundSettings {
   tls: { key: Buffer; cert: Buffer } | null;
   dnsServers: string[];
   dnsTimeoutMs: number;
+  dnsCacheMs: number;
 }
 
 export function inboundSettings(config: Config, env: NodeJS.ProcessEnv): InboundSettings {
@@ -60,5 +63,6 @@ export function inboundSettings(config: Config, env: NodeJS.ProcessEnv): Inbound
         : null,
     dnsServers: config.DNS_SERVERS,
     dnsTimeoutMs: config.DNS_TIMEOUT_MS,
+    dnsCacheMs: s.INBOUND_DNS_CACHE_MS,
   };
 }
