@@ -1,10 +1,12 @@
 /**
- * Durability of the 250: the MX service runs as its own process, accepts a message (250) and is
- * SIGKILLed before anything was posted (no dispatcher runs yet). After a restart, with the
- * dispatcher running, the message reaches the receiver.
+ * Durability of the 250: the MX service runs as its own process (services/inbound-smtp/src/main.ts)
+ * and accepts a message; its bus consumer then hangs in the authentication step, because the DNS
+ * server it was given receives queries and never answers. While it hangs (the message stored, not
+ * yet handed to the dispatcher) the process is SIGKILLed. After a restart (DNS that fails fast this
+ * time, the webhook dispatcher running) the message is posted, exactly once.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+import { type Socket as UdpSocket, createSocket } from 'node:dgram';
+import { connect } from 'node:net';
 import {
   type RunningService,
   type ServiceContext,
@@ -13,29 +15,36 @@ import {
   createLogger,
   openContext,
 } from '@mailyard/platform';
-import { createTenant } from '@mailyard/store';
+import { eventually } from '@mailyard/testkit/eventually';
+import { insertInboundDomain, newTenant } from '@mailyard/testkit/fixtures';
+import { swaks } from '@mailyard/testkit/peers/swaks';
 import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
 import { type Spawned, freePort, spawnTs } from '@mailyard/testkit/process';
-import { type SharedStores, createSharedStores as createStores } from '@mailyard/testkit/stores';
-import { eventually } from '@mailyard/testkit/webhooks';
+import { type SharedStores, createSharedStores } from '@mailyard/testkit/stores';
 import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
 
 jest.setTimeout(180_000);
-const run = promisify(execFile);
 
 let stores: SharedStores;
 let receiver: WebhookReceiver;
 let ctx: ServiceContext;
 let dispatcher: RunningService | undefined;
 let mx: Spawned | undefined;
+let blackhole: UdpSocket;
+let queries = 0;
 
 beforeAll(async () => {
-  stores = await createStores('servers');
+  stores = await createSharedStores('servers');
   receiver = await startWebhookReceiver();
   ctx = await openContext(
     configFrom({ ...stores.env, LOG_LEVEL: 'error', WEBHOOK_ALLOW_INSECURE: '1', WEBHOOK_POLL_MS: '100' }),
     createLogger('inbound-kill', 'error'),
   );
+  blackhole = createSocket('udp4');
+  blackhole.on('message', () => {
+    queries++;
+  });
+  await new Promise<void>((resolve) => blackhole.bind(0, '127.0.0.1', resolve));
 });
 
 afterAll(async () => {
@@ -44,35 +53,44 @@ afterAll(async () => {
   if (ctx) await closeContext(ctx);
   await receiver?.close();
   await stores?.drop();
+  blackhole?.close();
 });
 
-async function startMx(port: number): Promise<Spawned> {
+async function startMx(port: number, dnsServers: string): Promise<Spawned> {
   const s = spawnTs('services/inbound-smtp/src/main.ts', {
     ...stores.env,
     SMTP_PORT: String(port),
     HOST: '127.0.0.1',
     OPS_PORT: String(await freePort()),
-    DNS_SERVERS: '127.0.0.1:1',
-    DNS_TIMEOUT_MS: '200',
+    DNS_SERVERS: dnsServers,
+    DNS_TIMEOUT_MS: dnsServers === '127.0.0.1:1' ? '200' : '120000',
     LOG_LEVEL: 'warn',
   });
   await s.waitFor(/inbound SMTP smtp:\/\//, 60_000);
   return s;
 }
 
-it('posts a message accepted before a SIGKILL once the service is back', async () => {
-  const t = await createTenant(ctx.db, { name: 'kill', tier: 'enterprise' });
-  await ctx.db.query(
-    `INSERT INTO inbound_domains (tenant_id, domain, url, method, wildcard) VALUES ($1, 'kill.example.com', $2, 'POST', true)`,
-    [t.id, receiver.url('/kill')],
-  );
+const refused = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = connect({ host: '127.0.0.1', port });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(false);
+    });
+    s.once('error', () => resolve(true));
+  });
+
+it('posts a message accepted before a SIGKILL once the service is back, exactly once', async () => {
+  const tenantId = await newTenant(ctx.db);
+  await insertInboundDomain(ctx.db, ctx.sealer, tenantId, {
+    domain: 'kill.example.com',
+    url: receiver.url('/kill'),
+    wildcard: true,
+  });
   const port = await freePort();
-  mx = await startMx(port);
-  const r = await run('swaks', [
-    '--server',
-    '127.0.0.1',
-    '--port',
-    String(port),
+  const { port: dnsPort } = blackhole.address();
+  mx = await startMx(port, `127.0.0.1:${dnsPort}`);
+  const out = await swaks(port, [
     '--to',
     'x@kill.example.com',
     '--from',
@@ -80,12 +98,25 @@ it('posts a message accepted before a SIGKILL once the service is back', async (
     '--header',
     'Subject: survives',
   ]);
-  expect(r.stdout).toMatch(/<- {2}250 2\.0\.0 Ok: queued as inmsg_/);
+  expect(out).toMatch(/<- {2}250 2\.0\.0 Ok: queued as inmsg_/);
+
+  // the consumer has the message and waits for DNS inside the authentication step
+  await eventually(() => queries > 0, 'a DNS query from the authentication step');
+  const state = async () => {
+    const { rows } = await ctx.db.query<{ status: string; deliveries: number }>(
+      'SELECT m.status, (SELECT count(*)::int FROM webhook_deliveries) AS deliveries FROM inbound_messages m',
+    );
+    return rows;
+  };
+  expect(await state()).toEqual([{ status: 'stored', deliveries: 0 }]);
+
   mx.child.kill('SIGKILL');
-  await mx.exited;
+  expect(await mx.exited).toEqual({ code: null, signal: 'SIGKILL' });
+  expect(await refused(port)).toBe(true);
+  expect(await state()).toEqual([{ status: 'stored', deliveries: 0 }]);
   expect(receiver.to('/kill')).toHaveLength(0);
 
-  mx = await startMx(port);
+  mx = await startMx(port, '127.0.0.1:1');
   dispatcher = await startDispatcher(ctx);
   const posted = await eventually(() => receiver.to('/kill')[0], 'the post after restart', 60_000);
   expect(posted.json).toMatchObject({
@@ -93,6 +124,11 @@ it('posts a message accepted before a SIGKILL once the service is back', async (
     success: true,
     details: { subject: 'survives', recipient: 'x@kill.example.com', 'mailer-service': 'smtp' },
   });
-  const { rows } = await ctx.db.query<{ status: string }>('SELECT status FROM inbound_messages');
-  expect(rows).toEqual([{ status: 'processed' }]);
+  await eventually(async () => (await state())[0]?.status === 'processed', 'the message marked processed');
+  expect(await state()).toEqual([{ status: 'processed', deliveries: 1 }]);
+  await eventually(async () => {
+    const { rows } = await ctx.db.query<{ status: string }>('SELECT status FROM webhook_deliveries');
+    return rows.length === 1 && rows[0]!.status === 'delivered';
+  }, 'the delivery recorded as delivered');
+  expect(receiver.to('/kill')).toHaveLength(1);
 });

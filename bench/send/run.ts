@@ -9,7 +9,7 @@
  *   BENCH_SEND_ENV='SEND_CONCURRENCY=128 SEND_POOL_CONNECTIONS=8' pnpm bench:send
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -26,54 +26,9 @@ import {
   testRedisPrefix,
 } from '@mailyard/testkit/servers';
 import autocannon from 'autocannon';
+import { byName, cpuSeconds, tree } from '../support/proc';
 
 const run = promisify(execFile);
-
-/** CPU seconds (user + system) used so far by processes, read from /proc. */
-function cpuSeconds(pids: number[]): number {
-  const tick = 100; // USER_HZ on Linux
-  let total = 0;
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) / tick;
-    } catch {
-      // exited
-    }
-  }
-  return total;
-}
-
-/** Pids of a process tree (tsx runs each service in a child node process). */
-function tree(pid: number): number[] {
-  const children = readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .filter((d) => {
-      try {
-        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-  return [pid, ...children.flatMap(tree)];
-}
-
-/** Pids whose command name is `name` (postgres, beam.smp, smtp-sink). */
-function byName(name: string): number[] {
-  return readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .filter((d) => {
-      try {
-        return readFileSync(`/proc/${d}/comm`, 'utf8').trim() === name;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 
 const EMAILS = Number(process.env.BENCH_EMAILS ?? 2000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);

@@ -16,7 +16,7 @@ import {
   ulid,
 } from '@mailyard/contracts';
 import { type Db, type Sealer, envelope } from '@mailyard/platform';
-import { createTenant, sends } from '@mailyard/store';
+import { createTenant, inboundAddresses, inboundDomains, sends } from '@mailyard/store';
 
 /** Rows for the send service's tests, written the way the gateway and domains API write them. */
 
@@ -212,4 +212,43 @@ export async function eventsOf(db: Db, refId: string): Promise<EventRow[]> {
     [refId],
   );
   return rows;
+}
+
+export interface InboundDomainFixture {
+  domain: string;
+  /** Where the dispatcher posts the domain's INCOMING_EMAIL events. */
+  url: string;
+  wildcard?: boolean;
+  users?: Array<{ name: string; active?: boolean; strictReplies?: boolean }>;
+}
+
+/**
+ * A verified sending domain configured for inbound mail, as the domains and inbound APIs write
+ * it: the domain mailer (its id is the events' `mailer-id`), the incoming domain (POST to `url`)
+ * and its usernames. Returns the mailer id.
+ */
+export async function insertInboundDomain(
+  db: Db,
+  sealer: Sealer,
+  tenantId: string,
+  o: InboundDomainFixture,
+): Promise<string> {
+  const mailerId = await insertDomainMailer(db, sealer, tenantId, { domain: o.domain, key: dkimKeyPair() });
+  await inboundDomains.create(db, {
+    tenantId,
+    domain: o.domain,
+    url: o.url,
+    method: 'POST',
+    headerNames: [],
+    headersSealed: null,
+  });
+  if (o.wildcard) await inboundDomains.update(db, tenantId, o.domain, { wildcard: true });
+  for (const u of o.users ?? []) {
+    await inboundAddresses.create(db, tenantId, o.domain, u.name);
+    await inboundAddresses.update(db, tenantId, o.domain, u.name, {
+      active: u.active ?? true,
+      strictReplies: u.strictReplies ?? false,
+    });
+  }
+  return mailerId;
 }

@@ -89,8 +89,10 @@ export function spawnTs(
   script: string,
   env: Record<string, string | undefined>,
   args: string[] = [],
+  /** Options for node itself, e.g. `--cpu-prof` (not allowed in NODE_OPTIONS). */
+  nodeArgs: string[] = [],
 ): Spawned {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_SILENT: '0', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,6 +1,18 @@
 import { BusMessages, IdPrefix, newId } from '@mailyard/contracts';
-import { type Db, type Queryable, type Sealer, writeOutbox } from '@mailyard/platform';
-import { type NewDelivery, insertDeliveries } from './webhook-deliveries';
+import {
+  type Db,
+  type Queryable,
+  type Sealer,
+  outboxInsertSql,
+  outboxMessage,
+  outboxParams,
+} from '@mailyard/platform';
+import {
+  type NewDelivery,
+  deliveryParams,
+  insertDeliveries,
+  insertDeliveriesSql,
+} from './webhook-deliveries';
 
 /**
  * Inbound routing rows (SPEC.md "Incoming domain", "Incoming email address"), scoped to one
@@ -218,20 +230,33 @@ export interface StoredInboundMessage {
 }
 
 export const inboundMessages = {
-  /** Stores the raw message and announces it through the outbox, in one transaction. */
+  /**
+   * Stores the raw message and announces it through the outbox, in one statement (atomic on its
+   * own: one round trip and one commit per accepted message).
+   */
   async store(
-    db: Db,
+    db: Queryable,
     msg: { remoteIp: string; helo: string; mailFrom: string; recipients: InboundRecipient[]; raw: Buffer },
   ): Promise<string> {
     const id = newId(IdPrefix.inboundMessage);
-    await db.transaction(async (tx) => {
-      await tx.query(
-        `INSERT INTO inbound_messages (id, remote_ip, helo, mail_from, recipients, raw, size)
-         VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7)`,
-        [id, msg.remoteIp, msg.helo, msg.mailFrom, JSON.stringify(msg.recipients), msg.raw, msg.raw.length],
-      );
-      await writeOutbox(tx, BusMessages.inboundMessageStored, { message_id: id });
-    });
+    const announce = outboxParams([outboxMessage(BusMessages.inboundMessageStored, { message_id: id })]);
+    await db.query(
+      `WITH m AS (
+         INSERT INTO inbound_messages (id, remote_ip, helo, mail_from, recipients, raw, size)
+         VALUES ($4, $5, $6, $7, $8::jsonb, $9, $10) RETURNING id
+       )
+       ${outboxInsertSql('$1', '$2', '$3', 'm')}`,
+      [
+        ...announce,
+        id,
+        msg.remoteIp,
+        msg.helo,
+        msg.mailFrom,
+        JSON.stringify(msg.recipients),
+        msg.raw,
+        msg.raw.length,
+      ],
+    );
     return id;
   },
 
@@ -264,9 +289,10 @@ export const inboundMessages = {
   },
 
   /**
-   * Hands the payloads to the dispatcher (webhook_deliveries), runs `effects` (the bounce and
-   * complaint outcomes, feedback.ts applyFeedbackIn) and marks the message processed, in one
-   * transaction; false when another consumer already did (at-least-once bus delivery).
+   * Hands the payloads to the dispatcher (webhook_deliveries) and marks the message processed;
+   * false when another consumer already did (at-least-once bus delivery). Without `effects` it is
+   * one statement; with them (the bounce and complaint outcomes, feedback.ts applyFeedbackIn) one
+   * transaction, so an outcome is never applied without the mark or twice.
    */
   async complete(
     db: Db,
@@ -274,15 +300,22 @@ export const inboundMessages = {
     deliveries: NewDelivery[],
     effects?: (tx: Queryable) => Promise<void>,
   ): Promise<boolean> {
-    return db.transaction(async (tx) => {
-      const res = await tx.query(
-        `UPDATE inbound_messages SET status = 'processed', processed_at = now() WHERE id = $1 AND status = 'stored'`,
-        [id],
-      );
-      if (res.rowCount === 0) return false;
-      await insertDeliveries(tx, deliveries);
-      if (effects) await effects(tx);
-      return true;
-    });
+    const mark = `UPDATE inbound_messages SET status = 'processed', processed_at = now()
+                   WHERE id = $1 AND status = 'stored' RETURNING id`;
+    if (effects)
+      return db.transaction(async (tx) => {
+        if ((await tx.query(mark, [id])).rowCount === 0) return false;
+        await insertDeliveries(tx, deliveries);
+        await effects(tx);
+        return true;
+      });
+    if (deliveries.length === 0) return (await db.query(mark, [id])).rowCount > 0;
+    const { params } = deliveryParams(deliveries);
+    const { rows } = await db.query<{ marked: number }>(
+      `WITH m AS (${mark}), d AS (${insertDeliveriesSql(2, 'm')})
+       SELECT count(*)::int AS marked FROM m`,
+      [id, ...params],
+    );
+    return rows[0]!.marked > 0;
   },
 };

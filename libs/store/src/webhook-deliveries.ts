@@ -58,15 +58,32 @@ export interface AttemptOutcome {
 /** Inserts the deliveries in one statement, due at once; returns their ids in order. */
 export async function insertDeliveries(db: Queryable, rows: NewDelivery[]): Promise<string[]> {
   if (rows.length === 0) return [];
-  const ids = rows.map(() => newId(IdPrefix.webhookDelivery));
-  await db.query(
-    `INSERT INTO webhook_deliveries (id, tenant_id, target_kind, webhook_id, event_types, body, traceparent,
+  const { ids, params } = deliveryParams(rows);
+  await db.query(insertDeliveriesSql(1), params);
+  return ids;
+}
+
+/**
+ * The INSERT of deliveries given as eight array parameters from `$first` on (see deliveryParams),
+ * for statements that write them together with other rows; `from` names extra FROM items that
+ * gate the insert (e.g. a CTE that returns a row only when a state change happened).
+ */
+export function insertDeliveriesSql(first: number, from = ''): string {
+  const p = (i: number) => `$${first + i}::text[]`;
+  return `INSERT INTO webhook_deliveries (id, tenant_id, target_kind, webhook_id, event_types, body, traceparent,
        extra_headers, status, next_attempt_at)
-     SELECT id, tenant_id, target_kind, webhook_id, string_to_array(event_types, ','), body, traceparent,
-            extra_headers::jsonb, 'pending', now()
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
-         AS t(id, tenant_id, target_kind, webhook_id, event_types, body, traceparent, extra_headers)`,
-    [
+     SELECT t.id, t.tenant_id, t.target_kind, t.webhook_id, string_to_array(t.event_types, ','), t.body, t.traceparent,
+            t.extra_headers::jsonb, 'pending', now()
+       FROM ${from ? `${from}, ` : ''}unnest(${[0, 1, 2, 3, 4, 5, 6, 7].map(p).join(', ')})
+         AS t(id, tenant_id, target_kind, webhook_id, event_types, body, traceparent, extra_headers)`;
+}
+
+/** New ids for `rows` and the eight array parameters of insertDeliveriesSql. */
+export function deliveryParams(rows: NewDelivery[]): { ids: string[]; params: Array<Array<string | null>> } {
+  const ids = rows.map(() => newId(IdPrefix.webhookDelivery));
+  return {
+    ids,
+    params: [
       ids,
       rows.map((r) => r.tenantId),
       rows.map((r) => r.targetKind),
@@ -76,8 +93,7 @@ export async function insertDeliveries(db: Queryable, rows: NewDelivery[]): Prom
       rows.map((r) => r.traceparent ?? null),
       rows.map((r) => (r.extraHeaders ? JSON.stringify(r.extraHeaders) : null)),
     ],
-  );
-  return ids;
+  };
 }
 
 type DueRow = {

@@ -3,8 +3,13 @@
  * configured DNS_SERVERS. Returns the `Authentication-Results` header value to add to
  * `details.headers`, or null when the check could not run (DNS down, timeout): a missing header
  * is better than a wrong verdict, and the mail is delivered either way.
+ * mailauth stays on 4.x: 5.x and later need Node >= 22.19 (their undici calls
+ * worker_threads.markAsUncloneable), and on Node 20 their import throws, which this function's
+ * catch turned into "no header" for every message.
  */
 import { Resolver } from 'node:dns/promises';
+import { authenticate } from 'mailauth';
+import { type Lookup, cachedLookup } from './dns-cache';
 
 export interface AuthInput {
   raw: Buffer;
@@ -15,25 +20,26 @@ export interface AuthInput {
   mta: string;
 }
 
-export function createAuthResolver(servers: string[], timeoutMs: number) {
+/** Lookups against DNS_SERVERS, answers kept for `cacheMs` (dns-cache.ts; 0: no cache). */
+export function createAuthResolver(servers: string[], timeoutMs: number, cacheMs: number): Lookup {
   const resolver = new Resolver({ timeout: timeoutMs, tries: 1 });
   if (servers.length > 0) resolver.setServers(servers);
-  return (name: string, rrtype: string): Promise<unknown> => resolver.resolve(name, rrtype as 'TXT');
+  const lookup: Lookup = (name, rrtype) => resolver.resolve(name, rrtype as 'TXT');
+  return cacheMs > 0 ? cachedLookup(lookup, { ttlMs: cacheMs, maxEntries: 10_000 }) : lookup;
 }
 
 export async function authenticationResults(
   input: AuthInput,
-  resolver: (name: string, rrtype: string) => Promise<unknown>,
+  resolver: Lookup,
   deadlineMs: number,
+  /** Told about an unexpected failure (DNS trouble is not one: mailauth reports it as temperror). */
+  onError: (err: Error) => void = () => {},
 ): Promise<string | null> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<null>((resolve) => {
     timer = setTimeout(() => resolve(null), deadlineMs);
   });
   try {
-    // Loaded on first use: mailauth's entry point pulls in undici (BIMI/MTA-STS fetches), which
-    // cannot load inside jest's VM; the service itself runs in plain node.
-    const { authenticate } = await import('mailauth');
     const result = await Promise.race([
       authenticate(input.raw, {
         ip: input.ip,
@@ -42,13 +48,16 @@ export async function authenticationResults(
         sender: input.mailFrom,
         resolver: resolver as never,
         trustReceived: false,
+        // BIMI is not part of Authentication-Results' spf/dkim/dmarc and costs a DNS query per mail.
+        disableBimi: true,
       }),
       deadline,
     ]);
     if (!result) return null;
     const header = result.headers.split(/\r?\n(?![ \t])/).find((l) => /^Authentication-Results:/i.test(l));
     return header ? header.replace(/^Authentication-Results:\s*/i, '').replace(/\r?\n[ \t]+/g, ' ') : null;
-  } catch {
+  } catch (err) {
+    onError(err as Error);
     return null;
   } finally {
     clearTimeout(timer);

@@ -39,7 +39,7 @@ export async function start(
     batchSize: config.OUTBOX_BATCH,
   });
   relay.start();
-  const resolver = createAuthResolver(settings.dnsServers, settings.dnsTimeoutMs);
+  const resolver = createAuthResolver(settings.dnsServers, settings.dnsTimeoutMs, settings.dnsCacheMs);
   const key = returnPathKey(ctx.sealer);
   const consumer = await bus.consume(
     {
@@ -58,6 +58,11 @@ export async function start(
               { raw: m.raw, ip: m.remoteIp, helo: m.helo, mailFrom: m.mailFrom, mta: settings.hostname },
               resolver,
               settings.dnsTimeoutMs * 3,
+              (err) =>
+                logger.warn('message authentication failed', {
+                  inbound_message_id: m.id,
+                  error: err.message,
+                }),
             ),
           returnPathKey: key,
           afterCommit: () => relay.notify(),

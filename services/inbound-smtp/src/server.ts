@@ -38,6 +38,7 @@ const smtpError = (code: number, message: string) =>
 export function createInboundServer(deps: InboundServerDeps): SMTPServer {
   const { db, logger, settings } = deps;
   const perIp = new Map<string, number>();
+  const counted = new Set<string>();
   const accepted = new Map<string, Accepted[]>();
 
   const server = new SMTPServer({
@@ -50,6 +51,9 @@ export function createInboundServer(deps: InboundServerDeps): SMTPServer {
     authOptional: true,
     disabledCommands: ['AUTH'],
     hideSTARTTLS: false,
+    // The client's PTR name is used nowhere (no Received header is added, mailauth takes the IP
+    // and HELO), and smtp-server would look it up with the system resolver, not DNS_SERVERS.
+    disableReverseLookup: true,
     ...(settings.tls ? { key: settings.tls.key, cert: settings.tls.cert } : {}),
     logger: false,
 
@@ -59,15 +63,19 @@ export function createInboundServer(deps: InboundServerDeps): SMTPServer {
       if (count > settings.maxPerIp)
         return callback(smtpError(421, '4.7.0 Too many connections from your address'));
       perIp.set(ip, count);
+      counted.add(session.id);
       callback();
     },
 
+    // smtp-server calls onClose for every session, also those refused above or by maxClients:
+    // only a session that was counted gives its slot back.
     onClose(session) {
+      accepted.delete(session.id);
+      if (!counted.delete(session.id)) return;
       const ip = session.remoteAddress;
       const count = (perIp.get(ip) ?? 1) - 1;
       if (count <= 0) perIp.delete(ip);
       else perIp.set(ip, count);
-      accepted.delete(session.id);
     },
 
     onMailFrom(_address, session, callback) {

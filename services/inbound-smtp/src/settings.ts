@@ -9,6 +9,7 @@
  * - INBOUND_HOSTNAME: name in the greeting and Authentication-Results (default SERVICE_DOMAIN).
  * - BOUNCE_DOMAIN (shared with the send service, default SERVICE_DOMAIN): the domain of the
  *   service's own addresses (VERP return paths, `fbl@`, mailto unsubscribes).
+ * - INBOUND_DNS_CACHE_MS (30000): how long authentication keeps DNS answers (0: not at all).
  */
 import { readFileSync } from 'node:fs';
 import { type Config, ConfigError, bounceDomain } from '@mailyard/platform';
@@ -24,6 +25,7 @@ export const InboundEnvSchema = z.object({
   INBOUND_TLS_CERT: z.string().optional(),
   INBOUND_TLS_KEY: z.string().optional(),
   INBOUND_HOSTNAME: z.string().optional(),
+  INBOUND_DNS_CACHE_MS: int(30_000, 0),
 });
 
 export interface InboundSettings {
@@ -39,6 +41,7 @@ export interface InboundSettings {
   tls: { key: Buffer; cert: Buffer } | null;
   dnsServers: string[];
   dnsTimeoutMs: number;
+  dnsCacheMs: number;
 }
 
 /** A PEM file named by `variable`; an unreadable one is a ConfigError line, not a stack trace. */
@@ -77,5 +80,6 @@ export function inboundSettings(config: Config, env: NodeJS.ProcessEnv): Inbound
         : null,
     dnsServers: config.DNS_SERVERS,
     dnsTimeoutMs: config.DNS_TIMEOUT_MS,
+    dnsCacheMs: s.INBOUND_DNS_CACHE_MS,
   };
 }

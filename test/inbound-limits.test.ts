@@ -1,0 +1,184 @@
+/**
+ * The MX service's connection limits and idle timeout over raw TCP sessions from several loopback
+ * addresses: INBOUND_MAX_PER_IP (our onConnect: `421 4.7.0` beyond it, counted per address and
+ * released when a session closes, refused ones included), INBOUND_MAX_CLIENTS (smtp-server's own
+ * `421 ... Too many connected clients`), INBOUND_SOCKET_TIMEOUT_MS (an idle session, also one in
+ * the middle of DATA, gets `421 Timeout` and is closed; a half-received message is not stored).
+ */
+import { type Socket, connect } from 'node:net';
+import { eventually } from '@mailyard/testkit/eventually';
+import { type InboundHarness, startInbound } from './support/inbound';
+
+jest.setTimeout(120_000);
+
+const DOMAIN = 'limits.example.com';
+
+/** One raw SMTP session: replies as they arrive, and whether the server closed it. */
+interface Session {
+  socket: Socket;
+  /** Resolves with the next complete reply (its last line), e.g. `220 ...` or `421 ...`. */
+  reply(): Promise<string>;
+  send(line: string): void;
+  closed: Promise<void>;
+  close(): Promise<void>;
+}
+
+function open(port: number, localAddress: string): Promise<Session> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port, localAddress });
+    let buffer = '';
+    const replies: string[] = [];
+    const waiting: Array<(r: string) => void> = [];
+    const closed = new Promise<void>((r) => socket.once('close', () => r()));
+    socket.on('data', (d: Buffer) => {
+      buffer += d.toString();
+      for (let i = buffer.indexOf('\r\n'); i >= 0; i = buffer.indexOf('\r\n')) {
+        const line = buffer.slice(0, i);
+        buffer = buffer.slice(i + 2);
+        if (/^\d{3} /.test(line)) {
+          const w = waiting.shift();
+          if (w) w(line);
+          else replies.push(line);
+        }
+      }
+    });
+    socket.on('error', () => {});
+    socket.once('connect', () =>
+      resolve({
+        socket,
+        reply: () =>
+          new Promise((r, j) => {
+            const ready = replies.shift();
+            if (ready) return r(ready);
+            waiting.push(r);
+            void closed.then(() => j(new Error('connection closed before a reply')));
+          }),
+        send: (line) => socket.write(`${line}\r\n`),
+        closed,
+        close: async () => {
+          socket.end();
+          await closed;
+        },
+      }),
+    );
+    socket.once('error', reject);
+  });
+}
+
+async function storedCount(h: InboundHarness): Promise<number> {
+  const { rows } = await h.ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM inbound_messages');
+  return rows[0]!.n;
+}
+
+describe('connection limits (INBOUND_MAX_PER_IP=2, INBOUND_MAX_CLIENTS=4)', () => {
+  let h: InboundHarness;
+  const sessions: Session[] = [];
+  /** A session from `ip` and its greeting (220, or the refusal). */
+  const greet = async (ip: string): Promise<{ s: Session; greeting: string }> => {
+    const s = await open(h.port, ip);
+    sessions.push(s);
+    return { s, greeting: await s.reply() };
+  };
+
+  beforeAll(async () => {
+    h = await startInbound({
+      env: { INBOUND_MAX_PER_IP: '2', INBOUND_MAX_CLIENTS: '4' },
+      domains: [{ domain: DOMAIN, wildcard: true }],
+    });
+  });
+  afterEach(async () => {
+    await Promise.all(sessions.splice(0).map((s) => s.close()));
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  test('per IP: the third session from one address gets 421 and is closed; other addresses still get in', async () => {
+    const a1 = await greet('127.0.0.1');
+    const a2 = await greet('127.0.0.1');
+    expect([a1.greeting, a2.greeting]).toEqual([
+      expect.stringMatching(/^220 /),
+      expect.stringMatching(/^220 /),
+    ]);
+    const a3 = await greet('127.0.0.1');
+    expect(a3.greeting).toBe('421 4.7.0 Too many connections from your address');
+    await a3.s.closed; // the server hung up
+
+    // the refused session closing must not free a slot: still two open from 127.0.0.1
+    const a4 = await greet('127.0.0.1');
+    expect(a4.greeting).toMatch(/^421 4\.7\.0 /);
+    await a4.s.closed;
+
+    expect((await greet('127.0.0.2')).greeting).toMatch(/^220 /);
+
+    // one of the two leaves: a new session from 127.0.0.1 is let in again
+    await a1.s.close();
+    const a5 = await eventually(async () => {
+      const g = await greet('127.0.0.1');
+      return g.greeting.startsWith('220') ? g : null;
+    }, 'a slot for 127.0.0.1 after one session closed');
+    a5.s.send('EHLO client.example.org');
+    expect(await a5.s.reply()).toMatch(/^250 /);
+  });
+
+  test('server-wide: the fifth concurrent session gets smtp-server 421 "Too many connected clients"', async () => {
+    // leftovers of the previous test may take a moment to be seen closed by the server
+    for (const ip of ['127.0.1.1', '127.0.1.2', '127.0.1.3', '127.0.1.4'])
+      await eventually(async () => {
+        const g = await greet(ip);
+        return g.greeting.startsWith('220');
+      }, `a session from ${ip}`);
+    const fifth = await greet('127.0.1.5');
+    expect(fifth.greeting).toMatch(/^421 \S+ Too many connected clients, try again in a moment$/);
+    await fifth.s.closed;
+  });
+});
+
+describe('idle timeout (INBOUND_SOCKET_TIMEOUT_MS=1000)', () => {
+  let h: InboundHarness;
+  beforeAll(async () => {
+    h = await startInbound({
+      env: { INBOUND_SOCKET_TIMEOUT_MS: '1000' },
+      domains: [{ domain: DOMAIN, wildcard: true }],
+    });
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  test('a session that says nothing after the greeting gets 421 and is closed', async () => {
+    const s = await open(h.port, '127.0.0.1');
+    expect(await s.reply()).toMatch(/^220 /);
+    expect(await s.reply()).toBe('421 Timeout - closing connection');
+    await s.closed;
+  });
+
+  test('a client stalling in the middle of DATA is cut off and nothing is stored', async () => {
+    const before = await storedCount(h);
+    const s = await open(h.port, '127.0.0.1');
+    expect(await s.reply()).toMatch(/^220 /);
+    for (const [line, code] of [
+      ['EHLO client.example.org', /^250 /],
+      ['MAIL FROM:<a@example.org>', /^250 /],
+      [`RCPT TO:<x@${DOMAIN}>`, /^250 /],
+      ['DATA', /^354 /],
+    ] as const) {
+      s.send(line);
+      expect(await s.reply()).toMatch(code);
+    }
+    s.send('Subject: half\r\n\r\nthe first half of a message');
+    expect(await s.reply()).toBe('421 Timeout - closing connection');
+    await s.closed;
+    expect(await storedCount(h)).toBe(before);
+    // the service is fine afterwards
+    const out = await h.swaks([
+      '--to',
+      `y@${DOMAIN}`,
+      '--from',
+      'a@example.org',
+      '--header',
+      'Subject: after',
+    ]);
+    expect(out).toMatch(/<- {2}250 2\.0\.0 Ok: queued/);
+  });
+});
