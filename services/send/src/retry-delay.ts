@@ -1,0 +1,31 @@
+/**
+ * How long a copy waits before its next attempt (the retry the consumer publishes delayed):
+ *
+ * - the schedule's delay (SEND_RETRY_DELAYS, settings.ts retryDelayMs), or
+ * - the provider's Retry-After when that is longer (Gmail API / Graph throttling, 429/503; a
+ *   busy token endpoint): retrying earlier would only be refused again and spend an attempt.
+ *
+ * A Retry-After is rounded UP to a step of a fixed ladder (1 s ... 24 h, at most 24 h): the bus
+ * keeps one delay queue per distinct delay (RabbitMQ per-delay TTL queues), so provider-chosen
+ * values must not create a queue each. Rounding up never retries before the provider asked.
+ */
+import { type SendSettings, retryDelayMs } from './settings';
+
+/** The delays (seconds) a Retry-After is rounded up to; the last is the cap. */
+export const RETRY_AFTER_STEPS_S: readonly number[] = Object.freeze([
+  1, 2, 3, 5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 300, 600, 900, 1200, 1800, 2700, 3600, 7200, 10_800,
+  14_400, 21_600, 28_800, 43_200, 86_400,
+]);
+
+/** Delay before attempt `attempt + 1`, in milliseconds (see the file comment). */
+export function nextAttemptDelayMs(
+  s: Pick<SendSettings, 'retryDelaysS'>,
+  attempt: number,
+  retryAfterMs?: number | null,
+): number {
+  const scheduled = retryDelayMs(s, attempt);
+  if (retryAfterMs === undefined || retryAfterMs === null || !(retryAfterMs > scheduled)) return scheduled;
+  const cap = RETRY_AFTER_STEPS_S[RETRY_AFTER_STEPS_S.length - 1]!;
+  const step = RETRY_AFTER_STEPS_S.find((x) => x * 1000 >= retryAfterMs) ?? cap;
+  return Math.max(scheduled, step * 1000);
+}
