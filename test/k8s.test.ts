@@ -12,8 +12,6 @@ import { join } from 'node:path';
 import { REPO_ROOT } from '@mailyard/testkit/process';
 import { parseAllDocuments } from 'yaml';
 import { EnvSchema } from '../libs/platform/src/config/env';
-import { ProviderEnvObject } from '../libs/providers/src/settings';
-import { SendEnvObject } from '../services/send/src/settings';
 import { TrackingEnvSchema } from '../services/tracking/src/settings';
 
 // biome-ignore lint/suspicious/noExplicitAny: rendered manifests are untyped
@@ -38,17 +36,8 @@ function validate(o: Obj): void {
   new Model(o).validate();
 }
 
-/**
- * Every variable the code reads: the platform schema, tracking's and the send service's own, the
- * providers' (gateway and send: OAuth mailers), and the logger's switch.
- */
-const CODE_ENV = [
-  ...Object.keys(EnvSchema.shape),
-  ...Object.keys(TrackingEnvSchema.shape),
-  ...Object.keys(SendEnvObject.shape),
-  ...Object.keys(ProviderEnvObject.shape),
-  'LOG_SILENT',
-];
+/** Every variable the code reads: the platform schema, tracking's own, and the logger's switch. */
+const CODE_ENV = [...Object.keys(EnvSchema.shape), ...Object.keys(TrackingEnvSchema.shape), 'LOG_SILENT'];
 const SECRET_NAMES = /(_URL$|_KEY$|SECRET|PASSWORD|TOKEN)/;
 
 describe.each(['dev', 'production'])('k8s overlay %s', (overlay) => {
