@@ -4,8 +4,7 @@
  * Order: load the copy (recipients + events so far) -> skip what is already done -> mailer
  * policy -> suppressions -> render -> phishing check -> MIME + DKIM -> deliver -> record every
  * outcome of the attempt in one transaction (events, log rows, outbox) -> schedule the retry
- * (bus.publishDelayed, before the ack; not before a provider's Retry-After) -> deactivate the
- * mailer when its credentials were refused (mailer-deactivation.ts).
+ * (bus.publishDelayed, before the ack) -> deactivate the mailer when its credentials were refused.
  *
  * Idempotency: each recipient ends with exactly one terminal event (MAIL_DELIVERED, final
  * SMTP_ERROR, PHISHING, MAIL_POLICY_REJECTION, MAIL_GENERATION_REJECTION). A redelivered command
