@@ -52,8 +52,8 @@ import type { MailerCache } from './mailer-cache';
 import { deactivationReason, recordedDeactivation } from './mailer-deactivation';
 import { checkPhishingAsync } from './phishing';
 import { renderCopy } from './render';
-import { nextAttemptDelayMs } from './retry-delay';
-import type { SendSettings } from './settings';
+import { withRetryAfter } from './retry-delay';
+import { type SendSettings, retryDelayMs } from './settings';
 import { trackCopy } from './track-copy';
 import type { Transports } from './transports';
 import { NO_GRANT_REASON } from './transports/classify-provider-error';
@@ -231,7 +231,7 @@ async function commit(deps: ConsumerDeps, ctx: EventContext, attempt: Attempt): 
 /** `retryAfterMs`: the provider's Retry-After, when it named one (retry-delay.ts). */
 async function publishRetry(deps: ConsumerDeps, cmd: SendEmailCommand, retryAfterMs?: number): Promise<void> {
   const next: SendEmailCommand = { ...cmd, attempt: cmd.attempt + 1 };
-  const delay = nextAttemptDelayMs(deps.settings, cmd.attempt, retryAfterMs);
+  const delay = withRetryAfter(retryDelayMs(deps.settings, cmd.attempt), retryAfterMs);
   await deps.bus.publishDelayed(
     Queue.send,
     envelope(SEND_EMAIL_COMMAND, next, { version: SEND_EMAIL_COMMAND_VERSION, tenantId: cmd.tenant_id }),

@@ -1,8 +1,15 @@
-import { RETRY_AFTER_STEPS_S, nextAttemptDelayMs } from './retry-delay';
+import { RETRY_AFTER_STEPS_S, withRetryAfter } from './retry-delay';
+import { retryDelayMs } from './settings';
 
 const s = { retryDelaysS: [60, 300, 1800, 7200] };
+/** As the consumer computes it: the schedule's delay, then the provider's Retry-After. */
+const nextAttemptDelayMs = (
+  settings: { retryDelaysS: number[] },
+  attempt: number,
+  retryAfterMs?: number | null,
+) => withRetryAfter(retryDelayMs(settings, attempt), retryAfterMs);
 
-describe('nextAttemptDelayMs', () => {
+describe('withRetryAfter (after the schedule of SEND_RETRY_DELAYS)', () => {
   it('follows the schedule without a Retry-After', () => {
     expect([1, 2, 3, 4, 5].map((a) => nextAttemptDelayMs(s, a))).toEqual([
       60_000, 300_000, 1_800_000, 7_200_000, 7_200_000,

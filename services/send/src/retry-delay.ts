@@ -9,7 +9,6 @@
  * keeps one delay queue per distinct delay (RabbitMQ per-delay TTL queues), so provider-chosen
  * values must not create a queue each. Rounding up never retries before the provider asked.
  */
-import { type SendSettings, retryDelayMs } from './settings';
 
 /** The delays (seconds) a Retry-After is rounded up to; the last is the cap. */
 export const RETRY_AFTER_STEPS_S: readonly number[] = Object.freeze([
@@ -17,15 +16,18 @@ export const RETRY_AFTER_STEPS_S: readonly number[] = Object.freeze([
   14_400, 21_600, 28_800, 43_200, 86_400,
 ]);
 
-/** Delay before attempt `attempt + 1`, in milliseconds (see the file comment). */
-export function nextAttemptDelayMs(
-  s: Pick<SendSettings, 'retryDelaysS'>,
-  attempt: number,
-  retryAfterMs?: number | null,
-): number {
-  const scheduled = retryDelayMs(s, attempt);
-  if (retryAfterMs === undefined || retryAfterMs === null || !(retryAfterMs > scheduled)) return scheduled;
+/** The RETRY_AFTER_STEPS_S step a Retry-After is rounded up to, in milliseconds (at most 24 h). */
+function stepMs(retryAfterMs: number): number {
   const cap = RETRY_AFTER_STEPS_S[RETRY_AFTER_STEPS_S.length - 1]!;
-  const step = RETRY_AFTER_STEPS_S.find((x) => x * 1000 >= retryAfterMs) ?? cap;
-  return Math.max(scheduled, step * 1000);
+  return (RETRY_AFTER_STEPS_S.find((x) => x * 1000 >= retryAfterMs) ?? cap) * 1000;
+}
+
+/**
+ * Delay before the next attempt, in milliseconds: `scheduledMs` (settings.ts retryDelayMs), or
+ * the provider's Retry-After rounded up to a step when that is longer (see the file comment).
+ */
+export function withRetryAfter(scheduledMs: number, retryAfterMs?: number | null): number {
+  if (retryAfterMs === undefined || retryAfterMs === null || !(retryAfterMs > scheduledMs))
+    return scheduledMs;
+  return Math.max(scheduledMs, stepMs(retryAfterMs));
 }
