@@ -208,6 +208,25 @@ describe('access tokens of OAuth mailers', () => {
     expect(google.auth.count('refresh_token')).toBe(before + 1);
   });
 
+  it('asked again naming the token an API refused, refreshes (once for concurrent askers); naming an older token, does not', async () => {
+    google.auth.accessTtlSeconds = 3599;
+    const id = await connect(google, 'refused@gmail.test', { app_id: googleApp, type: 'smtp' });
+    const stored = (await loadOAuthGrant(ctx.db, ctx.sealer, tenantId, id))!.accessToken!;
+    const source = tokensOf(ctx).forMailer(tenantId, id);
+    const before = google.auth.count('refresh_token');
+    // The provider ended the token before its stored expiry; the API client saw a 401 and asks again.
+    google.auth.expireAccessTokens('refused@gmail.test');
+    const [a, b] = await Promise.all([source({ rejected: stored }), source({ rejected: stored })]);
+    expect(a).toBe(b);
+    expect(a).not.toBe(stored);
+    expect(google.auth.count('refresh_token')).toBe(before + 1);
+    expect(google.auth.accessTokenInfo(a)?.email).toBe('refused@gmail.test');
+    // A caller that saw the older token refused gets the current one, without another refresh.
+    expect(await source({ rejected: stored })).toBe(a);
+    expect(await source()).toBe(a);
+    expect(google.auth.count('refresh_token')).toBe(before + 1);
+  });
+
   it('many concurrent callers on two replicas: one refresh, one token', async () => {
     const id = await connect(microsoft, 'busy-hands@contoso.test', { app_id: msApp, type: 'smtp_imap' });
     const a = tokensOf(ctx);

@@ -3,7 +3,12 @@ export * from './api';
 export * from './gmail';
 export * from './graph';
 export * from './settings';
-export { oauthAccessTokens, type OAuthAccessTokens, type OAuthAccessTokensDeps } from './oauth/access-tokens';
+export {
+  oauthAccessTokens,
+  type MailerTokenSource,
+  type OAuthAccessTokens,
+  type OAuthAccessTokensDeps,
+} from './oauth/access-tokens';
 export { OAuthAppRejectedError, OAuthGrantNotFoundError, OAuthRequestError } from './oauth/errors';
 export type { OAuthAppConfig, OAuthClient, TokenGrant, ConsentRequest } from './oauth/client';
 export { oauthClientFor } from './oauth/oauth-client';

@@ -1,4 +1,12 @@
-import type { ConfigType, MailerState, SendingMailer, SmtpSecureMode } from '@mailyard/contracts';
+import {
+  type ConfigType,
+  type MailerState,
+  OAUTH_SEND_PROVIDER,
+  type OAuthProviderName,
+  type SendingMailer,
+  type SmtpSecureMode,
+  mailerCapabilities,
+} from '@mailyard/contracts';
 import type { Queryable, Sealer } from '@mailyard/platform';
 
 type Row = {
@@ -15,12 +23,14 @@ type Row = {
   selector: string | null;
   dkim_private_key: Uint8Array | null;
   custom_args: Record<string, unknown> | null;
+  oauth_provider: OAuthProviderName | null;
 };
 
 /**
  * Loads a mailer as the send service needs it, deleted ones included (state `deleted`), so a
  * copy accepted before the deletion can be rejected by policy. Null when it never existed
- * for this tenant.
+ * for this tenant. An OAuth mailer carries only its grant's provider (its send transport): the
+ * tokens stay in oauth-grants.ts, read by the token source at send time.
  */
 export async function loadSendingMailer(
   db: Queryable,
@@ -30,8 +40,10 @@ export async function loadSendingMailer(
 ): Promise<SendingMailer | null> {
   const { rows } = await db.query<Row>(
     `SELECT m.id, m.tenant_id, m.config_type, m.state, m.email, m.config, m.secret, m.deleted_at,
-            d.name AS domain, d.verified, d.selector, d.dkim_private_key, d.custom_args
+            d.name AS domain, d.verified, d.selector, d.dkim_private_key, d.custom_args,
+            g.provider AS oauth_provider
        FROM mailers m LEFT JOIN domains d ON d.id = m.id
+       LEFT JOIN oauth_grants g ON g.mailer_id = m.id AND g.tenant_id = m.tenant_id
       WHERE m.tenant_id = $1 AND m.id = $2`,
     [tenantId, mailerId],
   );
@@ -50,6 +62,17 @@ export async function loadSendingMailer(
       selector: r.selector ?? '',
       dkimPrivateKeyPem: r.dkim_private_key ? sealer.openText(r.dkim_private_key) : '',
       customArgs: r.custom_args,
+    };
+  }
+  if (mailerCapabilities(r.config_type).credential === 'oauth') {
+    return {
+      kind: 'oauth',
+      id: r.id,
+      tenantId: r.tenant_id,
+      configType: r.config_type,
+      state,
+      email: r.email,
+      ...(r.oauth_provider ? { oauthProvider: OAUTH_SEND_PROVIDER[r.oauth_provider] } : {}),
     };
   }
   return {

@@ -34,6 +34,8 @@ export interface DeliveryFailure {
    * when the grant is gone, `provider_auth_error` when the provider refused the account).
    */
   deactivation?: DeactivationReason;
+  /** For a `temporary` failure: the provider's Retry-After (ms); the retry waits at least this long. */
+  retryAfterMs?: number;
 }
 
 /** The fields of a nodemailer error (or any error) this module reads. */

@@ -51,11 +51,14 @@ import type { EventContext, EventRecipient, EventWriter, PlannedEvent } from './
 import { envelopesFor } from './envelopes';
 import type { CopyLoader, CopyRecipientRow, LoadedCopy, RecordedEvent } from './load-copy';
 import type { MailerCache } from './mailer-cache';
+import { deactivationReason, recordedDeactivation } from './mailer-deactivation';
 import { checkPhishingAsync } from './phishing';
 import { renderCopy } from './render';
+import { withRetryAfter } from './retry-delay';
 import { type SendSettings, retryDelayMs } from './settings';
 import { keysOf, trackCopy } from './track-copy';
 import type { Transports } from './transports';
+import { NO_GRANT_REASON } from './transports/classify-provider-error';
 import { headerRecipientsFor } from './transports/header-recipients';
 
 export interface ConsumerDeps {
@@ -184,16 +187,19 @@ export async function processCommand(deps: ConsumerDeps, cmd: SendEmailCommand):
   }
   await commit(deps, ctx, attempt);
 
-  if (attempt.authFailure && mailer.kind === 'smtp') {
+  const deactivation = attempt.authFailure && deactivationReason(mailer, attempt.authFailure);
+  if (deactivation) {
     const change = await deactivateMailer(
       db,
       cmd.tenant_id,
       mailer.id,
-      'provider_auth_error',
-      attempt.authFailure.providerError,
+      deactivation,
+      attempt.authFailure!.providerError,
     );
-    logger.warn('mailer deactivated: the SMTP server rejected its credentials', {
+    if (change === 'changed') deps.afterCommit?.();
+    logger.warn('mailer deactivated: its credentials were refused', {
       mailer_id: mailer.id,
+      reason: deactivation,
       change,
     });
   }
@@ -220,13 +226,14 @@ async function commit(deps: ConsumerDeps, ctx: EventContext, attempt: Attempt): 
   // Only the delivery that recorded the retry-scheduled SMTP_ERROR schedules the retry (another
   // process that recorded this attempt first has scheduled it).
   if (recorded.some((e) => e.event === 'SMTP_ERROR' && e.details.retry_scheduled === true)) {
-    await publishRetry(deps, attempt.cmd);
+    await publishRetry(deps, attempt.cmd, attempt.retryAfterMs);
   }
 }
 
-async function publishRetry(deps: ConsumerDeps, cmd: SendEmailCommand): Promise<void> {
+/** `retryAfterMs`: the provider's Retry-After, when it named one (retry-delay.ts). */
+async function publishRetry(deps: ConsumerDeps, cmd: SendEmailCommand, retryAfterMs?: number): Promise<void> {
   const next: SendEmailCommand = { ...cmd, attempt: cmd.attempt + 1 };
-  const delay = retryDelayMs(deps.settings, cmd.attempt);
+  const delay = withRetryAfter(retryDelayMs(deps.settings, cmd.attempt), retryAfterMs);
   await deps.bus.publishDelayed(
     Queue.send,
     envelope(SEND_EMAIL_COMMAND, next, { version: SEND_EMAIL_COMMAND_VERSION, tenantId: cmd.tenant_id }),
@@ -238,7 +245,8 @@ async function publishRetry(deps: ConsumerDeps, cmd: SendEmailCommand): Promise<
  * The attempt was recorded by an earlier delivery of this command that did not get to ack it.
  * Nothing is sent again; the retry it scheduled is published again unless the next attempt is
  * already recorded (a duplicate next command is harmless: it finds its attempt recorded or runs
- * after the other one, see createSendHandler), and a refused login deactivates the mailer.
+ * after the other one, see createSendHandler), and a refused login deactivates the mailer. The
+ * provider's Retry-After is not recorded: a re-published retry follows the schedule.
  */
 async function finishRecordedAttempt(
   deps: ConsumerDeps,
@@ -263,9 +271,9 @@ async function finishRecordedAttempt(
     const mailer = await loadSendingMailer(deps.db, deps.sealer, cmd.tenant_id, copy.send.mailerId).catch(
       () => null,
     );
-    if (mailer?.kind === 'smtp' && mailer.state === 'active') {
-      await deactivateMailer(deps.db, cmd.tenant_id, mailer.id, 'provider_auth_error', auth.providerError);
-    }
+    const reason = mailer && recordedDeactivation(mailer, auth.failedReason);
+    if (mailer && reason)
+      await deactivateMailer(deps.db, cmd.tenant_id, mailer.id, reason, auth.providerError);
   }
 }
 
@@ -280,7 +288,8 @@ async function sendCopy(
 ): Promise<void> {
   const { request } = copy.send;
   if (!deps.transports.supports(mailer)) {
-    attempt.fail(toSend, 'Sending through OAuth mailers is not supported yet');
+    // An OAuth mailer without a grant (every other sending mailer has a transport).
+    attempt.fail(toSend, NO_GRANT_REASON);
     return;
   }
   const transport = deps.transports.for(mailer);
@@ -398,6 +407,8 @@ class Attempt {
   private readonly retry: Failed[] = [];
   private readonly final: Failed[] = [];
   authFailure?: DeliveryFailure;
+  /** The longest Retry-After a provider gave for a retried recipient. */
+  retryAfterMs?: number;
 
   constructor(
     private readonly s: SendSettings,
@@ -431,6 +442,8 @@ class Attempt {
     if (failure.kind === 'auth') this.authFailure = failure;
     const retryable = failure.kind === 'temporary' && this.cmd.attempt < this.s.maxAttempts;
     (retryable ? this.retry : this.final).push({ row, failure });
+    if (retryable && failure.retryAfterMs !== undefined)
+      this.retryAfterMs = Math.max(this.retryAfterMs ?? 0, failure.retryAfterMs);
   }
 
   events(): PlannedEvent[] {

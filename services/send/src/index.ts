@@ -1,5 +1,6 @@
 import { Queue, WorkQueues } from '@mailyard/contracts';
 import { OutboxRelay, type RunningService, type ServiceContext } from '@mailyard/platform';
+import { type OAuthAccessTokens, oauthAccessTokens } from '@mailyard/providers';
 import { ByteBudget } from './byte-budget';
 import { type ConsumerDeps, createSendHandler } from './consumer';
 import { EventWriter } from './emit-event';
@@ -45,6 +46,25 @@ export function consumerDeps(
 }
 
 /**
+ * The token sources of OAuth mailers (libs/providers): one factory per process, so concurrent
+ * sends of one mailer share a refresh. A deactivation it writes (revoked grant) wakes `relay`.
+ */
+export function sendTokens(
+  ctx: ServiceContext,
+  settings: SendSettings,
+  relay?: OutboxRelay,
+): OAuthAccessTokens {
+  return oauthAccessTokens({
+    db: ctx.db,
+    sealer: ctx.sealer,
+    kv: ctx.kv,
+    logger: ctx.logger,
+    settings: settings.providers,
+    ...(relay ? { onOutboxWrite: () => relay.notify() } : {}),
+  });
+}
+
+/**
  * Starts the send service: consumes `send.commands` (SEND_CONCURRENCY in flight), delivers
  * through the pooled transports and runs an OutboxRelay for the events it writes.
  */
@@ -55,7 +75,7 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
     pollMs: config.OUTBOX_POLL_MS,
     batchSize: config.OUTBOX_BATCH,
   });
-  const transports = new Transports(settings);
+  const transports = new Transports(settings, sendTokens(ctx, settings, relay));
   // Events committed within RELAY_COALESCE_MS wake the relay once: one outbox batch instead of a
   // relay transaction per committed attempt (the events reach the bus at most that much later).
   let wakeTimer: NodeJS.Timeout | null = null;

@@ -39,6 +39,37 @@ describe('sendSettings', () => {
     });
   });
 
+  it('reads the provider variables (OAuth mailers) with their defaults', () => {
+    expect(sendSettings(loadConfig({})).providers).toMatchObject({
+      GMAIL_API_URL: 'https://gmail.googleapis.com/',
+      MICROSOFT_GRAPH_URL: 'https://graph.microsoft.com',
+      GOOGLE_OAUTH_URL: 'https://oauth2.googleapis.com',
+      MICROSOFT_LOGIN_URL: 'https://login.microsoftonline.com',
+      OAUTH_REFRESH_AHEAD_S: 300,
+    });
+    const s = sendSettings(
+      configFrom({
+        GMAIL_API_URL: 'https://127.0.0.1:8443/',
+        MICROSOFT_GRAPH_URL: 'https://127.0.0.1:9443',
+        GOOGLE_CLIENT_ID: 'id',
+        GOOGLE_CLIENT_SECRET: 'secret',
+      }),
+    );
+    expect(s.providers).toMatchObject({
+      GMAIL_API_URL: 'https://127.0.0.1:8443/',
+      MICROSOFT_GRAPH_URL: 'https://127.0.0.1:9443',
+      GOOGLE_CLIENT_ID: 'id',
+      GOOGLE_CLIENT_SECRET: 'secret',
+    });
+  });
+
+  it('refuses half a deployment app, as the gateway does', () => {
+    expect(() => sendSettings(loadConfig({ MICROSOFT_CLIENT_ID: 'id' }))).toThrow(
+      'MICROSOFT_CLIENT_SECRET must be set together with MICROSOFT_CLIENT_ID',
+    );
+    expect(() => sendSettings(loadConfig({ GMAIL_API_URL: 'ftp://gmail' }))).toThrow(/GMAIL_API_URL/);
+  });
+
   it.each([
     [
       'SEND_MAX_ATTEMPTS',

@@ -10,6 +10,12 @@ import {
   secondsList,
   trackingBaseUrl,
 } from '@mailyard/platform';
+import {
+  ProviderEnvObject,
+  type ProviderSettings,
+  providerEnvCheck,
+  providerSettings,
+} from '@mailyard/providers';
 import { z } from 'zod';
 
 /** The send service's configuration, derived from the environment (README "Send service"). */
@@ -43,10 +49,18 @@ export interface SendSettings {
   mxAllowPrivateHosts: boolean;
   /** Public origin of the tracking service (TRACKING_BASE_URL), for tracked sends. */
   trackingBaseUrl: string;
+  /**
+   * OAuth mailers (libs/providers, docs/oauth.md): the Gmail API and Graph endpoints, the token
+   * endpoints and deployment apps the token refresh uses, the refresh margin and waits.
+   */
+  providers: ProviderSettings;
 }
 
-/** The send service's own variables (README "Send service"); the core ones come from Config. */
-export const SendEnvSchema = z.object({
+/**
+ * The send service's own variables (README "Send service"), plus the providers' (OAuth mailers
+ * send through the Gmail API / Graph with tokens it refreshes); the core ones come from Config.
+ */
+export const SendEnvObject = z.object({
   SEND_MAX_ATTEMPTS: positiveInt(5),
   SEND_RETRY_DELAYS: secondsList('60,300,1800,7200'),
   SMTP_RELAY_URL: optionalUrl(['smtp', 'smtps']),
@@ -68,6 +82,8 @@ export const SendEnvSchema = z.object({
   PHISHING_CHECK_BUDGET_MS: positiveInt(2_000),
   PHISHING_MAX_LINKS: positiveInt(10_000),
 });
+
+export const SendEnvSchema = SendEnvObject.merge(ProviderEnvObject).superRefine(providerEnvCheck);
 
 /** Parses the send service's variables from `config.env`; a bad value throws one ConfigError line. */
 export function sendSettings(config: Config): SendSettings {
@@ -94,6 +110,7 @@ export function sendSettings(config: Config): SendSettings {
     inflightBytes: env.SEND_INFLIGHT_BYTES,
     phishingBudgetMs: env.PHISHING_CHECK_BUDGET_MS,
     phishingMaxLinks: env.PHISHING_MAX_LINKS,
+    providers: providerSettings(config),
   };
 }
 

@@ -12,7 +12,7 @@ import { acceptSend, eventsOf, insertSmtpMailer, logsOf, newTenant } from '@mail
 import { type SmtpReceiver, startSmtpReceiver } from '@mailyard/testkit/peers/smtp-receiver';
 import { type Stores, createStores } from '@mailyard/testkit/stores';
 import { processCommand } from '../src/consumer';
-import { consumerDeps } from '../src/index';
+import { consumerDeps, sendTokens } from '../src/index';
 import { sendSettings } from '../src/settings';
 import { Transports } from '../src/transports';
 
@@ -52,7 +52,7 @@ afterAll(async () => {
 /** A second, independent send service (process) on the same database. */
 function service() {
   const settings = sendSettings(ctx.config);
-  const t = new Transports(settings);
+  const t = new Transports(settings, sendTokens(ctx, settings));
   transports.push(t);
   return consumerDeps(ctx, settings, t);
 }

@@ -209,8 +209,8 @@ export function sendRefusal(mailer: MailerSendStatus | null): SendRefusal | null
 
 /**
  * The send transport for a mailer: `mx` and `smtp` from the table; OAuth mailers resolve to
- * `gmail` or `graph` from their OAuth connection, which no mailer records yet (null: no
- * transport, the send service refuses the copy).
+ * `gmail` or `graph` from their OAuth grant's provider (OAUTH_SEND_PROVIDER; null without a
+ * grant: no transport, the send service refuses the copy).
  */
 export function sendProviderOf(mailer: {
   configType: ConfigType;

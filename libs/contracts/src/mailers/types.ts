@@ -43,4 +43,15 @@ export type SendingMailer =
       state: MailerState | 'deleted';
       email: string;
       smtp: { host: string; port: number; secure: SmtpSecureMode; username: string; password: string };
+    }
+  | {
+      /** An OAuth mailer: sends through its account's provider API with the stored grant (libs/providers). */
+      kind: 'oauth';
+      id: string;
+      tenantId: string;
+      configType: ConfigType;
+      state: MailerState | 'deleted';
+      email: string;
+      /** The send transport of the grant's provider (OAUTH_SEND_PROVIDER); absent without a grant. */
+      oauthProvider?: 'gmail' | 'graph';
     };

@@ -21,8 +21,14 @@
  *   still returned; else ProviderThrottledError (retry after `retryAfterMs`) or
  *   OAuthAppRejectedError (the app is misconfigured; the mailer is not deactivated).
  *
- * `invalidate(tenantId, mailerId)`: a provider API refused the token before its expiry (401):
- * the next call refreshes, so a revoked grant is found and the mailer deactivated.
+ * The source takes the API clients' hint (api/token.ts TokenSource): asked with `{ rejected }`
+ * after a provider API refused a token (401), it refreshes when the stored token is that one
+ * (whatever its stored expiry), so the client's one repeat goes out with a new token and a
+ * revoked grant is found at once; a stored token that differs (another caller or replica
+ * refreshed meanwhile) is returned as is.
+ *
+ * `invalidate(tenantId, mailerId)`: marks the stored token expired without a request at hand
+ * (the next call refreshes).
  */
 import { oauthMailerTypeOf } from '@mailyard/contracts';
 import type { Db, Kv, Logger, Sealer } from '@mailyard/platform';
@@ -39,7 +45,13 @@ import type { OAuthClientFactory } from './client';
 import { OAuthAppRejectedError, OAuthGrantNotFoundError } from './errors';
 import { oauthClientFor } from './oauth-client';
 import { tokenFreshness } from './refresh-policy';
-import { type AccessTokenSource, OAuthRevokedError, ProviderThrottledError } from './types';
+import { OAuthRevokedError, ProviderThrottledError } from './types';
+
+/**
+ * An AccessTokenSource that also takes the API clients' hint (the shape of api/token.ts
+ * TokenSource): `rejected` = the token a provider API just refused.
+ */
+export type MailerTokenSource = (request?: { rejected?: string }) => Promise<string>;
 
 export interface OAuthAccessTokensDeps {
   db: Db;
@@ -54,7 +66,7 @@ export interface OAuthAccessTokensDeps {
 
 export interface OAuthAccessTokens {
   /** The token source of one OAuth mailer of one tenant. */
-  forMailer(tenantId: string, mailerId: string): AccessTokenSource;
+  forMailer(tenantId: string, mailerId: string): MailerTokenSource;
   /** Marks the mailer's stored access token expired (the provider API refused it). */
   invalidate(tenantId: string, mailerId: string): Promise<void>;
 }
@@ -124,9 +136,12 @@ export function oauthAccessTokens(deps: OAuthAccessTokensDeps): OAuthAccessToken
     }
   };
 
-  /** A still-valid token when the refresh could not be made now; else the refresh's error. */
-  const fallback = (grant: StoredOAuthGrant, err: unknown): string => {
-    const usable = tokenFreshness(grant, Date.now(), 0) === 'fresh';
+  /**
+   * A still-valid token when the refresh could not be made now (never the one a provider just
+   * refused); else the refresh's error.
+   */
+  const fallback = (grant: StoredOAuthGrant, err: unknown, rejected: string | undefined): string => {
+    const usable = tokenFreshness(grant, Date.now(), 0, rejected) === 'fresh';
     if (usable && grant.accessToken && !(err instanceof OAuthRevokedError)) {
       deps.logger?.warn('oauth: refresh failed; using the current token until it expires', {
         mailer_id: grant.mailerId,
@@ -137,24 +152,25 @@ export function oauthAccessTokens(deps: OAuthAccessTokensDeps): OAuthAccessToken
     throw err;
   };
 
-  const accessToken = async (tenantId: string, mailerId: string): Promise<string> => {
+  const accessToken = async (tenantId: string, mailerId: string, rejected?: string): Promise<string> => {
     const deadline = Date.now() + settings.OAUTH_REFRESH_WAIT_MS;
+    const fresh = (g: StoredOAuthGrant) => tokenFreshness(g, Date.now(), aheadMs, rejected) === 'fresh';
     for (;;) {
       const grant = await load(tenantId, mailerId);
-      if (tokenFreshness(grant, Date.now(), aheadMs) === 'fresh') return grant.accessToken!;
+      if (fresh(grant)) return grant.accessToken!;
       const lockKey = `oauth:refresh:${mailerId}`;
       const owner = await kv.acquireLock(lockKey, lockTtlMs);
       if (owner) {
         try {
           // Another replica may have stored a new token between our read and the lock.
           const current = await load(tenantId, mailerId);
-          if (tokenFreshness(current, Date.now(), aheadMs) === 'fresh') return current.accessToken!;
+          if (fresh(current)) return current.accessToken!;
           try {
             const token = await refresh(current);
             if (token) return token;
             continue; // a re-authentication or another writer stored a newer grant: read it
           } catch (err) {
-            return fallback(current, err);
+            return fallback(current, err, rejected);
           }
         } finally {
           await kv.releaseLock(lockKey, owner).catch(() => undefined);
@@ -164,6 +180,7 @@ export function oauthAccessTokens(deps: OAuthAccessTokensDeps): OAuthAccessToken
         return fallback(
           grant,
           new ProviderThrottledError('another replica is refreshing this token', null, 1000),
+          rejected,
         );
       }
       await sleep(WAIT_STEP_MS);
@@ -172,11 +189,14 @@ export function oauthAccessTokens(deps: OAuthAccessTokensDeps): OAuthAccessToken
 
   return {
     forMailer(tenantId, mailerId) {
-      const key = `${tenantId}\u0000${mailerId}`;
-      return () => {
+      return (request) => {
+        // Callers naming the same refused token share one call; they never join a call that
+        // may hand out the refused token again.
+        const rejected = request?.rejected;
+        const key = `${tenantId}\u0000${mailerId}\u0000${rejected ?? ''}`;
         const running = inFlight.get(key);
         if (running) return running;
-        const p = accessToken(tenantId, mailerId).finally(() => inFlight.delete(key));
+        const p = accessToken(tenantId, mailerId, rejected).finally(() => inFlight.delete(key));
         inFlight.set(key, p);
         return p;
       };

@@ -28,4 +28,10 @@ describe('refresh ahead of expiry', () => {
     expect(tokenFreshness(at(1), NOW, 0)).toBe('fresh');
     expect(tokenFreshness(at(0), NOW, 0)).toBe('expired');
   });
+
+  it('a token the provider refused is expired whatever its stored expiry; another token is judged as usual', () => {
+    expect(tokenFreshness(at(3600_000), NOW, AHEAD, 'ya29.x')).toBe('expired');
+    expect(tokenFreshness(at(3600_000), NOW, AHEAD, 'ya29.older')).toBe('fresh');
+    expect(tokenFreshness(at(AHEAD), NOW, AHEAD, 'ya29.older')).toBe('expiring');
+  });
 });

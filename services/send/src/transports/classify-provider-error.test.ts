@@ -1,4 +1,6 @@
 import {
+  OAuthAppRejectedError,
+  OAuthGrantNotFoundError,
   OAuthRevokedError,
   ProviderAuthError,
   ProviderRequestError,
@@ -19,6 +21,7 @@ describe('classifyProviderError', () => {
       kind: 'temporary',
       failedReason: 'Temporary failure: Gmail API is rate limiting the mailer (retry after 30 s)',
       providerError: 'Gmail API 429: slow down',
+      retryAfterMs: 30_000,
     });
     expect(classifyProviderError(new ProviderThrottledError('x', 503, null), gmail).failedReason).toBe(
       'Temporary failure: Gmail API is unavailable',
@@ -31,6 +34,7 @@ describe('classifyProviderError', () => {
     expect(f.kind).toBe('auth');
     expect(f.deactivation).toBe('oauth_revoked');
     expect(f.failedReason.startsWith(AUTH_REASON_PREFIX)).toBe(true);
+    expect(f.failedReason).toContain('the mailer was deactivated');
     expect(f.providerError).toBe('invalid_grant');
   });
 
@@ -38,6 +42,20 @@ describe('classifyProviderError', () => {
     const f = classifyProviderError(new ProviderAuthError('denied', 403), { provider: 'Microsoft Graph' });
     expect(f).toMatchObject({ kind: 'auth', deactivation: 'provider_auth_error' });
     expect(f.failedReason).toContain('Microsoft Graph refused');
+    expect(f.failedReason).toContain('the mailer was deactivated');
+  });
+
+  it('retries a refused OAuth app (the mailer is not to blame) and ends a copy whose mailer lost its grant', () => {
+    expect(classifyProviderError(new OAuthAppRejectedError('invalid_client: Unauthorized'), gmail)).toEqual({
+      kind: 'temporary',
+      failedReason:
+        'Temporary failure: the provider refused the OAuth app of the mailer (client_id / client_secret)',
+      providerError: 'invalid_client: Unauthorized',
+    });
+    expect(classifyProviderError(new OAuthGrantNotFoundError('no OAuth grant'), gmail)).toMatchObject({
+      kind: 'permanent',
+      failedReason: 'Mailer configuration could not be loaded: the mailer has no OAuth grant',
+    });
   });
 
   it('makes a refused message permanent with a readable reason', () => {

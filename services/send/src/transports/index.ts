@@ -1,5 +1,8 @@
 import { type SendProvider, type SendingMailer, sendProviderOf } from '@mailyard/contracts';
+import type { OAuthAccessTokens } from '@mailyard/providers';
 import type { SendSettings } from '../settings';
+import { GmailTransport } from './gmail-transport';
+import { GraphTransport } from './graph-transport';
 import { MxResolver } from './mx-resolver';
 import { MxTransport } from './mx-transport';
 import { PoolCache } from './pool-cache';
@@ -12,19 +15,28 @@ export type { Envelope, MessageTransport, RecipientResult } from './types';
 /** Makes the transport of one mailer whose provider this entry serves. */
 type TransportEntry = (mailer: SendingMailer) => MessageTransport;
 
+/** API transports kept per mailer (a googleapis client each): at most this many. */
+const MAX_API_TRANSPORTS = 10_000;
+
 /**
  * Picks the transport for a mailer by its send provider (libs/contracts mailers/capabilities.ts):
  * `mx` (domain mailers) goes through SMTP_RELAY_URL when set, else straight to the recipients'
- * MX; `smtp` through the mailer's own server. A Gmail API or Microsoft Graph transport is one
- * more entry under `gmail` / `graph`. Owns every pool. Connections to tenant-chosen targets (SMTP
- * mailer hosts, recipients' MX) go through the platform's guarded connect; the relay is the
- * operator's own configuration and is not guarded.
+ * MX; `smtp` through the mailer's own server; `gmail` / `graph` (OAuth mailers, by their grant's
+ * provider) through the Gmail API / Microsoft Graph with the mailer's token source (`tokens`,
+ * libs/providers: refreshed ahead of expiry, refreshed again when the API refuses a token, a
+ * revoked grant deactivating the mailer). Owns every pool. Connections to tenant-chosen targets
+ * (SMTP mailer hosts, recipients' MX) go through the platform's guarded connect; the relay and
+ * the provider endpoints are the operator's own configuration and are not guarded.
  */
 export class Transports {
   readonly pools: PoolCache;
   private readonly byProvider: Partial<Record<SendProvider, TransportEntry>>;
+  private readonly api = new Map<string, MessageTransport>();
 
-  constructor(private readonly s: SendSettings) {
+  constructor(
+    private readonly s: SendSettings,
+    private readonly tokens: OAuthAccessTokens,
+  ) {
     // Overall deadline of one delivery: connect + greeting + a slow DATA, queueing included.
     this.pools = new PoolCache({ deliveryTimeoutMs: s.smtpTimeoutMs * 4 });
     const resolver = new MxResolver({ servers: s.dnsServers, timeoutMs: s.dnsTimeoutMs, tries: s.dnsTries });
@@ -45,13 +57,26 @@ export class Transports {
         })
       : null;
     const direct = relay ?? mx;
+    const { GMAIL_API_URL, MICROSOFT_GRAPH_URL } = s.providers;
     this.byProvider = {
       mx: () => direct,
       smtp: (mailer) => this.smtpMailer(mailer),
+      gmail: (mailer) =>
+        this.apiTransport(
+          mailer,
+          'gmail',
+          (tokens) => new GmailTransport(mailer, tokens, { apiUrl: GMAIL_API_URL }),
+        ),
+      graph: (mailer) =>
+        this.apiTransport(
+          mailer,
+          'graph',
+          (tokens) => new GraphTransport(mailer, tokens, { graphUrl: MICROSOFT_GRAPH_URL }),
+        ),
     };
   }
 
-  /** True when a transport serves this mailer's provider (OAuth senders have none yet). */
+  /** True when a transport serves this mailer's provider (an OAuth mailer without a grant has none). */
   supports(mailer: SendingMailer): boolean {
     const provider = sendProviderOf(mailer);
     return provider !== null && this.byProvider[provider] !== undefined;
@@ -80,6 +105,22 @@ export class Transports {
         },
       },
     });
+  }
+
+  /** The mailer's API transport, made once (its token source and client are per mailer). */
+  private apiTransport(
+    mailer: SendingMailer,
+    provider: 'gmail' | 'graph',
+    make: (tokens: ReturnType<OAuthAccessTokens['forMailer']>) => MessageTransport,
+  ): MessageTransport {
+    const key = `${mailer.tenantId}\u0000${mailer.id}\u0000${provider}`;
+    let transport = this.api.get(key);
+    if (!transport) {
+      if (this.api.size >= MAX_API_TRANSPORTS) this.api.clear();
+      transport = make(this.tokens.forMailer(mailer.tenantId, mailer.id));
+      this.api.set(key, transport);
+    }
+    return transport;
   }
 
   close(): void {
