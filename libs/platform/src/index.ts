@@ -30,3 +30,4 @@ export * from './net/pinned-lookup';
 export * from './mail/incoming-email';
 export * from './jobs/scheduled-job';
 export * from './config/fields';
+export * from './batch/batcher';
