@@ -53,7 +53,9 @@ export async function stopService(s: Service): Promise<void> {
 }
 
 /** Counters a process reports on /metrics (0 when absent). */
-export async function countersOf(s: Service): Promise<{ delivered: number; statements: number; transactions: number }> {
+export async function countersOf(
+  s: Service,
+): Promise<{ delivered: number; statements: number; transactions: number }> {
   const text = await (await fetch(s.metricsUrl)).text();
   const value = (re: RegExp) => Number(re.exec(text)?.[1] ?? 0);
   return {
@@ -129,7 +131,8 @@ export async function waitDelivered(
   for (;;) {
     const d = await countDelivered(c, tenantId);
     if (d >= target) return Date.now();
-    if (Date.now() > deadline) throw new Error(`only ${d} of ${target} emails delivered within ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`only ${d} of ${target} emails delivered within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }

@@ -54,7 +54,10 @@ function top<T extends { self_ms: number }>(m: Map<string, T>, n: number): T[] {
 }
 
 /** Self time of each frame of `profile` over `window`, and the time sampled. */
-function selfTimes(profile: CpuProfile, window?: Window): { self: Map<ProfileNode, number>; sampled: number } {
+function selfTimes(
+  profile: CpuProfile,
+  window?: Window,
+): { self: Map<ProfileNode, number>; sampled: number } {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const self = new Map<ProfileNode, number>();
   let t = profile.startTime;

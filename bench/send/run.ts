@@ -52,7 +52,14 @@ import {
   stopService,
   waitDelivered,
 } from './pipeline';
-import { type ProfileSummary, type Window, monotonicUs, readProfiles, summarize, summaryText } from './profile';
+import {
+  type ProfileSummary,
+  type Window,
+  monotonicUs,
+  readProfiles,
+  summarize,
+  summaryText,
+} from './profile';
 
 const run = promisify(execFile);
 
@@ -128,7 +135,10 @@ async function main(): Promise<void> {
     await stopService(s);
     services.splice(services.indexOf(s), 1);
   };
-  const ctx = await openContext(configFrom({ ...stores, LOG_LEVEL: 'error' }), createLogger('bench', 'error'));
+  const ctx = await openContext(
+    configFrom({ ...stores, LOG_LEVEL: 'error' }),
+    createLogger('bench', 'error'),
+  );
   const client = await benchClient(db.url);
   const report: Record<string, unknown> = {
     benchmark: 'send',
@@ -162,7 +172,10 @@ async function main(): Promise<void> {
     const owner = await findKeyOwner(ctx.db, KEY);
     if (!owner) throw new Error('bootstrap tenant not found');
     const tenantId = owner.tenantId;
-    const mailerId = await insertDomainMailer(ctx.db, ctx.sealer, tenantId, { domain: 'bench.test', key: dkimKeyPair() });
+    const mailerId = await insertDomainMailer(ctx.db, ctx.sealer, tenantId, {
+      domain: 'bench.test',
+      key: dkimKeyPair(),
+    });
 
     const url = `http://127.0.0.1:${gwPort}/v1/email/send`;
     const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
@@ -180,7 +193,8 @@ async function main(): Promise<void> {
     const single = () => singleBody(mailerId, n++);
     const batch = () => batchBody(mailerId, b++, BATCH_RECIPIENTS);
     let expected = 0;
-    const delivered = (target: number, timeoutMs = 600_000) => waitDelivered(client, tenantId, target, timeoutMs);
+    const delivered = (target: number, timeoutMs = 600_000) =>
+      waitDelivered(client, tenantId, target, timeoutMs);
     const meter = (extra: Service[]) =>
       new CpuMeter({
         gateway: () => processTree(gateway.proc.child.pid!),
@@ -204,7 +218,9 @@ async function main(): Promise<void> {
       const cpu = await m.stop();
       const counters1 = await Promise.all(procs.map(countersOf));
       const perProcess = (k: 'statements' | 'transactions' | 'delivered', per = emails) =>
-        Object.fromEntries(procs.map((s, i) => [s.label, round((counters1[i]![k] - counters0[i]![k]) / per)]));
+        Object.fromEntries(
+          procs.map((s, i) => [s.label, round((counters1[i]![k] - counters0[i]![k]) / per)]),
+        );
       windows.push({ phase, window: { fromUs, toUs: monotonicUs() }, processes: procs.map((s) => s.label) });
       return {
         result,

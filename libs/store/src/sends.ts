@@ -190,7 +190,13 @@ export const sends = {
         r.config_type === null
           ? null
           : r.config_type === 'domain'
-            ? { kind: 'domain', configType: 'domain', state, domain: r.domain ?? '', verified: r.verified === true }
+            ? {
+                kind: 'domain',
+                configType: 'domain',
+                state,
+                domain: r.domain ?? '',
+                verified: r.verified === true,
+              }
             : { kind: 'smtp', configType: r.config_type, state };
       out[r.k - 1] = { mailer, template };
     }

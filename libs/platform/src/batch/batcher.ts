@@ -20,7 +20,8 @@ export class Batcher<I, O> {
     private readonly run: (items: I[]) => Promise<Array<O | BatchItemError>>,
     private readonly maxBatch = 200,
   ) {
-    if (!Number.isInteger(maxBatch) || maxBatch < 1) throw new Error(`Batcher: maxBatch must be >= 1 (got ${maxBatch})`);
+    if (!Number.isInteger(maxBatch) || maxBatch < 1)
+      throw new Error(`Batcher: maxBatch must be >= 1 (got ${maxBatch})`);
   }
 
   submit(item: I): Promise<O> {

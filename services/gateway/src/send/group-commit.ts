@@ -12,7 +12,7 @@
  * Sends with an Idempotency-Key do not come here (accept-send.ts writes them one by one, with the
  * key's checks in their transaction).
  */
-import { type Db, Batcher, BatchItemError, histogram } from '@mailyard/platform';
+import { BatchItemError, Batcher, type Db, histogram } from '@mailyard/platform';
 import { type AcceptContextKey, type AcceptedSendRows, type SendAcceptContext, sends } from '@mailyard/store';
 
 const batchSize = histogram(
