@@ -29,7 +29,7 @@ export interface GroupCommitOptions {
 
 export class SendGroupCommit {
   private readonly contexts: Batcher<AcceptContextKey, SendAcceptContext>;
-  private readonly writes: Batcher<AcceptedSendRows, void>;
+  private readonly writes: Batcher<AcceptedSendRows, undefined>;
 
   constructor(db: Db, opts: GroupCommitOptions = {}) {
     const maxBatch = opts.maxBatch ?? 100;
@@ -59,7 +59,7 @@ async function loadContexts(db: Db, keys: AcceptContextKey[]): Promise<SendAccep
   return keys.map((k) => byId.get(id(k))!);
 }
 
-async function writeBatch(db: Db, batch: AcceptedSendRows[]): Promise<Array<void | BatchItemError>> {
+async function writeBatch(db: Db, batch: AcceptedSendRows[]): Promise<Array<undefined | BatchItemError>> {
   batchSize.observe(batch.length);
   try {
     await sends.insertAcceptedBatch(db, batch);
