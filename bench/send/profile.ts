@@ -11,6 +11,7 @@ import { join } from 'node:path';
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
 }
 
 interface CpuProfile {
@@ -35,6 +36,11 @@ export interface ProfileSummary {
   busy_ms: number;
   top_functions: Array<{ fn: string; where: string; self_ms: number; pct_busy: number }>;
   top_areas: Array<{ area: string; self_ms: number; pct_busy: number }>;
+  /**
+   * The repository's own functions (services/, libs/) by inclusive time: their self time and
+   * that of everything they called synchronously (what one step of the pipeline costs).
+   */
+  top_own_inclusive: Array<{ fn: string; where: string; self_ms: number; pct_busy: number }>;
 }
 
 const repoPath = (url: string, root: string) => url.replace(/^file:\/\//, '').replace(`${root}/`, '');
@@ -73,6 +79,31 @@ function selfTimes(
   return { self, sampled };
 }
 
+/** Inclusive time of the repository's own functions: each sample counts once for every distinct one on its stack. */
+function ownInclusive(
+  profile: CpuProfile,
+  self: Map<ProfileNode, number>,
+  root: string,
+): Map<string, number> {
+  const parent = new Map<number, ProfileNode>();
+  for (const node of profile.nodes) for (const c of node.children ?? []) parent.set(c, node);
+  const out = new Map<string, number>();
+  for (const [node, us] of self) {
+    if (node.callFrame.functionName === '(idle)') continue;
+    const seen = new Set<string>();
+    for (let n: ProfileNode | undefined = node; n; n = parent.get(n.id)) {
+      const { functionName, url, lineNumber } = n.callFrame;
+      const path = repoPath(url, root);
+      if (!/^(services|libs)\//.test(path) || path.includes('node_modules')) continue;
+      const key = `${functionName || '(anonymous)'}\u0000${path}:${lineNumber + 1}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.set(key, (out.get(key) ?? 0) + us);
+    }
+  }
+  return out;
+}
+
 /**
  * Self time per function and area over `window` (all samples when omitted), summed over the
  * profiles of one process (node writes one per thread: the main thread and tsx's loader).
@@ -83,10 +114,17 @@ export function summarize(profiles: CpuProfile[], root: string, window?: Window,
   let busy = 0;
   let sampled = 0;
   const frames: Array<[ProfileNode, number]> = [];
+  const inclusive = new Map<string, { fn: string; where: string; self_ms: number; pct_busy: number }>();
   for (const profile of profiles) {
     const t = selfTimes(profile, window);
     sampled = Math.max(sampled, t.sampled);
     frames.push(...t.self);
+    for (const [key, us] of ownInclusive(profile, t.self, root)) {
+      const [fn = '', where = ''] = key.split('\u0000');
+      const f = inclusive.get(key) ?? { fn, where, self_ms: 0, pct_busy: 0 };
+      f.self_ms += us / 1000;
+      inclusive.set(key, f);
+    }
   }
   for (const [node, us] of frames) {
     const { functionName, url, lineNumber } = node.callFrame;
@@ -114,6 +152,7 @@ export function summarize(profiles: CpuProfile[], root: string, window?: Window,
     busy_ms: Math.round(busy / 1000),
     top_functions: finish(top(fns, n)),
     top_areas: finish(top(areas, 15)),
+    top_own_inclusive: finish(top(inclusive, 25)),
   };
 }
 
@@ -137,6 +176,8 @@ export function summaryText(title: string, summaries: Record<string, ProfileSumm
     for (const a of s.top_areas) out.push(`| ${a.area} | ${a.self_ms} | ${a.pct_busy} |`);
     out.push('', '| function | where | self ms | % busy |', '|---|---|---:|---:|');
     for (const f of s.top_functions) out.push(`| ${f.fn} | ${f.where} | ${f.self_ms} | ${f.pct_busy} |`);
+    out.push('', '| own function (inclusive) | where | ms | % busy |', '|---|---|---:|---:|');
+    for (const f of s.top_own_inclusive) out.push(`| ${f.fn} | ${f.where} | ${f.self_ms} | ${f.pct_busy} |`);
     out.push('');
   }
   return out.join('\n');
