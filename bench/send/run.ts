@@ -331,7 +331,22 @@ async function main(): Promise<void> {
     if (PHASES.has('spread')) {
       // A second send service on the same broker and queue: the work spreads across both.
       senders = [...senders, await startSend()];
-      report.spread = { send_services: senders.length, ...(await runBatch('spread', senders)) };
+      // Warm the new process up (JIT, pools) with one batch before measuring.
+      await load(1, 1, batch);
+      expected += BATCH_RECIPIENTS;
+      await delivered(expected, 120_000);
+      const result = await runBatch('spread', senders);
+      report.spread = {
+        send_services: senders.length,
+        ...result,
+        // Each process's CPU over the emails it delivered itself.
+        cpu_ms_per_email_handled: Object.fromEntries(
+          senders.map((s) => {
+            const cpuMs = (result.cpu_seconds[s.label] ?? 0) * 1000;
+            return [s.label, round(cpuMs / Math.max(1, result.delivered_by_process[s.label] ?? 0))];
+          }),
+        ),
+      };
     }
 
     if (PHASES.has('ceiling')) {

@@ -24,7 +24,6 @@ import {
   addressKey,
   isPerRecipient,
   isTerminalSendEvent,
-  planCopies,
   sendRefusal,
   substitutionsFor,
 } from '@mailyard/contracts';
@@ -45,6 +44,7 @@ import { deactivateMailer, loadSendingMailer } from '@mailyard/store';
 import { buildMessage } from './build-mime';
 import { type ByteBudget, copyCostBytes } from './byte-budget';
 import { AUTH_REASON_PREFIX, type DeliveryFailure } from './classify-smtp-error';
+import { plannedCopy } from './copy-plan';
 import { dkimSign } from './dkim';
 import type { EventContext, EventRecipient, EventWriter, PlannedEvent } from './emit-event';
 import type { CopyLoader, CopyRecipientRow, LoadedCopy, RecordedEvent } from './load-copy';
@@ -281,7 +281,7 @@ async function sendCopy(
     return;
   }
   // Who the headers name (a tracked copy goes to one recipient but shows the message's To/Cc).
-  const planned = planCopies(request, cmd.ref_id).find((c) => c.copy_id === cmd.copy_id);
+  const planned = plannedCopy(request, cmd.ref_id, cmd.copy_id);
   const recipients: CopyRecipient[] =
     planned?.display ?? planned?.recipients ?? copy.recipients.map((r) => ({ email: r.email, type: r.type }));
 

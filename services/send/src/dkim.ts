@@ -8,10 +8,10 @@
  * the body hash is computed here (relaxed-body.ts, in slices for large messages so the process
  * stays responsive) and the DKIM-Signature field is nodemailer's own (dkim/sign: header
  * selection, canonicalization, folding). The output is byte for byte what nodemailer's signer
- * writes (dkim.test.ts checks it against it). Parsed keys are cached by PEM hash, so a busy
- * domain does not parse its key per message.
+ * writes (dkim.test.ts checks it against it). Parsed keys are cached by PEM, so a busy domain
+ * does not parse its key per message.
  */
-import { type KeyObject, createHash, createPrivateKey } from 'node:crypto';
+import { type KeyObject, createPrivateKey } from 'node:crypto';
 import signatureField from 'nodemailer/lib/dkim/sign';
 import { relaxedBodyHash } from './relaxed-body';
 
@@ -25,12 +25,12 @@ export interface DkimKey {
   privateKeyPem: string;
 }
 
+/** Parsed keys by their PEM text (the cached mailer holds the same string, whose hash V8 keeps). */
 const keys = new Map<string, KeyObject>();
 const MAX_CACHED_KEYS = 1000;
 
 function keyObject(pem: string): KeyObject {
-  const id = createHash('sha256').update(pem).digest('base64');
-  let key = keys.get(id);
+  let key = keys.get(pem);
   if (!key) {
     try {
       key = createPrivateKey(pem);
@@ -38,7 +38,7 @@ function keyObject(pem: string): KeyObject {
       throw new DkimError(`DKIM private key cannot be read: ${(err as Error).message}`);
     }
     if (keys.size >= MAX_CACHED_KEYS) keys.delete(keys.keys().next().value!);
-    keys.set(id, key);
+    keys.set(pem, key);
   }
   return key;
 }
