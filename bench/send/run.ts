@@ -9,6 +9,7 @@
  *   batch   BENCH_BATCH_REQUESTS sends of BENCH_BATCH_RECIPIENTS recipients with substitutions
  *   spread  two send-service processes on one broker: the batch load again, counted per process
  *   ceiling Postfix's own smtp-source -> smtp-sink: the machine's SMTP ceiling in this run
+ *   copy    the send service's per-copy work in this process (render, phishing, MIME, DKIM): CPU
  *
  * For every phase: CPU milliseconds per email of each process group from /proc (gateway, send
  * services, this database's PostgreSQL backends, RabbitMQ), and with BENCH_PROFILE (default 1)
@@ -38,8 +39,10 @@ import {
   testRedisPrefix,
 } from '@mailyard/testkit/servers';
 import autocannon from 'autocannon';
+import { copyCost } from './copy-cost';
 import { CpuMeter, pidsByName, processTree } from './cpu';
 import {
+  DOMAIN,
   type Service,
   batchBody,
   benchClient,
@@ -71,7 +74,7 @@ const BATCH_RECIPIENTS = Number(process.env.BENCH_BATCH_RECIPIENTS ?? 100);
 const BATCH_CONNECTIONS = Number(process.env.BENCH_BATCH_CONNECTIONS ?? 4);
 const PROFILE = process.env.BENCH_PROFILE !== '0';
 const PHASES = new Set(
-  (process.env.BENCH_PHASES ?? 'single,drain,batch,spread,ceiling').split(',').map((s) => s.trim()),
+  (process.env.BENCH_PHASES ?? 'single,drain,batch,spread,ceiling,copy').split(',').map((s) => s.trim()),
 );
 const KEY = 'myk_bench_send_bootstrap_key_0123456789abcdef';
 
@@ -172,10 +175,8 @@ async function main(): Promise<void> {
     const owner = await findKeyOwner(ctx.db, KEY);
     if (!owner) throw new Error('bootstrap tenant not found');
     const tenantId = owner.tenantId;
-    const mailerId = await insertDomainMailer(ctx.db, ctx.sealer, tenantId, {
-      domain: 'bench.test',
-      key: dkimKeyPair(),
-    });
+    const key = dkimKeyPair();
+    const mailerId = await insertDomainMailer(ctx.db, ctx.sealer, tenantId, { domain: DOMAIN, key });
 
     const url = `http://127.0.0.1:${gwPort}/v1/email/send`;
     const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
@@ -206,16 +207,29 @@ async function main(): Promise<void> {
         smtp_sink: () => pidsByName('smtp-sink'),
         bench_client: () => [process.pid],
       });
+    const walLsn = async () =>
+      (await client.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!.lsn;
+    const walSince = async (lsn: string) =>
+      Number(
+        (
+          await client.query<{ d: string }>(
+            'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::text AS d',
+            [lsn],
+          )
+        ).rows[0]!.d,
+      );
     /** Runs `work` as a measured phase: wall time, CPU per email, the profile window. */
     const measured = async <T>(phase: string, emails: number, procs: Service[], work: () => Promise<T>) => {
       const m = meter(procs.filter((s) => s !== gateway));
       const counters0 = await Promise.all(procs.map(countersOf));
+      const wal0 = await walLsn();
       await m.start();
       const fromUs = monotonicUs();
       const t0 = Date.now();
       const result = await work();
       const seconds = (Date.now() - t0) / 1000;
       const cpu = await m.stop();
+      const walBytes = await walSince(wal0);
       const counters1 = await Promise.all(procs.map(countersOf));
       const perProcess = (k: 'statements' | 'transactions' | 'delivered', per = emails) =>
         Object.fromEntries(
@@ -228,6 +242,8 @@ async function main(): Promise<void> {
         cpu_ms_per_email: perEmail(cpu, emails),
         db_statements_per_email: perProcess('statements'),
         db_transactions_per_email: perProcess('transactions'),
+        // Server-wide (the server is shared with other sessions): an upper bound.
+        wal_bytes_per_email: Math.round(walBytes / emails),
         delivered_by_process: perProcess('delivered', 1),
         cpu_seconds: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, round(v / 1000)])),
       };
@@ -268,6 +284,7 @@ async function main(): Promise<void> {
         cpu_ms_per_email: m.cpu_ms_per_email,
         db_statements_per_email: m.db_statements_per_email,
         db_transactions_per_email: m.db_transactions_per_email,
+        wal_bytes_per_email: m.wal_bytes_per_email,
         cpu_seconds: m.cpu_seconds,
       };
     }
@@ -290,6 +307,7 @@ async function main(): Promise<void> {
         cpu_ms_per_email: m.cpu_ms_per_email,
         db_statements_per_email: m.db_statements_per_email,
         db_transactions_per_email: m.db_transactions_per_email,
+        wal_bytes_per_email: m.wal_bytes_per_email,
       };
     }
 
@@ -319,6 +337,7 @@ async function main(): Promise<void> {
         cpu_ms_per_email: m.cpu_ms_per_email,
         db_statements_per_email: m.db_statements_per_email,
         db_transactions_per_email: m.db_transactions_per_email,
+        wal_bytes_per_email: m.wal_bytes_per_email,
         delivered_by_process: Object.fromEntries(
           Object.entries(m.delivered_by_process).filter(([k]) => k !== 'gateway'),
         ),
@@ -366,6 +385,8 @@ async function main(): Promise<void> {
       };
       report.ratio_to_ceiling = { single: ratio('single'), batch: ratio('batch'), spread: ratio('spread') };
     }
+    if (PHASES.has('copy')) report.copy = await copyCost((i) => singleBody(mailerId, i), key, DOMAIN);
+
     // Which tables were scanned how (a sequential scan on a hot path shows here).
     const { rows: tables } = await client.query(
       `SELECT relname AS table, seq_scan, seq_tup_read, idx_scan, n_tup_ins AS inserted, n_tup_upd AS updated,
@@ -373,6 +394,15 @@ async function main(): Promise<void> {
          FROM pg_stat_user_tables WHERE n_tup_ins + n_tup_upd + n_tup_del > 0 ORDER BY relname`,
     );
     report.postgresql_tables = tables;
+    // Storage per email (tables and their indexes), for retention sizing.
+    const { rows: sizes } = await client.query<{ table: string; bytes: string }>(
+      `SELECT relname AS table, pg_total_relation_size(relid)::text AS bytes FROM pg_stat_user_tables
+        WHERE relname IN ('sends', 'email_logs', 'email_events', 'outbox') ORDER BY relname`,
+    );
+    const total = await countDelivered(client, tenantId);
+    report.postgresql_bytes_per_email = Object.fromEntries(
+      sizes.map((r) => [r.table, Math.round(Number(r.bytes) / Math.max(1, total))]),
+    );
     report.machine = { ...(report.machine as object), loadavg_at_end: loadavg().map((l) => round(l)) };
     report.aims = { single_delivered_per_sec: 1000, single_accept_p99_ms: 50, batch_delivered_per_sec: 2000 };
   } finally {

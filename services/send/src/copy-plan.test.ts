@@ -1,8 +1,9 @@
-import { type StoredSendRequest, planCopies } from '@mailyard/contracts';
+import { SendRequestSchema, type StoredSendRequest, planCopies } from '@mailyard/contracts';
 import { plannedCopy } from './copy-plan';
 
+/** A stored request as the gateway keeps it (validated, subject and content set). */
 const request = (n: number): StoredSendRequest =>
-  ({
+  SendRequestSchema.parse({
     from: { email: 'news@example.org' },
     to: Array.from({ length: n }, (_, i) => ({ email: `r${i}@example.com`, name: `R ${i}` })),
     cc: [{ email: 'cc@example.com' }],

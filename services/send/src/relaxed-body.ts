@@ -7,7 +7,9 @@
  * a line break gets one.
  *
  * A body larger than one slice (slices.ts) is hashed a slice per turn of the event loop, so a
- * multi-megabyte attachment never holds the process.
+ * multi-megabyte attachment never holds the process. A body whose canonical form is only a
+ * matter of line ends (what the MIME builder writes: single spaces, nothing trailing; found with
+ * native searches) is hashed without the byte loop.
  */
 import { createHash } from 'node:crypto';
 import { SLICE_BYTES } from './slices';
@@ -24,36 +26,61 @@ export class RelaxedBody {
   private pendingWsp = false;
   private pendingCr = false;
   private pendingEmptyLines = 0;
-  /** Canonical bytes of the current chunk not hashed yet. */
-  private out = Buffer.alloc(0);
-  private n = 0;
 
-  /** Canonicalizes and hashes the next bytes of the body. */
+  /** Canonicalizes and hashes the next bytes of the body (state in locals: this is the hot loop). */
   update(chunk: Buffer): this {
     // Every byte at most once, plus a CR for a bare LF and a carried space and CR per chunk.
-    this.out = Buffer.allocUnsafe(chunk.length * 2 + 2);
-    this.n = 0;
+    const out = Buffer.allocUnsafe(chunk.length * 2 + 2);
+    let n = 0;
+    let lineHasContent = this.lineHasContent;
+    let pendingWsp = this.pendingWsp;
+    let pendingCr = this.pendingCr;
     for (let i = 0; i < chunk.length; i++) {
       const c = chunk[i]!;
       if (c === LF) {
-        if (this.lineHasContent) {
-          this.out[this.n++] = CR;
-          this.out[this.n++] = LF;
-          this.lineHasContent = false;
+        // End of line: a CR right before it and trailing whitespace are dropped.
+        if (lineHasContent) {
+          out[n++] = CR;
+          out[n++] = LF;
+          lineHasContent = false;
         } else this.pendingEmptyLines++;
-        this.pendingWsp = false;
-        this.pendingCr = false;
+        pendingWsp = false;
+        pendingCr = false;
         continue;
       }
-      if (this.pendingCr) {
-        this.content(CR);
-        this.pendingCr = false;
+      if (pendingCr || (c !== CR && c !== SP && c !== TAB)) {
+        // Content: the byte, after a CR that turned out not to end the line.
+        if (!lineHasContent) {
+          if (this.pendingEmptyLines > 0) {
+            this.hash.update(out.subarray(0, n));
+            n = 0;
+            this.hashEmptyLines();
+          }
+          lineHasContent = true;
+        }
+        if (pendingWsp) {
+          out[n++] = SP;
+          pendingWsp = false;
+        }
+        if (pendingCr) {
+          out[n++] = CR;
+          pendingCr = false;
+          if (c === CR || c === SP || c === TAB) {
+            // This byte is not content itself: look at it again as such.
+            i--;
+            continue;
+          }
+        }
+        out[n++] = c;
+        continue;
       }
-      if (c === CR) this.pendingCr = true;
-      else if (c === SP || c === TAB) this.pendingWsp = true;
-      else this.content(c);
+      if (c === CR) pendingCr = true;
+      else pendingWsp = true;
     }
-    this.flush();
+    this.hash.update(out.subarray(0, n));
+    this.lineHasContent = lineHasContent;
+    this.pendingWsp = pendingWsp;
+    this.pendingCr = pendingCr;
     return this;
   }
 
@@ -61,40 +88,49 @@ export class RelaxedBody {
   digest(): string {
     if (this.pendingCr) {
       // A CR at the very end of the body is content.
-      this.out = Buffer.allocUnsafe(2);
-      this.n = 0;
-      this.content(CR);
-      this.flush();
+      if (!this.lineHasContent) this.hashEmptyLines();
+      this.hash.update(this.pendingWsp ? ' \r' : '\r');
+      this.lineHasContent = true;
     }
     if (this.lineHasContent) this.hash.update(CRLF);
     return this.hash.digest('base64');
   }
 
-  private content(c: number): void {
-    if (!this.lineHasContent) {
-      if (this.pendingEmptyLines > 0) {
-        // Empty lines followed by content are part of the body after all.
-        this.flush();
-        for (; this.pendingEmptyLines > 0; this.pendingEmptyLines--) this.hash.update(CRLF);
-      }
-      this.lineHasContent = true;
-    }
-    if (this.pendingWsp) {
-      this.out[this.n++] = SP;
-      this.pendingWsp = false;
-    }
-    this.out[this.n++] = c;
+  private hashEmptyLines(): void {
+    for (; this.pendingEmptyLines > 0; this.pendingEmptyLines--) this.hash.update(CRLF);
   }
+}
 
-  private flush(): void {
-    if (this.n > 0) this.hash.update(this.out.subarray(0, this.n));
-    this.out = this.out.subarray(this.n);
-    this.n = 0;
+/**
+ * The canonical body when relaxed canonicalization only has to turn bare LFs into CRLF and drop
+ * the trailing empty lines: no TAB, no run of spaces, no space at the end of a line or of the
+ * body, no CR that is not followed by LF. Else null (the byte loop decides).
+ */
+export function canonicalBody(body: Buffer): Buffer | null {
+  if (body.includes(0x09) || body.includes('  ') || body.includes(' \r') || body.includes(' \n')) return null;
+  if (body.length > 0 && body[body.length - 1] === SP) return null;
+  for (let at = body.indexOf(CR); at !== -1; at = body.indexOf(CR, at + 2))
+    if (body[at + 1] !== LF) return null;
+  let lines = body;
+  if (body.includes(LF)) {
+    const text = body.toString('latin1');
+    if (/(?:^|[^\r])\n/.test(text)) lines = Buffer.from(text.replace(/\r?\n/g, '\r\n'), 'latin1');
   }
+  let end = lines.length;
+  while (end >= 2 && lines[end - 1] === LF && lines[end - 2] === CR && (end === 2 || lines[end - 3] === LF))
+    end -= 2;
+  return lines.subarray(0, end);
 }
 
 /** The relaxed body hash of `body`, a slice per turn of the event loop when it is large. */
 export async function relaxedBodyHash(body: Buffer, sliceBytes = SLICE_BYTES): Promise<string> {
+  const canonical = body.length <= sliceBytes ? canonicalBody(body) : null;
+  if (canonical) {
+    const hash = createHash('sha256').update(canonical);
+    // A body that does not end with a line break gets one (an empty one stays empty).
+    if (canonical.length > 0 && canonical[canonical.length - 1] !== LF) hash.update(CRLF);
+    return hash.digest('base64');
+  }
   const h = new RelaxedBody();
   for (let i = 0; i < body.length; i += sliceBytes) {
     if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
