@@ -2,7 +2,7 @@ import { BusMessages, domainOf, planCopies, ulid } from '@mailyard/contracts';
 import { type Db, type Queryable, outboxMessage } from '@mailyard/platform';
 import type { AcceptedSendRows } from '@mailyard/store';
 import { MODES } from '@mailyard/testkit/modes';
-import { SendGroupCommit } from '../src/send/group-commit';
+import { MAX_ROWS, SendGroupCommit } from '../src/send/group-commit';
 import { type Body, ULID, useSendSuite } from './support/send-suite';
 
 /**
@@ -28,10 +28,11 @@ for (const mode of MODES) {
       return { db: wrapped, seen };
     };
 
-    /** The rows acceptSend writes for a one-recipient send of `tenantId`. */
-    const rowsFor = (tenantId: string, email: string): AcceptedSendRows => {
+    /** The rows acceptSend writes for a send of `tenantId` to `email` (and `extra` more recipients). */
+    const rowsFor = (tenantId: string, email: string, extra = 0): AcceptedSendRows => {
       const refId = ulid();
-      const request = { ...(base() as object), to: [{ email }] } as never;
+      const to = [{ email }, ...Array.from({ length: extra }, (_, i) => ({ email: `x${i}.${email}` }))];
+      const request = { ...(base() as object), to } as never;
       const copies = planCopies(request, refId);
       return {
         send: {
@@ -111,6 +112,20 @@ for (const mode of MODES) {
       expect(seen).toHaveLength(1);
       for (const rows of batch)
         expect(await counts(rows.send.refId)).toEqual({ sends: 1, logs: 1, outbox: 1 });
+    });
+
+    it('splits sends that together exceed MAX_ROWS rows into separate statements', async () => {
+      const { db, seen } = counting(gw.ctx.db);
+      const group = new SendGroupCommit(db);
+      const big = Math.ceil(MAX_ROWS / 2);
+      const batch = [
+        rowsFor(gw.tenantId, 'big1@dest.test', big),
+        rowsFor(gw.tenantId, 'big2@dest.test', big),
+      ];
+      await Promise.all(batch.map((rows) => group.write(rows)));
+      expect(seen).toHaveLength(2);
+      for (const rows of batch)
+        expect(await counts(rows.send.refId)).toEqual({ sends: 1, logs: big + 1, outbox: 1 });
     });
 
     it('fails only the send whose own rows cannot be written; the others are committed', async () => {

@@ -31,6 +31,20 @@ describe('Batcher', () => {
     expect(batches).toEqual([[1], [2, 3], [4]]);
   });
 
+  it('keeps a batch under maxWeight, but always takes at least one call', async () => {
+    const batches: number[][] = [];
+    const b = new Batcher(
+      async (items: number[]) => {
+        batches.push(items);
+        return items;
+      },
+      100,
+      { weigh: (i) => i, maxWeight: 10 },
+    );
+    await Promise.all([4, 5, 2, 30, 1, 1].map((i) => b.submit(i)));
+    expect(batches).toEqual([[4, 5], [2], [30], [1, 1]]);
+  });
+
   it('fails every call of a batch that throws, and goes on with the next batch', async () => {
     let calls = 0;
     const b = new Batcher(async (items: string[]) => {

@@ -7,8 +7,11 @@
  *
  * Durability does not change: a request is answered only after the statement holding its send
  * committed (each call resolves after its batch's commit). Failure isolation: the statement is
- * all or nothing; when it fails, every send of the batch is written again alone, so only the
- * sends whose own write fails get an error (the others are committed and answered 200).
+ * all or nothing; when it fails on the data (an SQLSTATE of class 22 or 23: a value or constraint
+ * one send's rows break), every send of the batch is written again alone, so only the sends whose
+ * own write fails get an error (the others are committed and answered 200). Any other failure
+ * (database unreachable, timeout) is every send's, and fails the batch at once. A batch holds at
+ * most MAX_ROWS rows (a 1,000-recipient send is a batch of its own).
  * Sends with an Idempotency-Key do not come here (accept-send.ts writes them one by one, with the
  * key's checks in their transaction).
  */
@@ -27,6 +30,17 @@ export interface GroupCommitOptions {
   maxBatch?: number;
 }
 
+/** Most rows (sends, log rows, outbox rows) one statement writes. */
+export const MAX_ROWS = 5_000;
+
+const rowsOf = (s: AcceptedSendRows) => 1 + s.recipients.length + s.outbox.length;
+
+/** A failure caused by the data of one of the sends (PostgreSQL classes 22 and 23), not by the database. */
+function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^2[23]/.test(code);
+}
+
 export class SendGroupCommit {
   private readonly contexts: Batcher<AcceptContextKey, SendAcceptContext>;
   private readonly writes: Batcher<AcceptedSendRows, undefined>;
@@ -34,7 +48,10 @@ export class SendGroupCommit {
   constructor(db: Db, opts: GroupCommitOptions = {}) {
     const maxBatch = opts.maxBatch ?? 100;
     this.contexts = new Batcher((keys) => loadContexts(db, keys), maxBatch);
-    this.writes = new Batcher((batch) => writeBatch(db, batch), maxBatch);
+    this.writes = new Batcher((batch) => writeBatch(db, batch), maxBatch, {
+      weigh: rowsOf,
+      maxWeight: MAX_ROWS,
+    });
   }
 
   /** The mailer's status and the template for one send, read with the other waiting sends'. */
@@ -65,7 +82,7 @@ async function writeBatch(db: Db, batch: AcceptedSendRows[]): Promise<Array<unde
     await sends.insertAcceptedBatch(db, batch);
     return batch.map(() => undefined);
   } catch (err) {
-    if (batch.length === 1) throw err;
+    if (batch.length === 1 || !isDataError(err)) throw err;
     // Nothing of the batch was written (one statement): each send alone, so one bad send fails only itself.
     return Promise.all(
       batch.map((rows) =>
