@@ -1,23 +1,36 @@
 /**
- * Send pipeline benchmark: N emails through POST /v1/email/send on a gateway process, rendered,
- * DKIM-signed and delivered by a send-service process through SMTP_RELAY_URL to Postfix's
- * smtp-sink, on the real PostgreSQL, RabbitMQ and Redis. Beside it, in the same run, Postfix's
- * own load generator (smtp-source -> smtp-sink) measures the machine's SMTP ceiling. Prints JSON.
+ * Send pipeline benchmark: emails through POST /v1/email/send on a gateway process, rendered,
+ * DKIM-signed (rsa-sha256, 2048 bits) and delivered by send-service processes through
+ * SMTP_RELAY_URL to Postfix's smtp-sink, on the real PostgreSQL, RabbitMQ and Redis. Phases
+ * (BENCH_PHASES, comma-separated, default all, in this order):
  *
- *   pnpm bench:send                                   # 2000 emails, 50 API connections
- *   BENCH_EMAILS=5000 BENCH_CONNECTIONS=100 pnpm bench:send
- *   BENCH_SEND_ENV='SEND_CONCURRENCY=128 SEND_POOL_CONNECTIONS=8' pnpm bench:send
+ *   single  BENCH_EMAILS single-recipient sends over BENCH_CONNECTIONS connections, end to end
+ *   drain   the send service alone: commands queued while it was stopped, then drained
+ *   batch   BENCH_BATCH_REQUESTS sends of BENCH_BATCH_RECIPIENTS recipients with substitutions
+ *   spread  two send-service processes on one broker: the batch load again, counted per process
+ *   ceiling Postfix's own smtp-source -> smtp-sink: the machine's SMTP ceiling in this run
+ *   copy    the send service's per-copy work in this process (render, phishing, MIME, DKIM): CPU
+ *
+ * For every phase: CPU milliseconds per email of each process group from /proc (gateway, send
+ * services, this database's PostgreSQL backends, RabbitMQ), and with BENCH_PROFILE (default 1)
+ * a `--cpu-prof` profile of the gateway and send services, summarized over the phase's window
+ * into `bench/results/send-<time>.profile.md` beside `send-<time>.json` (the raw profiles stay
+ * in `send-<time>-profiles/`).
+ *
+ *   pnpm bench:send
+ *   BENCH_PHASES=single,ceiling BENCH_EMAILS=5000 pnpm bench:send
+ *   BENCH_SEND_ENV='SEND_CONCURRENCY=128' pnpm bench:send
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
 import { findKeyOwner } from '@mailyard/store';
 import { dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
 import { startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
-import { REPO_ROOT, type Spawned, freePort, spawnTs } from '@mailyard/testkit/process';
+import { REPO_ROOT, freePort } from '@mailyard/testkit/process';
 import {
   REDIS_URL,
   TEST_SECRET_KEY,
@@ -26,32 +39,73 @@ import {
   testRedisPrefix,
 } from '@mailyard/testkit/servers';
 import autocannon from 'autocannon';
-import { byName, cpuSeconds, tree } from '../support/proc';
+import { copyCost } from './copy-cost';
+import { CpuMeter, pidsByName, processTree } from './cpu';
+import {
+  DOMAIN,
+  type Service,
+  batchBody,
+  benchClient,
+  countDelivered,
+  countersOf,
+  envList,
+  pipelineBackends,
+  singleBody,
+  spawnService,
+  stopService,
+  waitDelivered,
+} from './pipeline';
+import {
+  type ProfileSummary,
+  type Window,
+  monotonicUs,
+  readProfiles,
+  summarize,
+  summaryText,
+} from './profile';
 
 const run = promisify(execFile);
 
 const EMAILS = Number(process.env.BENCH_EMAILS ?? 2000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 200);
+const BATCH_REQUESTS = Number(process.env.BENCH_BATCH_REQUESTS ?? 40);
+const BATCH_RECIPIENTS = Number(process.env.BENCH_BATCH_RECIPIENTS ?? 100);
+const BATCH_CONNECTIONS = Number(process.env.BENCH_BATCH_CONNECTIONS ?? 4);
+const PROFILE = process.env.BENCH_PROFILE !== '0';
+const PHASES = new Set(
+  (process.env.BENCH_PHASES ?? 'single,drain,batch,spread,ceiling,copy').split(',').map((s) => s.trim()),
+);
 const KEY = 'myk_bench_send_bootstrap_key_0123456789abcdef';
-const DOMAIN = 'bench.test';
 
-/** `A=1 B=2` -> {A: '1', B: '2'} (extra settings for the send service, to compare tunings). */
-function envList(text: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const pair of (text ?? '').split(/\s+/).filter(Boolean)) {
-    const i = pair.indexOf('=');
-    if (i > 0) out[pair.slice(0, i)] = pair.slice(i + 1);
-  }
-  return out;
+const round = (n: number, d = 2) => Number(n.toFixed(d));
+
+/** CPU ms per email of each group, and their sum (RabbitMQ and other PostgreSQL work are shared). */
+function perEmail(cpuMs: Record<string, number>, emails: number) {
+  const per = Object.fromEntries(Object.entries(cpuMs).map(([k, v]) => [k, round(v / emails)]));
+  const pipeline = Object.entries(cpuMs)
+    .filter(([k]) => ['gateway', 'postgresql', 'rabbitmq', 'redis'].includes(k) || k.startsWith('send'))
+    .reduce((s, [, v]) => s + v, 0);
+  return { ...per, pipeline_total: round(pipeline / emails) };
 }
 
 async function main(): Promise<void> {
+  const stamp = Date.now();
+  const resultsDir = join(REPO_ROOT, 'bench', 'results');
+  const profileRoot = PROFILE ? join(resultsDir, `send-${stamp}-profiles`) : null;
   const db = await createTestDatabase();
+  if (process.env.BENCH_AUTO_EXPLAIN_MS) {
+    // Diagnosis: plans of this database's statements slower than that go to the server's log.
+    const admin = await benchClient(db.url);
+    const ms = Number(process.env.BENCH_AUTO_EXPLAIN_MS);
+    await admin.query(`ALTER DATABASE ${db.name} SET session_preload_libraries = 'auto_explain'`);
+    await admin.query(`ALTER DATABASE ${db.name} SET auto_explain.log_min_duration = ${ms}`);
+    await admin.query(`ALTER DATABASE ${db.name} SET auto_explain.log_analyze = on`);
+    await admin.end();
+  }
   const vhost = createTestVhost();
   const sink = await startSmtpSink({ backlog: 1024 });
   const ceilingSink = await startSmtpSink({ backlog: 1024 });
-  const gwPort = await freePort();
   const stores = {
     DATABASE_URL: db.url,
     AMQP_URL: vhost.url,
@@ -62,189 +116,340 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'warn',
     NODE_ENV: 'production',
   };
-  const sendEnv = { SMTP_RELAY_URL: `smtp://127.0.0.1:${sink.port}`, ...envList(process.env.BENCH_SEND_ENV) };
-  const processes: Spawned[] = [];
+  const sendEnv = {
+    ...stores,
+    SMTP_RELAY_URL: `smtp://127.0.0.1:${sink.port}`,
+    ...envList(process.env.BENCH_SEND_ENV),
+  };
+  const services: Service[] = [];
+  let sendCount = 0;
+  const startSend = async () => {
+    const s = await spawnService(
+      `send-${++sendCount}`,
+      'services/send/src/main.ts',
+      sendEnv,
+      profileRoot,
+      /Mailyard send started/,
+    );
+    services.push(s);
+    return s;
+  };
+  const stop = async (s: Service) => {
+    await stopService(s);
+    services.splice(services.indexOf(s), 1);
+  };
   const ctx = await openContext(
     configFrom({ ...stores, LOG_LEVEL: 'error' }),
     createLogger('bench', 'error'),
   );
+  const client = await benchClient(db.url);
+  const report: Record<string, unknown> = {
+    benchmark: 'send',
+    at: new Date(stamp).toISOString(),
+    machine: { cpus: cpus().length, loadavg_at_start: loadavg().map((l) => round(l)) },
+    note: 'shared machine: compare figures as ratios to smtp_ceiling of the same run; CPU-ms per email is the steadier guide',
+    transport: 'domain mailer, DKIM rsa-sha256 2048, SMTP_RELAY_URL -> Postfix smtp-sink',
+    send_service_env: envList(process.env.BENCH_SEND_ENV),
+  };
+  const windows: Array<{ phase: string; window: Window; processes: string[] }> = [];
   try {
     // The send service first, so its queue is bound before the gateway publishes commands.
-    let send = spawnTs('services/send/src/main.ts', { ...stores, ...sendEnv });
-    processes.push(send);
-    await send.waitFor(/Mailyard send started/, 60_000);
-    const gateway = spawnTs('services/gateway/src/main.ts', {
-      ...stores,
-      PORT: String(gwPort),
-      BOOTSTRAP_API_KEY: KEY,
-      BOOTSTRAP_TIER: 'enterprise',
-      RATE_LIMIT_ENTERPRISE: '1000000000',
-    });
-    processes.push(gateway);
-    await gateway.waitFor(/Mailyard gateway started/, 60_000);
+    let senders = [await startSend()];
+    const gwPort = await freePort();
+    const gateway = await spawnService(
+      'gateway',
+      'services/gateway/src/main.ts',
+      {
+        ...stores,
+        PORT: String(gwPort),
+        BOOTSTRAP_API_KEY: KEY,
+        BOOTSTRAP_TIER: 'enterprise',
+        RATE_LIMIT_ENTERPRISE: '1000000000',
+      },
+      profileRoot,
+      /Mailyard gateway started/,
+      gwPort,
+    );
+    services.push(gateway);
 
     const owner = await findKeyOwner(ctx.db, KEY);
     if (!owner) throw new Error('bootstrap tenant not found');
     const tenantId = owner.tenantId;
-    const mailerId = await insertDomainMailer(ctx.db, ctx.sealer, tenantId, {
-      domain: DOMAIN,
-      key: dkimKeyPair(),
-    });
+    const key = dkimKeyPair();
+    const mailerId = await insertDomainMailer(ctx.db, ctx.sealer, tenantId, { domain: DOMAIN, key });
 
     const url = `http://127.0.0.1:${gwPort}/v1/email/send`;
     const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
     let n = 0;
-    const body = (i: number) =>
-      JSON.stringify({
-        from: { email: `news@${DOMAIN}`, name: 'Bench News' },
-        to: [{ email: `user${i}@example.com`, name: `User ${i}` }],
-        mailer_id: mailerId,
-        subject: 'Your weekly digest, {{name}}',
-        content: [
-          {
-            type: 'text/html',
-            value: `<html><body><h1>Hello {{name}}</h1><p>${'Here is what happened this week. '.repeat(20)}</p><p><a href="https://${DOMAIN}/digest">Read more</a></p></body></html>`,
-          },
-          {
-            type: 'text/plain',
-            value: `Hello {{name}}\n\n${'Here is what happened this week. '.repeat(20)}\nhttps://${DOMAIN}/digest`,
-          },
-        ],
-        substitutions: { [`user${i}@example.com`]: { name: `User ${i}` } },
-        custom_args: { bench: true, i },
-      });
-    const delivered = async (): Promise<number> => {
-      const { rows } = await ctx.db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM email_logs WHERE tenant_id = $1 AND status = 'MAIL_DELIVERED'`,
-        [tenantId],
-      );
-      return rows[0]!.n;
-    };
-    const waitDelivered = async (target: number, timeoutMs: number): Promise<number> => {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const d = await delivered();
-        if (d >= target) return Date.now();
-        if (Date.now() > deadline)
-          throw new Error(`only ${d} of ${target} emails delivered within ${timeoutMs} ms`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    };
-    const load = (amount: number, connections: number) =>
+    let b = 0;
+    const load = (amount: number, connections: number, body: () => string) =>
       autocannon({
         url,
         method: 'POST',
         headers,
         connections,
         amount,
-        requests: [{ setupRequest: (req) => ({ ...req, body: body(n++) }) }],
+        requests: [{ setupRequest: (req) => ({ ...req, body: body() }) }],
       });
+    const single = () => singleBody(mailerId, n++);
+    const batch = () => batchBody(mailerId, b++, BATCH_RECIPIENTS);
+    let expected = 0;
+    const delivered = (target: number, timeoutMs = 600_000) =>
+      waitDelivered(client, tenantId, target, timeoutMs);
+    const meter = (extra: Service[]) =>
+      new CpuMeter({
+        gateway: () => processTree(gateway.proc.child.pid!),
+        ...Object.fromEntries(extra.map((s) => [s.label, () => processTree(s.proc.child.pid!)])),
+        postgresql: () => pipelineBackends(client, db.name),
+        postgresql_other: () => pidsByName('postgres'),
+        rabbitmq: () => pidsByName('beam.smp'),
+        redis: () => pidsByName('redis-server'),
+        smtp_sink: () => pidsByName('smtp-sink'),
+        bench_client: () => [process.pid],
+      });
+    const walLsn = async () =>
+      (await client.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!.lsn;
+    const walSince = async (lsn: string) =>
+      Number(
+        (
+          await client.query<{ d: string }>(
+            'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::text AS d',
+            [lsn],
+          )
+        ).rows[0]!.d,
+      );
+    /** Runs `work` as a measured phase: wall time, CPU per email, the profile window. */
+    const measured = async <T>(phase: string, emails: number, procs: Service[], work: () => Promise<T>) => {
+      const m = meter(procs.filter((s) => s !== gateway));
+      const counters0 = await Promise.all(procs.map(countersOf));
+      const wal0 = await walLsn();
+      await m.start();
+      const fromUs = monotonicUs();
+      const t0 = Date.now();
+      const result = await work();
+      const seconds = (Date.now() - t0) / 1000;
+      const cpu = await m.stop();
+      const walBytes = await walSince(wal0);
+      const counters1 = await Promise.all(procs.map(countersOf));
+      const perProcess = (k: 'statements' | 'transactions' | 'delivered', per = emails) =>
+        Object.fromEntries(
+          procs.map((s, i) => [s.label, round((counters1[i]![k] - counters0[i]![k]) / per)]),
+        );
+      windows.push({ phase, window: { fromUs, toUs: monotonicUs() }, processes: procs.map((s) => s.label) });
+      return {
+        result,
+        seconds,
+        cpu_ms_per_email: perEmail(cpu, emails),
+        db_statements_per_email: perProcess('statements'),
+        db_transactions_per_email: perProcess('transactions'),
+        // Server-wide (the server is shared with other sessions): an upper bound.
+        wal_bytes_per_email: Math.round(walBytes / emails),
+        delivered_by_process: perProcess('delivered', 1),
+        cpu_seconds: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, round(v / 1000)])),
+      };
+    };
 
     // Warm-up: JIT, pools, DKIM key cache, SMTP connections.
-    await load(WARMUP, 10);
-    await waitDelivered(WARMUP, 120_000);
+    await load(WARMUP, 10, single);
+    expected += WARMUP;
+    await delivered(expected, 120_000);
+    // A fresh database has no statistics until autovacuum's first pass (up to a minute), and the
+    // services' prepared statements keep the generic plans made for empty tables (an index walk
+    // over all of a tenant's log rows per copy) until then. Production tables have statistics:
+    // give these theirs (ANALYZE also invalidates the cached plans).
+    await client.query('ANALYZE');
 
-    const groups = {
-      gateway: tree(gateway.child.pid!),
-      send_service: tree(send.child.pid!),
-      postgresql: byName('postgres'),
-      rabbitmq: byName('beam.smp'),
-      smtp_sink: byName('smtp-sink'),
-      bench_client: [process.pid],
+    /** A measured phase of `requests` API requests carrying `emails` emails, until all are delivered. */
+    const loadPhase = async (
+      phase: string,
+      procs: Service[],
+      load$: { requests: number; connections: number; body: () => string; emails: number },
+    ) => {
+      let apiSeconds = 0;
+      const m = await measured(phase, load$.emails, [gateway, ...procs], async () => {
+        const t0 = Date.now();
+        const api = await load(load$.requests, load$.connections, load$.body);
+        apiSeconds = (Date.now() - t0) / 1000;
+        expected += load$.emails;
+        await delivered(expected);
+        return api;
+      });
+      return { ...m, apiSeconds };
     };
-    const cpuBefore = Object.fromEntries(Object.entries(groups).map(([k, pids]) => [k, cpuSeconds(pids)]));
-    const t0 = Date.now();
-    const api = await load(EMAILS, CONNECTIONS);
-    const tApi = Date.now();
-    const tEnd = await waitDelivered(WARMUP + EMAILS, 600_000);
-    const cpu = Object.fromEntries(
-      Object.entries(groups).map(([k, pids]) => [k, Number((cpuSeconds(pids) - cpuBefore[k]!).toFixed(2))]),
-    );
-    const apiSeconds = (tApi - t0) / 1000;
-    const e2eSeconds = (tEnd - t0) / 1000;
-    const { rows: failed } = await ctx.db.query<{ status: string; n: number }>(
-      `SELECT status, count(*)::int AS n FROM email_logs WHERE tenant_id = $1 AND status <> 'MAIL_DELIVERED' GROUP BY status`,
-      [tenantId],
-    );
 
-    // The send service alone: stopped while N more sends are accepted (their commands wait in
-    // RabbitMQ), then started again and timed from its first delivery to the last.
-    send.child.kill('SIGTERM');
-    await send.exited;
-    processes.splice(processes.indexOf(send), 1);
-    const queued = await load(EMAILS, CONNECTIONS);
-    const before = await delivered();
-    send = spawnTs('services/send/src/main.ts', { ...stores, ...sendEnv });
-    processes.push(send);
-    await send.waitFor(/Mailyard send started/, 60_000);
-    const sendPids = tree(send.child.pid!);
-    const drainCpu0 = cpuSeconds(sendPids);
-    const drainStart = await waitDelivered(before + 1, 120_000);
-    const drainEnd = await waitDelivered(WARMUP + 2 * EMAILS, 600_000);
-    const drainSeconds = (drainEnd - drainStart) / 1000;
-    const drainCpu = cpuSeconds(sendPids) - drainCpu0;
-
-    // The machine's SMTP ceiling: Postfix's load generator into the same kind of sink.
-    const s0 = Date.now();
-    await run('smtp-source', ['-s', '20', '-m', String(EMAILS), `127.0.0.1:${ceilingSink.port}`]);
-    const ceilingSeconds = (Date.now() - s0) / 1000;
-    const ceiling = EMAILS / ceilingSeconds;
-
-    const deliveredPerSec = EMAILS / e2eSeconds;
-    const report = {
-      benchmark: 'send',
-      at: new Date().toISOString(),
-      machine: { cpus: cpus().length },
-      emails: EMAILS,
-      api_connections: CONNECTIONS,
-      transport: 'domain mailer, DKIM rsa-sha256 2048, SMTP_RELAY_URL -> Postfix smtp-sink',
-      send_service_env: sendEnv,
-      api: {
-        accepted_per_sec: Math.round(EMAILS / apiSeconds),
-        wall_seconds: Number(apiSeconds.toFixed(2)),
-        p50_ms: api.latency.p50,
-        p99_ms: api.latency.p99,
-        non_2xx: api.non2xx,
-        errors: api.errors + api.timeouts,
-      },
-      end_to_end: {
-        delivered_per_sec: Math.round(deliveredPerSec),
-        seconds: Number(e2eSeconds.toFixed(2)),
-        not_delivered: failed,
-        cpu_seconds_by_process: cpu,
-        send_service_cpu_ms_per_email: Number((((cpu.send_service ?? 0) * 1000) / EMAILS).toFixed(2)),
-      },
-      send_service_alone: {
-        note: 'commands queued while the send service was stopped, then drained; gateway idle',
-        accepted_while_stopped: EMAILS - queued.non2xx,
-        delivered_per_sec: Math.round((EMAILS - 1) / drainSeconds),
-        seconds: Number(drainSeconds.toFixed(2)),
-        cpu_ms_per_email: Number(((drainCpu * 1000) / EMAILS).toFixed(2)),
-      },
-      smtp_ceiling: {
-        command: `smtp-source -s 20 -m ${EMAILS} 127.0.0.1:<port>  (-> smtp-sink)`,
-        msgs_per_sec: Math.round(ceiling),
-        seconds: Number(ceilingSeconds.toFixed(2)),
-      },
-      ratio_delivered_to_ceiling: Number((deliveredPerSec / ceiling).toFixed(3)),
-      aim: { delivered_per_sec: 1000 },
-    };
-    const json = JSON.stringify(report, null, 2);
-    process.stdout.write(`${json}\n`);
-    const dir = join(REPO_ROOT, 'bench', 'results');
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, `send-${Date.now()}.json`), json);
-  } finally {
-    for (const p of processes.reverse()) {
-      p.child.kill('SIGTERM');
-      await p.exited;
+    if (PHASES.has('single')) {
+      const m = await loadPhase('single', senders, {
+        requests: EMAILS,
+        connections: CONNECTIONS,
+        body: single,
+        emails: EMAILS,
+      });
+      const tApi = m.apiSeconds;
+      report.single = {
+        emails: EMAILS,
+        api_connections: CONNECTIONS,
+        api: {
+          accepted_per_sec: Math.round(EMAILS / tApi),
+          p50_ms: m.result.latency.p50,
+          p99_ms: m.result.latency.p99,
+          non_2xx: m.result.non2xx,
+          errors: m.result.errors + m.result.timeouts,
+        },
+        delivered_per_sec: Math.round(EMAILS / m.seconds),
+        seconds: round(m.seconds),
+        cpu_ms_per_email: m.cpu_ms_per_email,
+        db_statements_per_email: m.db_statements_per_email,
+        db_transactions_per_email: m.db_transactions_per_email,
+        wal_bytes_per_email: m.wal_bytes_per_email,
+        cpu_seconds: m.cpu_seconds,
+      };
     }
+
+    if (PHASES.has('drain')) {
+      // Commands queued while the send service is stopped, then drained by a fresh one.
+      for (const s of senders) await stop(s);
+      const queued = await load(EMAILS, CONNECTIONS, single);
+      const before = await countDelivered(client, tenantId);
+      const fresh = await startSend();
+      senders = [fresh];
+      expected += EMAILS;
+      await delivered(before + 1, 120_000);
+      const m = await measured('drain', EMAILS, senders, () => delivered(expected));
+      report.drain = {
+        note: 'commands queued while the send service was stopped, then drained by a new one; gateway idle',
+        accepted_while_stopped: EMAILS - queued.non2xx,
+        delivered_per_sec: Math.round(EMAILS / m.seconds),
+        seconds: round(m.seconds),
+        cpu_ms_per_email: m.cpu_ms_per_email,
+        db_statements_per_email: m.db_statements_per_email,
+        db_transactions_per_email: m.db_transactions_per_email,
+        wal_bytes_per_email: m.wal_bytes_per_email,
+      };
+    }
+
+    const batchEmails = BATCH_REQUESTS * BATCH_RECIPIENTS;
+    const runBatch = async (phase: string, procs: Service[]) => {
+      const m = await loadPhase(phase, procs, {
+        requests: BATCH_REQUESTS,
+        connections: BATCH_CONNECTIONS,
+        body: batch,
+        emails: batchEmails,
+      });
+      const tApi = m.apiSeconds;
+      return {
+        requests: BATCH_REQUESTS,
+        recipients_per_request: BATCH_RECIPIENTS,
+        emails: batchEmails,
+        api: {
+          requests_per_sec: round(BATCH_REQUESTS / tApi, 1),
+          p50_ms: m.result.latency.p50,
+          p99_ms: m.result.latency.p99,
+          non_2xx: m.result.non2xx,
+        },
+        delivered_per_sec: Math.round(batchEmails / m.seconds),
+        seconds: round(m.seconds),
+        cpu_ms_per_email: m.cpu_ms_per_email,
+        db_statements_per_email: m.db_statements_per_email,
+        db_transactions_per_email: m.db_transactions_per_email,
+        wal_bytes_per_email: m.wal_bytes_per_email,
+        delivered_by_process: Object.fromEntries(
+          Object.entries(m.delivered_by_process).filter(([k]) => k !== 'gateway'),
+        ),
+        cpu_seconds: m.cpu_seconds,
+      };
+    };
+
+    if (PHASES.has('batch')) report.batch = await runBatch('batch', senders);
+
+    if (PHASES.has('spread')) {
+      // A second send service on the same broker and queue: the work spreads across both.
+      senders = [...senders, await startSend()];
+      // Warm the new process up (JIT, pools) with one batch before measuring.
+      await load(1, 1, batch);
+      expected += BATCH_RECIPIENTS;
+      await delivered(expected, 120_000);
+      const result = await runBatch('spread', senders);
+      report.spread = {
+        send_services: senders.length,
+        ...result,
+        // Each process's CPU over the emails it delivered itself.
+        cpu_ms_per_email_handled: Object.fromEntries(
+          senders.map((s) => {
+            const cpuMs = (result.cpu_seconds[s.label] ?? 0) * 1000;
+            return [s.label, round(cpuMs / Math.max(1, result.delivered_by_process[s.label] ?? 0))];
+          }),
+        ),
+      };
+    }
+
+    if (PHASES.has('ceiling')) {
+      // The machine's SMTP ceiling: Postfix's load generator into the same kind of sink.
+      const s0 = Date.now();
+      await run('smtp-source', ['-s', '20', '-m', String(EMAILS), `127.0.0.1:${ceilingSink.port}`]);
+      const seconds = (Date.now() - s0) / 1000;
+      const perSec = EMAILS / seconds;
+      report.smtp_ceiling = {
+        command: `smtp-source -s 20 -m ${EMAILS} 127.0.0.1:<port>  (-> smtp-sink)`,
+        msgs_per_sec: Math.round(perSec),
+        seconds: round(seconds),
+      };
+      const ratio = (phase: string) => {
+        const r = report[phase] as { delivered_per_sec?: number } | undefined;
+        return r?.delivered_per_sec ? round(r.delivered_per_sec / perSec, 3) : undefined;
+      };
+      report.ratio_to_ceiling = { single: ratio('single'), batch: ratio('batch'), spread: ratio('spread') };
+    }
+    if (PHASES.has('copy')) report.copy = await copyCost((i) => singleBody(mailerId, i), key, DOMAIN);
+
+    // Which tables were scanned how (a sequential scan on a hot path shows here).
+    const { rows: tables } = await client.query(
+      `SELECT relname AS table, seq_scan, seq_tup_read, idx_scan, n_tup_ins AS inserted, n_tup_upd AS updated,
+              n_tup_del AS deleted, n_dead_tup AS dead
+         FROM pg_stat_user_tables WHERE n_tup_ins + n_tup_upd + n_tup_del > 0 ORDER BY relname`,
+    );
+    report.postgresql_tables = tables;
+    // Storage per email (tables and their indexes), for retention sizing.
+    const { rows: sizes } = await client.query<{ table: string; bytes: string }>(
+      `SELECT relname AS table, pg_total_relation_size(relid)::text AS bytes FROM pg_stat_user_tables
+        WHERE relname IN ('sends', 'email_logs', 'email_events', 'outbox') ORDER BY relname`,
+    );
+    const total = await countDelivered(client, tenantId);
+    report.postgresql_bytes_per_email = Object.fromEntries(
+      sizes.map((r) => [r.table, Math.round(Number(r.bytes) / Math.max(1, total))]),
+    );
+    report.machine = { ...(report.machine as object), loadavg_at_end: loadavg().map((l) => round(l)) };
+    report.aims = { single_delivered_per_sec: 1000, single_accept_p99_ms: 50, batch_delivered_per_sec: 2000 };
+  } finally {
+    const all = [...services];
+    for (const s of all.reverse()) await stopService(s);
+    await client.end();
     await closeContext(ctx);
     await sink.stop();
     await ceilingSink.stop();
     await db.drop();
     await vhost.drop();
   }
+
+  mkdirSync(resultsDir, { recursive: true });
+  if (profileRoot) {
+    // Profiles are written by each process at exit; summarized per phase over its window.
+    const sections: string[] = [];
+    const profiles: Record<string, Record<string, ProfileSummary>> = {};
+    for (const { phase, window, processes } of windows) {
+      const summaries: Record<string, ProfileSummary> = {};
+      for (const label of processes) {
+        const found = readProfiles(join(profileRoot, label));
+        if (found.length > 0) summaries[label] = summarize(found, REPO_ROOT, window);
+      }
+      profiles[phase] = summaries;
+      sections.push(summaryText(`phase ${phase}`, summaries));
+    }
+    writeFileSync(join(resultsDir, `send-${stamp}.profile.md`), sections.join('\n'));
+    report.profile_summary = `bench/results/send-${stamp}.profile.md`;
+  }
+  const json = JSON.stringify(report, null, 2);
+  process.stdout.write(`${json}\n`);
+  writeFileSync(join(resultsDir, `send-${stamp}.json`), json);
 }
 
 main().catch((err) => {

@@ -83,7 +83,8 @@ export interface Spawned {
 
 /**
  * Runs a TypeScript entry point in ONE node process (tsx as a loader, not its launcher), so
- * signals such as SIGKILL reach the service itself. Captures stdout+stderr.
+ * signals such as SIGKILL reach the service itself. Captures stdout+stderr. `nodeArgs` go to
+ * node itself (e.g. `--cpu-prof`, which NODE_OPTIONS does not accept).
  */
 export function spawnTs(
   script: string,

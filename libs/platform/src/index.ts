@@ -32,3 +32,4 @@ export * from './mail/return-path';
 export * from './mail/service-sent';
 export * from './jobs/scheduled-job';
 export * from './config/fields';
+export * from './batch/batcher';

@@ -74,6 +74,45 @@ ob AS (
 )
 SELECT count(*)::integer AS n FROM send`;
 
+/** One send of a group commit: the send, its QUEUED log rows and its outbox rows. */
+export interface AcceptedSendRows {
+  send: SendFields;
+  recipients: readonly QueuedRecipient[];
+  outbox: readonly OutboxMessage[];
+}
+
+/**
+ * Any number of sends without idempotency keys, their log rows and their outbox rows in one
+ * statement (the gateway's group commit): log rows name their send by its position in the input.
+ */
+const INSERT_ACCEPTED_BATCH = `
+WITH input AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[])
+    WITH ORDINALITY AS i(ref_id, tenant_id, mailer_id, campaign_id, custom_args, request, subject, n)
+),
+send AS (
+  INSERT INTO sends (ref_id, tenant_id, mailer_id, campaign_id, custom_args, request)
+  SELECT ref_id, tenant_id, mailer_id, campaign_id, custom_args, request FROM input ORDER BY n
+),
+logs AS (
+  INSERT INTO email_logs (id, ref_id, tenant_id, copy_id, recipient, recipient_domain, recipient_type, subject, mailer_id, campaign_id)
+  SELECT u.id, i.ref_id, i.tenant_id, u.copy_id, u.recipient, u.recipient_domain, u.recipient_type, i.subject, i.mailer_id, i.campaign_id
+    FROM unnest($8::int[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])
+         AS u(n, id, copy_id, recipient, recipient_domain, recipient_type)
+    JOIN input i ON i.n = u.n
+),
+ob AS (
+  ${outboxInsertSql('$14', '$15', '$16')}
+)
+SELECT count(*)::integer AS n FROM input`;
+
+/** What acceptContexts reads for one send. */
+export interface AcceptContextKey {
+  tenantId: string;
+  mailerId: string;
+  templateId: string | undefined;
+}
+
 /** Accepted sends (table `sends`), always scoped to one tenant. */
 export const sends = {
   /** The live send holding `key` for this tenant (accepted less than `ttlSeconds` ago), if any. */
@@ -116,7 +155,13 @@ export const sends = {
     mailerId: string,
     templateId: string | undefined,
   ): Promise<SendAcceptContext> {
+    return (await sends.acceptContexts(db, [{ tenantId, mailerId, templateId }]))[0]!;
+  },
+
+  /** acceptContext for any number of sends in one round trip (the gateway's group commit); in order. */
+  async acceptContexts(db: Queryable, keys: readonly AcceptContextKey[]): Promise<SendAcceptContext[]> {
     const { rows } = await db.query<{
+      k: number;
       config_type: ConfigType | null;
       state: MailerState;
       deleted: boolean;
@@ -126,31 +171,36 @@ export const sends = {
       subject: string;
       content: Content[];
     }>(
-      `SELECT m.config_type, m.state, m.deleted_at IS NOT NULL AS deleted, d.name AS domain, d.verified,
+      `SELECT w.k, m.config_type, m.state, m.deleted_at IS NOT NULL AS deleted, d.name AS domain, d.verified,
               t.id AS template_id, t.subject, t.content
-         FROM (VALUES (1)) AS one (x)
-         LEFT JOIN mailers m ON m.tenant_id = $1 AND m.id = $2
+         FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS w (tenant_id, mailer_id, template_id, k)
+         LEFT JOIN mailers m ON m.tenant_id = w.tenant_id AND m.id = w.mailer_id
          LEFT JOIN domains d ON d.id = m.id
-         LEFT JOIN templates t ON t.tenant_id = $1 AND t.id = $3`,
-      [tenantId, mailerId, templateId ?? null],
+         LEFT JOIN templates t ON t.tenant_id = w.tenant_id AND t.id = w.template_id`,
+      [keys.map((k) => k.tenantId), keys.map((k) => k.mailerId), keys.map((k) => k.templateId ?? null)],
     );
-    const r = rows[0]!;
-    let template: SendAcceptContext['template'];
-    if (templateId !== undefined)
-      template = r.template_id === null ? null : { subject: r.subject, content: r.content };
-    if (r.config_type === null) return { mailer: null, template };
-    const state = r.deleted ? 'deleted' : r.state;
-    const mailer: SendingMailerStatus =
-      r.config_type === 'domain'
-        ? {
-            kind: 'domain',
-            configType: 'domain',
-            state,
-            domain: r.domain ?? '',
-            verified: r.verified === true,
-          }
-        : { kind: 'smtp', configType: r.config_type, state };
-    return { mailer, template };
+    const out: SendAcceptContext[] = [];
+    for (const r of rows) {
+      const templateId = keys[r.k - 1]!.templateId;
+      let template: SendAcceptContext['template'];
+      if (templateId !== undefined)
+        template = r.template_id === null ? null : { subject: r.subject, content: r.content };
+      const state = r.deleted ? 'deleted' : r.state;
+      const mailer: SendingMailerStatus | null =
+        r.config_type === null
+          ? null
+          : r.config_type === 'domain'
+            ? {
+                kind: 'domain',
+                configType: 'domain',
+                state,
+                domain: r.domain ?? '',
+                verified: r.verified === true,
+              }
+            : { kind: 'smtp', configType: r.config_type, state };
+      out[r.k - 1] = { mailer, template };
+    }
+    return out;
   },
 
   /**
@@ -172,5 +222,28 @@ export const sends = {
       ...outboxParams(outbox),
     ]);
     return rows[0]?.n === 1;
+  },
+
+  /**
+   * Inserts sends without idempotency keys (see AcceptedSendRows) in ONE statement: all of
+   * them or, when it fails, none (atomic without a transaction).
+   */
+  async insertAcceptedBatch(db: Queryable, batch: readonly AcceptedSendRows[]): Promise<void> {
+    if (batch.length === 0) return;
+    const col = <T>(f: (b: AcceptedSendRows) => T) => batch.map(f);
+    const owners = batch.flatMap((b, i) => b.recipients.map(() => i + 1));
+    const recipients = batch.flatMap((b) => b.recipients);
+    await db.query(INSERT_ACCEPTED_BATCH, [
+      col((b) => b.send.refId),
+      col((b) => b.send.tenantId),
+      col((b) => b.send.mailerId),
+      col((b) => b.send.campaignId),
+      col((b) => (b.send.customArgs === null ? null : JSON.stringify(b.send.customArgs))),
+      col((b) => JSON.stringify(b.send.request)),
+      col((b) => b.send.request.subject),
+      owners,
+      ...queuedLogColumns(recipients),
+      ...outboxParams(batch.flatMap((b) => b.outbox)),
+    ]);
   },
 };

@@ -1,5 +1,7 @@
 /**
- * Builds one copy's RFC 5322 message with nodemailer's MailComposer:
+ * Builds one copy's RFC 5322 message with nodemailer's MailComposer (its tree and header rules,
+ * written out in one synchronous pass by mime-serialize.ts; large or streamed content goes
+ * through its own streaming build):
  *
  * - Message-ID `<svc_mailer_{id}@SERVICE_DOMAIN>`. `{id}` is the custom `Message-ID` header's
  *   value without angle brackets (characters outside RFC 5322 atext and `.` become `_`, so the
@@ -17,6 +19,7 @@ import type { CopyRecipient, StoredSendRequest } from '@mailyard/contracts';
 import { isProtectedHeader, isThreadingHeader } from '@mailyard/contracts';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { composerAttachments } from './attachment-parts';
+import { serializeMimeTree } from './mime-serialize';
 import type { RenderedCopy } from './render';
 
 export interface BuildInput {
@@ -91,6 +94,7 @@ export async function buildMessage(input: BuildInput): Promise<BuiltMessage> {
     disableFileAccess: true,
     disableUrlAccess: true,
   });
-  const raw = await composer.compile().build();
+  const root = composer.compile();
+  const raw = serializeMimeTree(root) ?? (await root.build());
   return { raw, messageId };
 }

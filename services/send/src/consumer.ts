@@ -25,7 +25,6 @@ import {
   addressKey,
   isPerRecipient,
   isTerminalSendEvent,
-  planCopies,
   sendRefusal,
   substitutionsFor,
 } from '@mailyard/contracts';
@@ -46,6 +45,7 @@ import { deactivateMailer, loadSendingMailer } from '@mailyard/store';
 import { buildMessage } from './build-mime';
 import { type ByteBudget, copyCostBytes } from './byte-budget';
 import { AUTH_REASON_PREFIX, type DeliveryFailure } from './classify-smtp-error';
+import { plannedCopy } from './copy-plan';
 import { dkimSign } from './dkim';
 import type { EventContext, EventRecipient, EventWriter, PlannedEvent } from './emit-event';
 import { envelopesFor } from './envelopes';
@@ -296,7 +296,7 @@ async function sendCopy(
   const envelopeTo = [...new Map(toSend.map((r) => [lower(r.email), r.email])).values()];
   // Who the headers name (a tracked copy goes to one recipient but shows the message's To/Cc).
   // A provider that delivers to the headers (Gmail API, Graph) gets only this delivery's recipients.
-  const planned = planCopies(request, cmd.ref_id).find((c) => c.copy_id === cmd.copy_id);
+  const planned = plannedCopy(request, cmd.ref_id, cmd.copy_id);
   const copyRecipients =
     planned?.recipients ?? copy.recipients.map((r) => ({ email: r.email, type: r.type }));
   const recipients: CopyRecipient[] = transport.recipientsFromHeaders

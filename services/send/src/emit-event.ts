@@ -14,9 +14,8 @@ import {
   SUCCESS_EMAIL_EVENTS,
   emptyTracking,
 } from '@mailyard/contracts';
-import type { Db, Queryable } from '@mailyard/platform';
+import { Batcher, type Db, type Queryable } from '@mailyard/platform';
 import { type EmailEventRecord, recordEmailEventBatch, recordEmailEventBatchIn } from '@mailyard/store';
-import { Batcher } from './batcher';
 
 export interface EventRecipient {
   logId: string;

@@ -5,9 +5,8 @@
  * with the stored requests cached.
  */
 import type { RecipientType, StoredSendRequest } from '@mailyard/contracts';
-import type { Queryable } from '@mailyard/platform';
+import { Batcher, type Queryable } from '@mailyard/platform';
 import { type CopyKey, type CopyRow, type SendFields, loadCopyRows } from '@mailyard/store';
-import { Batcher } from './batcher';
 
 export interface CopyRecipientRow {
   logId: string;

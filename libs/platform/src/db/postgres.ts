@@ -6,7 +6,16 @@
  * handing it to the next caller.
  */
 import pg from 'pg';
+import { counter } from '../metrics/registry';
 import type { Db, QueryResult, Queryable, Row } from './types';
+
+// Round trips to PostgreSQL (BEGIN/COMMIT included) and transactions: what a pipeline costs the
+// database per message (bench/send reads them per process).
+const statements = counter('mailyard_db_statements_total', 'Statements sent to PostgreSQL');
+const transactions = counter(
+  'mailyard_db_transactions_total',
+  'Explicit PostgreSQL transactions (single statements outside are their own)',
+);
 
 // int8 (bigserial, count(*)) as number: our counters stay far below 2^53.
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
@@ -46,6 +55,7 @@ export function openPostgres(url: string, poolSize = 10): Db {
   });
 
   const run = async <T>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) => {
+    statements.inc();
     // Parameterised statements are prepared once per connection and reused by name.
     const res = params?.length
       ? await client.query({ name: statementName(sql), text: sql, values: params as unknown[] })
@@ -61,6 +71,8 @@ export function openPostgres(url: string, poolSize = 10): Db {
       // Set when the connection broke or the transaction could not be closed cleanly: the
       // client goes back with the error and the pool destroys it.
       let releaseError: Error | undefined;
+      transactions.inc();
+      statements.inc(2); // BEGIN and COMMIT (or ROLLBACK)
       try {
         await client.query('BEGIN');
         const result = await fn({

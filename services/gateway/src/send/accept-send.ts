@@ -21,6 +21,7 @@ import {
   unprocessable,
 } from '@mailyard/platform';
 import { type OutboxMessage, type QueuedRecipient, type SendAcceptContext, sends } from '@mailyard/store';
+import type { SendGroupCommit } from './group-commit';
 import { IDEMPOTENCY_TTL_SECONDS, requestHash } from './idempotency';
 import { assertMailerCanSend } from './mailer-check';
 
@@ -29,6 +30,8 @@ export interface SendDeps {
   sealer: Sealer;
   /** Called after a send committed its outbox rows (wakes the relay instead of waiting a poll). */
   onOutboxWrite?: () => void;
+  /** Shares reads and the insert of concurrent sends without an Idempotency-Key (group-commit.ts). */
+  group?: SendGroupCommit;
 }
 
 export interface Accepted {
@@ -71,8 +74,9 @@ async function replay(db: Db, tenantId: string, key: string, hash: string): Prom
 /**
  * Accepts a validated send: resolves the template, checks size and mailer, then writes the
  * `sends` row, one QUEUED `email_logs` row per recipient of each copy and one `send.email`
- * outbox row per copy in one transaction. With an Idempotency-Key, a live send holding the key
- * is answered instead (its ref_id), and concurrent duplicates never both insert.
+ * outbox row per copy in one transaction (with `deps.group`, shared with concurrent sends:
+ * group-commit.ts). With an Idempotency-Key, a live send holding the key is answered instead
+ * (its ref_id), and concurrent duplicates never both insert.
  */
 export async function acceptSend(
   deps: SendDeps,
@@ -88,7 +92,10 @@ export async function acceptSend(
   }
 
   // Mailer and template in one round trip; checked in the documented order (template first).
-  const context = await sends.acceptContext(db, tenantId, request.mailer_id, request.template_id);
+  const group = key === null ? deps.group : undefined;
+  const context = group
+    ? await group.context({ tenantId, mailerId: request.mailer_id, templateId: request.template_id })
+    : await sends.acceptContext(db, tenantId, request.mailer_id, request.template_id);
   const body = resolveBody(request, context.template);
   if (messageSizeBytes(body.content, request.attachments) > SEND_LIMITS.maxMessageBytes) {
     throw new HttpError(413, ErrorText.messageTooLarge);
@@ -113,31 +120,26 @@ export async function acceptSend(
       { tenantId },
     ),
   );
+  const send = {
+    refId,
+    tenantId,
+    mailerId: request.mailer_id,
+    campaignId: request.campaign_id ?? null,
+    customArgs: request.custom_args ?? null,
+    request: stored,
+  };
   // The send, its log rows and its commands are one statement; with a key, an expired holder
   // of the key is released first in the same transaction.
   const write = (q: Queryable) =>
-    sends.insertAccepted(
-      q,
-      {
-        refId,
-        tenantId,
-        mailerId: request.mailer_id,
-        campaignId: request.campaign_id ?? null,
-        customArgs: request.custom_args ?? null,
-        request: stored,
-        idempotencyKey: key,
-        requestHash: hash,
-      },
-      recipients,
-      commands,
-    );
-  const inserted =
-    key === null
-      ? await write(db)
-      : await db.transaction(async (tx) => {
-          await sends.releaseExpiredIdempotencyKey(tx, tenantId, key, IDEMPOTENCY_TTL_SECONDS);
-          return write(tx);
-        });
+    sends.insertAccepted(q, { ...send, idempotencyKey: key, requestHash: hash }, recipients, commands);
+  let inserted: boolean;
+  if (group) inserted = await group.write({ send, recipients, outbox: commands }).then(() => true);
+  else if (key === null) inserted = await write(db);
+  else
+    inserted = await db.transaction(async (tx) => {
+      await sends.releaseExpiredIdempotencyKey(tx, tenantId, key, IDEMPOTENCY_TTL_SECONDS);
+      return write(tx);
+    });
 
   if (!inserted) {
     // Another request took the key between our look-up and insert (it committed first).

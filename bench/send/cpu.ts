@@ -1,0 +1,101 @@
+/**
+ * CPU accounting for the send benchmark: user + system time of process groups read from
+ * /proc/<pid>/stat (utime + stime, in USER_HZ ticks) before and after a measured window.
+ * Groups are functions returning pids, re-read at both ends, so processes that start during the
+ * window (a new PostgreSQL backend of a pool) count from zero; a process that exits during the
+ * window loses its share (it can no longer be read).
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+
+const USER_HZ = 100;
+
+/** CPU milliseconds (user + system) used so far by `pid`, or null when it is gone. */
+export function cpuMsOf(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / USER_HZ;
+  } catch {
+    return null;
+  }
+}
+
+function numericDirs(): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number);
+}
+
+/** `pid` and its descendants. */
+export function processTree(pid: number): number[] {
+  const parents = new Map<number, number[]>();
+  for (const p of numericDirs()) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parents.set(ppid, [...(parents.get(ppid) ?? []), p]);
+    } catch {
+      // exited
+    }
+  }
+  const out: number[] = [];
+  const walk = (p: number) => {
+    out.push(p);
+    for (const c of parents.get(p) ?? []) walk(c);
+  };
+  walk(pid);
+  return out;
+}
+
+/** Pids whose command name is `name` (postgres, beam.smp, smtp-sink). */
+export function pidsByName(name: string): number[] {
+  return numericDirs().filter((d) => {
+    try {
+      return readFileSync(`/proc/${d}/comm`, 'utf8').trim() === name;
+    } catch {
+      return false;
+    }
+  });
+}
+
+export type PidSource = () => number[] | Promise<number[]>;
+
+/** Measures CPU milliseconds per group over a window (start() ... stop()). */
+export class CpuMeter {
+  private before = new Map<string, Map<number, number>>();
+
+  constructor(private readonly groups: Record<string, PidSource>) {}
+
+  async start(): Promise<void> {
+    this.before.clear();
+    for (const [name, source] of Object.entries(this.groups)) {
+      const at = new Map<number, number>();
+      for (const pid of await source()) {
+        const ms = cpuMsOf(pid);
+        if (ms !== null) at.set(pid, ms);
+      }
+      this.before.set(name, at);
+    }
+  }
+
+  /**
+   * CPU milliseconds each group used since start() (its pids at start and now; a pid new since
+   * start counts from zero); a pid counts only in the first group naming it.
+   */
+  async stop(): Promise<Record<string, number>> {
+    const seen = new Set<number>();
+    const out: Record<string, number> = {};
+    for (const [name, source] of Object.entries(this.groups)) {
+      const at = this.before.get(name) ?? new Map<number, number>();
+      let total = 0;
+      for (const pid of new Set([...at.keys(), ...(await source())])) {
+        if (seen.has(pid)) continue;
+        seen.add(pid);
+        const now = cpuMsOf(pid);
+        if (now !== null) total += now - (at.get(pid) ?? 0);
+      }
+      out[name] = total;
+    }
+    return out;
+  }
+}

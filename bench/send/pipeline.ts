@@ -1,0 +1,147 @@
+/**
+ * The processes of the send benchmark: send services and a gateway, each its own node process
+ * on the real PostgreSQL, RabbitMQ and Redis (one database and vhost for the run), optionally
+ * with `--cpu-prof` writing a profile per process into a directory of its own; the request
+ * bodies; delivery counting (email_logs, and each send service's own MAIL_DELIVERED counter).
+ */
+import { join } from 'node:path';
+import { type Spawned, freePort, spawnTs } from '@mailyard/testkit/process';
+import pg from 'pg';
+
+export const DOMAIN = 'bench.test';
+export const BENCH_APP = 'mailyard-bench';
+
+export interface Service {
+  label: string;
+  proc: Spawned;
+  /** Where its /metrics is served (the ops port; the gateway serves it on its API port). */
+  metricsUrl: string;
+  profileDir: string | null;
+}
+
+/** `A=1 B=2` -> {A: '1', B: '2'} (extra settings for the send service, to compare tunings). */
+export function envList(text: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of (text ?? '').split(/\s+/).filter(Boolean)) {
+    const i = pair.indexOf('=');
+    if (i > 0) out[pair.slice(0, i)] = pair.slice(i + 1);
+  }
+  return out;
+}
+
+/** Spawns `script` with a free ops port; with `profileRoot`, node writes a CPU profile there at exit. */
+export async function spawnService(
+  label: string,
+  script: string,
+  env: Record<string, string>,
+  profileRoot: string | null,
+  ready: RegExp,
+  metricsPort?: number,
+): Promise<Service> {
+  const opsPort = await freePort();
+  const profileDir = profileRoot ? join(profileRoot, label) : null;
+  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const proc = spawnTs(script, { ...env, OPS_PORT: String(opsPort) }, [], nodeArgs);
+  await proc.waitFor(ready, 60_000);
+  return { label, proc, metricsUrl: `http://127.0.0.1:${metricsPort ?? opsPort}/metrics`, profileDir };
+}
+
+export async function stopService(s: Service): Promise<void> {
+  if (s.proc.child.exitCode !== null || s.proc.child.signalCode !== null) return;
+  s.proc.child.kill('SIGTERM');
+  await s.proc.exited;
+}
+
+/** Counters a process reports on /metrics (0 when absent). */
+export async function countersOf(
+  s: Service,
+): Promise<{ delivered: number; statements: number; transactions: number }> {
+  const text = await (await fetch(s.metricsUrl)).text();
+  const value = (re: RegExp) => Number(re.exec(text)?.[1] ?? 0);
+  return {
+    delivered: value(/^mailyard_send_events_total\{event="MAIL_DELIVERED"\} (\d+)/m),
+    statements: value(/^mailyard_db_statements_total (\d+)/m),
+    transactions: value(/^mailyard_db_transactions_total (\d+)/m),
+  };
+}
+
+const PARAGRAPH = 'Here is what happened this week. '.repeat(20);
+
+const content = [
+  {
+    type: 'text/html',
+    value: `<html><body><h1>Hello {{name}}</h1><p>${PARAGRAPH}</p><p><a href="https://${DOMAIN}/digest">Read more</a></p></body></html>`,
+  },
+  { type: 'text/plain', value: `Hello {{name}}\n\n${PARAGRAPH}\nhttps://${DOMAIN}/digest` },
+];
+
+/** One single-recipient send (HTML + text, a substitution, custom_args). */
+export function singleBody(mailerId: string, i: number): string {
+  return JSON.stringify({
+    from: { email: `news@${DOMAIN}`, name: 'Bench News' },
+    to: [{ email: `user${i}@example.com`, name: `User ${i}` }],
+    mailer_id: mailerId,
+    subject: 'Your weekly digest, {{name}}',
+    content,
+    substitutions: { [`user${i}@example.com`]: { name: `User ${i}` } },
+    custom_args: { bench: true, i },
+  });
+}
+
+/** One batch send: `n` `to` recipients, each with its own substitutions (a copy per recipient). */
+export function batchBody(mailerId: string, i: number, n: number): string {
+  const to = Array.from({ length: n }, (_, j) => ({
+    email: `b${i}.${j}@example.com`,
+    name: `Reader ${i}.${j}`,
+  }));
+  return JSON.stringify({
+    from: { email: `news@${DOMAIN}`, name: 'Bench News' },
+    to,
+    mailer_id: mailerId,
+    subject: 'Your weekly digest, {{name}}',
+    content,
+    substitutions: Object.fromEntries(to.map((r) => [r.email, { name: r.name }])),
+    custom_args: { bench: true, batch: i },
+  });
+}
+
+/** The benchmark's own database client (named, so its backend is not counted as the pipeline's). */
+export async function benchClient(url: string): Promise<pg.Client> {
+  const c = new pg.Client({ connectionString: url, application_name: BENCH_APP });
+  await c.connect();
+  return c;
+}
+
+export async function countDelivered(c: pg.Client, tenantId: string): Promise<number> {
+  const { rows } = await c.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM email_logs WHERE tenant_id = $1 AND status = 'MAIL_DELIVERED'`,
+    [tenantId],
+  );
+  return rows[0]!.n;
+}
+
+/** Polls until `target` log rows read MAIL_DELIVERED; returns Date.now() at that moment. */
+export async function waitDelivered(
+  c: pg.Client,
+  tenantId: string,
+  target: number,
+  timeoutMs: number,
+): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const d = await countDelivered(c, tenantId);
+    if (d >= target) return Date.now();
+    if (Date.now() > deadline)
+      throw new Error(`only ${d} of ${target} emails delivered within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** PostgreSQL backends serving database `name`, the benchmark's own excepted. */
+export async function pipelineBackends(c: pg.Client, name: string): Promise<number[]> {
+  const { rows } = await c.query<{ pid: number }>(
+    'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name <> $2',
+    [name, BENCH_APP],
+  );
+  return rows.map((r) => r.pid);
+}
