@@ -134,7 +134,7 @@ describe('routeEvents', () => {
     expect(routeEvents(events, hooks({ emailEvent: null, domainVerification: null }))).toEqual([]);
   });
 
-  it('MAILER_DEACTIVATED of an SMTP-only config joins the array, bypassing the toggles, without webhook_id', () => {
+  it('MAILER_DEACTIVATED of an SMTP-only config is its own one-element array, bypassing the toggles, without webhook_id', () => {
     const out = routeEvents(
       [
         deactivated('basic_smtp', 'basic_smtp_1', '2026-01-01T00:00:03.000Z'),
@@ -142,10 +142,11 @@ describe('routeEvents', () => {
       ],
       hooks({ emailEvent: { id: 'e', active: true, events: toggles({ delivery: true }) } }),
     );
-    expect(out).toHaveLength(1);
-    const body = out[0]!.body as Array<{ event: string; details: Record<string, unknown> }>;
-    expect(body.map((e) => e.event)).toEqual(['MAIL_DELIVERED', 'MAILER_DEACTIVATED']);
-    expect(body[1]!.details).not.toHaveProperty('webhook_id');
+    expect(out).toHaveLength(2);
+    const bodies = out.map((d) => d.body as Array<{ event: string; details: Record<string, unknown> }>);
+    expect(bodies.map((b) => b.map((e) => e.event))).toEqual([['MAIL_DELIVERED'], ['MAILER_DEACTIVATED']]);
+    expect(out.every((d) => d.webhookId === 'e')).toBe(true);
+    expect(bodies[1]![0]!.details).not.toHaveProperty('webhook_id');
     // Alone it is a one-element array, whatever the toggles say.
     const alone = routeEvents(
       [deactivated('basic_smtp', 'basic_smtp_1', '2026-01-01T00:00:03.000Z')],

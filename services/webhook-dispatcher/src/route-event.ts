@@ -7,7 +7,8 @@
  *   (EMAIL_EVENT_SUBSCRIPTION_KEY) is on; `imap_error` is no email event's toggle, so it never
  *   applies. The body is always a JSON array, one per account and batch, sorted oldest to newest
  *   by `event_at`.
- * - MAILER_DEACTIVATED of an SMTP-only config joins that array whatever the toggles say; of an
+ * - MAILER_DEACTIVATED of an SMTP-only config goes to that webhook whatever the toggles say, as
+ *   its own one-element array (never batched with email events: the spec names the shape); of an
  *   IMAP-capable config it goes alone, as a single object, to the mailer's own incoming webhook.
  *   It carries no webhook_id (the spec lists it among the fields this event does not have).
  * - MAILER_WEBHOOK bodies (INCOMING_EMAIL of IMAP backfill and live sync, HISTORY_BACKFILL_*,
@@ -96,7 +97,13 @@ export function routeEvents(events: readonly DispatchEvent[], hooks: AccountWebh
           return;
         }
         if (!emailHook) return;
-        batch.push({ at: e.occurredAt, seq, body: e.event, type: e.event.event, traceparent: e.traceparent });
+        out.push({
+          targetKind: 'webhook',
+          webhookId: emailHook.id,
+          eventTypes: [e.event.event],
+          body: [e.event],
+          ...(e.traceparent ? { traceparent: e.traceparent } : {}),
+        });
         return;
       }
       case 'mailer-object': {
