@@ -45,7 +45,7 @@ import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/pe
 import { type SharedStores, createSharedStores } from '@mailyard/testkit/stores';
 import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
 import request from 'supertest';
-import { REDIRECT, connectMailer, registerEmailEventWebhook, registerOAuthApps } from './support/oauth';
+import { REDIRECT, mailerConnector, registerEmailEventWebhook, registerOAuthApps } from './support/oauth';
 
 jest.setTimeout(180_000);
 
@@ -125,12 +125,7 @@ afterAll(async () => {
 });
 
 /** Connects a mailer through login -> consent -> callback; returns its id. */
-const connect = (
-  standIn: GoogleOAuthStandIn | MicrosoftIdentityStandIn,
-  account: string,
-  body: object,
-  expectStatus?: number,
-) => connectMailer({ app, key }, standIn, account, body, expectStatus);
+const connect = mailerConnector(() => ({ app, key }));
 
 interface EventDetails {
   ref_id?: string;

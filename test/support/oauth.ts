@@ -65,3 +65,16 @@ export async function connectMailer(
   const res = await request(c.app).get(`/v1/oauth/callback${back.search}`).expect(expectStatus);
   return res.body.mailer_id;
 }
+
+/** connectMailer for the caller `caller()` gives at the time of the call (set up in beforeAll). */
+export function mailerConnector(
+  caller: () => Caller,
+): (
+  standIn: GoogleOAuthStandIn | MicrosoftIdentityStandIn,
+  account: string,
+  body: object,
+  expectStatus?: number,
+) => Promise<string> {
+  return (standIn, account, body, expectStatus) =>
+    connectMailer(caller(), standIn, account, body, expectStatus);
+}
