@@ -262,16 +262,9 @@ it('the List-Unsubscribe mailto of a tracked send -> MAIL_UNSUBSCRIBED and suppr
     await swaks(['--to', `postmaster@${BOUNCE_DOMAIN}`, '--from', '<>', '--quit-after', 'RCPT']),
   ).toMatch(/<\*\* 550 5\.1\.1 /);
 
-  const out = await swaks([
-    '--to',
-    mailto!,
-    '--from',
-    reader,
-    '--header',
-    'Subject: unsubscribe',
-    '--body',
-    'unsubscribe',
-  ]);
+  const unsubscribeMail = () =>
+    swaks(['--to', mailto!, '--from', reader, '--header', 'Subject: unsubscribe', '--body', 'unsubscribe']);
+  const out = await unsubscribeMail();
   expect(out).toMatch(/<- {2}250 /);
   const unsub = await waitFor(refId, 'MAIL_UNSUBSCRIBED');
   expect(unsub).toMatchObject({
@@ -280,16 +273,7 @@ it('the List-Unsubscribe mailto of a tracked send -> MAIL_UNSUBSCRIBED and suppr
   });
   expect(await suppression(reader)).toBe('unsubscribed');
   // A second mail to the same address suppresses nothing new and records nothing.
-  await swaks([
-    '--to',
-    mailto!,
-    '--from',
-    reader,
-    '--header',
-    'Subject: unsubscribe',
-    '--body',
-    'unsubscribe',
-  ]);
+  await unsubscribeMail();
   await allProcessed();
   expect(posted(refId).filter((e) => e.event === 'MAIL_UNSUBSCRIBED')).toHaveLength(1);
 });

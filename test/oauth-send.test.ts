@@ -45,10 +45,10 @@ import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/pe
 import { type SharedStores, createSharedStores } from '@mailyard/testkit/stores';
 import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
 import request from 'supertest';
+import { REDIRECT, mailerConnector, registerEmailEventWebhook, registerOAuthApps } from './support/oauth';
 
 jest.setTimeout(180_000);
 
-const REDIRECT = 'https://api.example.test/v1/oauth/callback';
 const GMAIL_ACCOUNT = 'owner@gmail.test';
 const OUTLOOK_ACCOUNT = 'owner@contoso.test';
 const GMAIL_SEND = 'https://www.googleapis.com/auth/gmail.send';
@@ -83,8 +83,6 @@ beforeAll(async () => {
     startGmailApi({ email: GMAIL_ACCOUNT, bearer: google.auth.bearer(GMAIL_ACCOUNT, GMAIL_SEND) }),
     startGraphApi({ email: OUTLOOK_ACCOUNT, bearer: microsoft.auth.bearer(OUTLOOK_ACCOUNT, 'Mail.Send') }),
   ]);
-  google.auth.addClient({ clientId: 'g-client', clientSecret: 'g-secret', redirectUris: [REDIRECT] });
-  microsoft.auth.addClient({ clientId: 'm-client', clientSecret: 'm-secret', redirectUris: [REDIRECT] });
   config = configFrom({
     ...stores.env,
     LOG_LEVEL: 'error',
@@ -110,30 +108,11 @@ beforeAll(async () => {
   app = buildGatewayApp(ctx);
   const t = await createTenant(ctx.db, { name: 'oauth-send', tier: 'enterprise' });
   key = t.apiKey;
-  await request(app)
-    .post('/v1/webhook/register')
-    .set(bearer())
-    .send({
-      webhook_url: receiver.url('/tenant'),
-      event: 'EMAIL_EVENT',
-      method: 'POST',
-      webhook_options: { events: { delivery: true, smtp_error: true } },
-    })
-    .expect(201);
-  googleApp = (
-    await request(app)
-      .post('/v1/oauth/apps')
-      .set(bearer())
-      .send({ provider: 'google', client_id: 'g-client', client_secret: 'g-secret' })
-      .expect(201)
-  ).body.app_id;
-  msApp = (
-    await request(app)
-      .post('/v1/oauth/apps')
-      .set(bearer())
-      .send({ provider: 'microsoft', client_id: 'm-client', client_secret: 'm-secret' })
-      .expect(201)
-  ).body.app_id;
+  await registerEmailEventWebhook({ app, key }, receiver.url('/tenant'), {
+    delivery: true,
+    smtp_error: true,
+  });
+  ({ googleApp, msApp } = await registerOAuthApps({ app, key }, google, microsoft));
 });
 
 afterAll(async () => {
@@ -146,18 +125,7 @@ afterAll(async () => {
 });
 
 /** Connects a mailer through login -> consent -> callback; returns its id. */
-async function connect(
-  standIn: GoogleOAuthStandIn | MicrosoftIdentityStandIn,
-  account: string,
-  body: object,
-  expectStatus = 201,
-): Promise<string> {
-  standIn.auth.account = account;
-  const login = await request(app).post('/v1/oauth/login').set(bearer()).send(body).expect(200);
-  const back = await standIn.consent(login.body.url);
-  const res = await request(app).get(`/v1/oauth/callback${back.search}`).expect(expectStatus);
-  return res.body.mailer_id;
-}
+const connect = mailerConnector(() => ({ app, key }));
 
 interface EventDetails {
   ref_id?: string;

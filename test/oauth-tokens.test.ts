@@ -38,10 +38,9 @@ import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/pe
 import { type SharedStores, createSharedStores } from '@mailyard/testkit/stores';
 import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
 import request from 'supertest';
+import { REDIRECT, mailerConnector, registerEmailEventWebhook, registerOAuthApps } from './support/oauth';
 
 jest.setTimeout(120_000);
-
-const REDIRECT = 'https://api.example.test/v1/oauth/callback';
 
 let stores: SharedStores;
 let google: GoogleOAuthStandIn;
@@ -67,8 +66,6 @@ beforeAll(async () => {
     startMicrosoftIdentity(),
     startWebhookReceiver(),
   ]);
-  google.auth.addClient({ clientId: 'g-client', clientSecret: 'g-secret', redirectUris: [REDIRECT] });
-  microsoft.auth.addClient({ clientId: 'm-client', clientSecret: 'm-secret', redirectUris: [REDIRECT] });
   config = configFrom({
     ...stores.env,
     LOG_LEVEL: 'error',
@@ -93,30 +90,8 @@ beforeAll(async () => {
   const t = await createTenant(ctx.db, { name: 'oauth-tokens', tier: 'enterprise' });
   key = t.apiKey;
   tenantId = t.id;
-  await request(app)
-    .post('/v1/webhook/register')
-    .set(bearer())
-    .send({
-      webhook_url: receiver.url('/tenant'),
-      event: 'EMAIL_EVENT',
-      method: 'POST',
-      webhook_options: { events: { delivery: true } },
-    })
-    .expect(201);
-  googleApp = (
-    await request(app)
-      .post('/v1/oauth/apps')
-      .set(bearer())
-      .send({ provider: 'google', client_id: 'g-client', client_secret: 'g-secret' })
-      .expect(201)
-  ).body.app_id;
-  msApp = (
-    await request(app)
-      .post('/v1/oauth/apps')
-      .set(bearer())
-      .send({ provider: 'microsoft', client_id: 'm-client', client_secret: 'm-secret' })
-      .expect(201)
-  ).body.app_id;
+  await registerEmailEventWebhook({ app, key }, receiver.url('/tenant'), { delivery: true });
+  ({ googleApp, msApp } = await registerOAuthApps({ app, key }, google, microsoft));
 });
 
 afterAll(async () => {
@@ -131,18 +106,7 @@ afterAll(async () => {
 });
 
 /** Connects a mailer through login -> consent -> callback; returns its id. */
-async function connect(
-  standIn: GoogleOAuthStandIn | MicrosoftIdentityStandIn,
-  account: string,
-  body: object,
-  expectStatus = 201,
-): Promise<string> {
-  standIn.auth.account = account;
-  const login = await request(app).post('/v1/oauth/login').set(bearer()).send(body).expect(200);
-  const back = await standIn.consent(login.body.url);
-  const res = await request(app).get(`/v1/oauth/callback${back.search}`).expect(expectStatus);
-  return res.body.mailer_id;
-}
+const connect = mailerConnector(() => ({ app, key }));
 
 const tokensOf = (c: ServiceContext) =>
   oauthAccessTokens({

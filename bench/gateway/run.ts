@@ -6,11 +6,10 @@
  *   pnpm bench:gateway                  # 10 s per scenario, 50 connections
  *   BENCH_SECONDS=20 BENCH_CONNECTIONS=100 pnpm bench:gateway
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { REPO_ROOT, freePort, spawnTs } from '@mailyard/testkit/process';
+import { freePort, spawnTs } from '@mailyard/testkit/process';
 import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
 import autocannon from 'autocannon';
+import { printAndKeep, runMain } from '../support/proc';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -98,11 +97,7 @@ async function main(): Promise<void> {
       post_template: { ...postResult, ratio_to_bare: ratio(postResult) },
       aims: { get_ratio_at_least: 0.4, get_p99_ms_under: 20 },
     };
-    const json = JSON.stringify(report, null, 2);
-    process.stdout.write(`${json}\n`);
-    const dir = join(REPO_ROOT, 'bench', 'results');
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, `gateway-${Date.now()}.json`), json);
+    printAndKeep('gateway', report);
   } finally {
     gateway.child.kill('SIGTERM');
     bare.child.kill('SIGTERM');
@@ -112,7 +107,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  process.stderr.write(`${(err as Error).stack}\n`);
-  process.exit(1);
-});
+runMain(main);

@@ -13,24 +13,18 @@
  *   BENCH_CPU_PROF=1 pnpm bench:inbound                  # .cpuprofile of the MX process in bench/results/
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
 import { insertInboundDomain, newTenant } from '@mailyard/testkit/fixtures';
 import { startDnsmasq } from '@mailyard/testkit/peers/dnsmasq';
 import { startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
 import { startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
-import { REPO_ROOT, type Spawned, freePort, spawnTs } from '@mailyard/testkit/process';
-import {
-  REDIS_URL,
-  TEST_SECRET_KEY,
-  createTestDatabase,
-  createTestVhost,
-  testRedisPrefix,
-} from '@mailyard/testkit/servers';
-import { byName, cpuMeter, tree } from '../support/proc';
+import { type Spawned, freePort, spawnTs } from '@mailyard/testkit/process';
+import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
+import { CpuMeter, pidsByName, processTree } from '../support/cpu';
+import { RESULTS, envList, printAndKeep, runMain, stopProcess } from '../support/proc';
 
 const run = promisify(execFile);
 
@@ -39,17 +33,6 @@ const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 20);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 300);
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 const DOMAIN = 'bench-inbound.test';
-const RESULTS = join(REPO_ROOT, 'bench', 'results');
-
-/** `A=1 B=2` -> {A: '1', B: '2'} (extra settings for the MX service, to compare tunings). */
-function envList(text: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const pair of (text ?? '').split(/\s+/).filter(Boolean)) {
-    const i = pair.indexOf('=');
-    if (i > 0) out[pair.slice(0, i)] = pair.slice(i + 1);
-  }
-  return out;
-}
 
 /** smtp-source: `count` messages over `sessions` parallel sessions, numbered recipients; seconds taken. */
 async function smtpSource(port: number, count: number, sessions: number, tag: string): Promise<number> {
@@ -89,11 +72,7 @@ async function main(): Promise<void> {
   const dns = await startDnsmasq({});
   const receiver = await startWebhookReceiver();
   const stores = {
-    DATABASE_URL: db.url,
-    AMQP_URL: vhost.url,
-    REDIS_URL,
-    REDIS_KEY_PREFIX: testRedisPrefix(),
-    SECRET_KEY: TEST_SECRET_KEY,
+    ...serverEnv(db, vhost),
     SERVICE_DOMAIN: 'mailyard.bench',
     LOG_LEVEL: 'warn',
     NODE_ENV: 'production',
@@ -157,13 +136,14 @@ async function main(): Promise<void> {
       'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
       [db.name],
     );
+    // pids fixed at the start; this database's backends count again within the whole server
     const groups = {
-      inbound_smtp: tree(mx.child.pid!),
-      webhook_dispatcher: tree(dispatcher.child.pid!),
+      inbound_smtp: processTree(mx.child.pid!),
+      webhook_dispatcher: processTree(dispatcher.child.pid!),
       postgresql_this_database: backends.map((b) => b.pid),
-      postgresql_whole_server: byName('postgres'),
-      rabbitmq_whole_server: byName('beam.smp'),
-      dnsmasq: byName('dnsmasq'),
+      postgresql_whole_server: pidsByName('postgres'),
+      rabbitmq_whole_server: pidsByName('beam.smp'),
+      dnsmasq: pidsByName('dnsmasq'),
       bench_receiver: [process.pid],
     };
     const pgStats = async () => {
@@ -187,7 +167,11 @@ async function main(): Promise<void> {
       return { d: d!, tables };
     };
     const pg0 = await pgStats();
-    const meter = cpuMeter(groups);
+    const meter = new CpuMeter(
+      Object.fromEntries(Object.entries(groups).map(([k, pids]) => [k, () => pids])),
+      { nested: true },
+    );
+    await meter.start();
     const t0 = Date.now();
     // handed over: parsed and written for the dispatcher (the MX service's own work is done)
     const handedOver = (async () => {
@@ -202,7 +186,9 @@ async function main(): Promise<void> {
     const acceptSeconds = await smtpSource(smtpPort, MESSAGES, SESSIONS, 'load');
     const tHanded = await handedOver;
     const tEnd = await waitPosted(WARMUP + MESSAGES, 600_000);
-    const cpu = meter();
+    const cpu = Object.fromEntries(
+      Object.entries(await meter.stop()).map(([k, ms]) => [k, Number((ms / 1000).toFixed(3))]),
+    );
     await new Promise((r) => setTimeout(r, 600)); // statistics are flushed every 500 ms
     const pg1 = await pgStats();
     const per = (a: number, b: number) => Number(((b - a) / MESSAGES).toFixed(2));
@@ -271,16 +257,11 @@ async function main(): Promise<void> {
       ratio_posted_to_sink: Number((postedPerSec / sinkPerSec).toFixed(3)),
       aim: { ratio_posted_to_sink: 0.333 },
     };
-    const json = JSON.stringify(report, null, 2);
-    process.stdout.write(`${json}\n`);
-    writeFileSync(join(RESULTS, `inbound-${Date.now()}.json`), json);
+    printAndKeep('inbound', report);
     if (recipients.length !== MESSAGES || distinct !== MESSAGES)
       throw new Error(`posted ${recipients.length} (${distinct} distinct) of ${MESSAGES}`);
   } finally {
-    for (const p of processes.reverse()) {
-      p.child.kill('SIGTERM');
-      await p.exited;
-    }
+    for (const p of processes.reverse()) await stopProcess(p);
     await closeContext(ctx);
     await receiver.close();
     await dns.stop();
@@ -290,7 +271,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  process.stderr.write(`${(err as Error).stack}\n`);
-  process.exit(1);
-});
+runMain(main);

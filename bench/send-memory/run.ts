@@ -12,40 +12,16 @@
  *   BENCH_SEND_ENV='SEND_INFLIGHT_BYTES=134217728' pnpm bench:send-memory
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
 import { acceptSend, dkimKeyPair, insertDomainMailer, newTenant } from '@mailyard/testkit/fixtures';
 import { startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
-import { REPO_ROOT, type Spawned, freePort, spawnTs } from '@mailyard/testkit/process';
-import {
-  REDIS_URL,
-  TEST_SECRET_KEY,
-  createTestDatabase,
-  createTestVhost,
-  testRedisPrefix,
-} from '@mailyard/testkit/servers';
+import { type Spawned, freePort, spawnTs } from '@mailyard/testkit/process';
+import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
+import { envList, memory, printAndKeep, runMain, stopProcess } from '../support/proc';
 
 const COPIES = Number(process.env.BENCH_COPIES ?? 24);
 const ATTACHMENT_MB = Number(process.env.BENCH_ATTACHMENT_MB ?? 9);
 const DOMAIN = 'bench.test';
-
-/** `A=1 B=2` -> {A: '1', B: '2'}. */
-function envList(text: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const pair of (text ?? '').split(/\s+/).filter(Boolean)) {
-    const i = pair.indexOf('=');
-    if (i > 0) out[pair.slice(0, i)] = pair.slice(i + 1);
-  }
-  return out;
-}
-
-/** VmRSS and VmHWM (peak) of a process, in MB. */
-function memory(pid: number): { rssMb: number; peakMb: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
-  return { rssMb: Math.round(kb('VmRSS') / 1024), peakMb: Math.round(kb('VmHWM') / 1024) };
-}
 
 async function main(): Promise<void> {
   const db = await createTestDatabase();
@@ -53,11 +29,7 @@ async function main(): Promise<void> {
   const sink = await startSmtpSink({ backlog: 1024 });
   const opsPort = await freePort();
   const stores = {
-    DATABASE_URL: db.url,
-    AMQP_URL: vhost.url,
-    REDIS_URL,
-    REDIS_KEY_PREFIX: testRedisPrefix(),
-    SECRET_KEY: TEST_SECRET_KEY,
+    ...serverEnv(db, vhost),
     SERVICE_DOMAIN: 'mailyard.bench',
     NODE_ENV: 'production',
   };
@@ -147,20 +119,13 @@ async function main(): Promise<void> {
       seconds: { accept: (accepted - t0) / 1000, deliver_all: (done - accepted) / 1000 },
       log_statuses: outcome,
     };
-    const json = JSON.stringify(report, null, 2);
-    process.stdout.write(`${json}\n`);
-    const dir = join(REPO_ROOT, 'bench', 'results');
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, `send-memory-${Date.now()}.json`), json);
+    printAndKeep('send-memory', report);
   } catch (err) {
     if (send)
       process.stderr.write(`send service output (last 4000 characters):\n${send.output().slice(-4000)}\n`);
     throw err;
   } finally {
-    if (send && send.child.exitCode === null) {
-      send.child.kill('SIGTERM');
-      await send.exited;
-    }
+    if (send) await stopProcess(send);
     await closeContext(ctx);
     await sink.stop();
     await db.drop();
@@ -168,7 +133,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  process.stderr.write(`${(err as Error).stack}\n`);
-  process.exit(1);
-});
+runMain(main);

@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { type Spawned, freePort, spawnTs } from '@mailyard/testkit/process';
 import pg from 'pg';
+import { stopProcess } from '../support/proc';
 
 export const DOMAIN = 'bench.test';
 export const BENCH_APP = 'mailyard-bench';
@@ -17,16 +18,6 @@ export interface Service {
   /** Where its /metrics is served (the ops port; the gateway serves it on its API port). */
   metricsUrl: string;
   profileDir: string | null;
-}
-
-/** `A=1 B=2` -> {A: '1', B: '2'} (extra settings for the send service, to compare tunings). */
-export function envList(text: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const pair of (text ?? '').split(/\s+/).filter(Boolean)) {
-    const i = pair.indexOf('=');
-    if (i > 0) out[pair.slice(0, i)] = pair.slice(i + 1);
-  }
-  return out;
 }
 
 /** Spawns `script` with a free ops port; with `profileRoot`, node writes a CPU profile there at exit. */
@@ -47,9 +38,7 @@ export async function spawnService(
 }
 
 export async function stopService(s: Service): Promise<void> {
-  if (s.proc.child.exitCode !== null || s.proc.child.signalCode !== null) return;
-  s.proc.child.kill('SIGTERM');
-  await s.proc.exited;
+  await stopProcess(s.proc);
 }
 
 /** Counters a process reports on /metrics (0 when absent). */

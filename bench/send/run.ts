@@ -31,16 +31,11 @@ import { findKeyOwner } from '@mailyard/store';
 import { dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
 import { startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
 import { REPO_ROOT, freePort } from '@mailyard/testkit/process';
-import {
-  REDIS_URL,
-  TEST_SECRET_KEY,
-  createTestDatabase,
-  createTestVhost,
-  testRedisPrefix,
-} from '@mailyard/testkit/servers';
+import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
 import autocannon from 'autocannon';
+import { CpuMeter, pidsByName, processTree } from '../support/cpu';
+import { RESULTS, envList, printAndKeep, runMain } from '../support/proc';
 import { copyCost } from './copy-cost';
-import { CpuMeter, pidsByName, processTree } from './cpu';
 import {
   DOMAIN,
   type Service,
@@ -48,7 +43,6 @@ import {
   benchClient,
   countDelivered,
   countersOf,
-  envList,
   pipelineBackends,
   singleBody,
   spawnService,
@@ -91,7 +85,7 @@ function perEmail(cpuMs: Record<string, number>, emails: number) {
 
 async function main(): Promise<void> {
   const stamp = Date.now();
-  const resultsDir = join(REPO_ROOT, 'bench', 'results');
+  const resultsDir = RESULTS;
   const profileRoot = PROFILE ? join(resultsDir, `send-${stamp}-profiles`) : null;
   const db = await createTestDatabase();
   if (process.env.BENCH_AUTO_EXPLAIN_MS) {
@@ -107,11 +101,7 @@ async function main(): Promise<void> {
   const sink = await startSmtpSink({ backlog: 1024 });
   const ceilingSink = await startSmtpSink({ backlog: 1024 });
   const stores = {
-    DATABASE_URL: db.url,
-    AMQP_URL: vhost.url,
-    REDIS_URL,
-    REDIS_KEY_PREFIX: testRedisPrefix(),
-    SECRET_KEY: TEST_SECRET_KEY,
+    ...serverEnv(db, vhost),
     SERVICE_DOMAIN: 'mailyard.bench',
     LOG_LEVEL: 'warn',
     NODE_ENV: 'production',
@@ -239,11 +229,16 @@ async function main(): Promise<void> {
       return {
         result,
         seconds,
-        cpu_ms_per_email: perEmail(cpu, emails),
-        db_statements_per_email: perProcess('statements'),
-        db_transactions_per_email: perProcess('transactions'),
-        // Server-wide (the server is shared with other sessions): an upper bound.
-        wal_bytes_per_email: Math.round(walBytes / emails),
+        // The figures every phase reports, in this order.
+        figures: {
+          delivered_per_sec: Math.round(emails / seconds),
+          seconds: round(seconds),
+          cpu_ms_per_email: perEmail(cpu, emails),
+          db_statements_per_email: perProcess('statements'),
+          db_transactions_per_email: perProcess('transactions'),
+          // Server-wide (the server is shared with other sessions): an upper bound.
+          wal_bytes_per_email: Math.round(walBytes / emails),
+        },
         delivered_by_process: perProcess('delivered', 1),
         cpu_seconds: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, round(v / 1000)])),
       };
@@ -295,12 +290,7 @@ async function main(): Promise<void> {
           non_2xx: m.result.non2xx,
           errors: m.result.errors + m.result.timeouts,
         },
-        delivered_per_sec: Math.round(EMAILS / m.seconds),
-        seconds: round(m.seconds),
-        cpu_ms_per_email: m.cpu_ms_per_email,
-        db_statements_per_email: m.db_statements_per_email,
-        db_transactions_per_email: m.db_transactions_per_email,
-        wal_bytes_per_email: m.wal_bytes_per_email,
+        ...m.figures,
         cpu_seconds: m.cpu_seconds,
       };
     }
@@ -318,12 +308,7 @@ async function main(): Promise<void> {
       report.drain = {
         note: 'commands queued while the send service was stopped, then drained by a new one; gateway idle',
         accepted_while_stopped: EMAILS - queued.non2xx,
-        delivered_per_sec: Math.round(EMAILS / m.seconds),
-        seconds: round(m.seconds),
-        cpu_ms_per_email: m.cpu_ms_per_email,
-        db_statements_per_email: m.db_statements_per_email,
-        db_transactions_per_email: m.db_transactions_per_email,
-        wal_bytes_per_email: m.wal_bytes_per_email,
+        ...m.figures,
       };
     }
 
@@ -346,12 +331,7 @@ async function main(): Promise<void> {
           p99_ms: m.result.latency.p99,
           non_2xx: m.result.non2xx,
         },
-        delivered_per_sec: Math.round(batchEmails / m.seconds),
-        seconds: round(m.seconds),
-        cpu_ms_per_email: m.cpu_ms_per_email,
-        db_statements_per_email: m.db_statements_per_email,
-        db_transactions_per_email: m.db_transactions_per_email,
-        wal_bytes_per_email: m.wal_bytes_per_email,
+        ...m.figures,
         delivered_by_process: Object.fromEntries(
           Object.entries(m.delivered_by_process).filter(([k]) => k !== 'gateway'),
         ),
@@ -447,12 +427,7 @@ async function main(): Promise<void> {
     writeFileSync(join(resultsDir, `send-${stamp}.profile.md`), sections.join('\n'));
     report.profile_summary = `bench/results/send-${stamp}.profile.md`;
   }
-  const json = JSON.stringify(report, null, 2);
-  process.stdout.write(`${json}\n`);
-  writeFileSync(join(resultsDir, `send-${stamp}.json`), json);
+  printAndKeep('send', report, stamp);
 }
 
-main().catch((err) => {
-  process.stderr.write(`${(err as Error).stack}\n`);
-  process.exit(1);
-});
+runMain(main);

@@ -1,68 +1,57 @@
-/** CPU accounting for the benchmarks, from /proc (Linux): which process used how much CPU. */
-import { readFileSync, readdirSync } from 'node:fs';
-
-/** CPU seconds (user + system) used so far by processes, read from /proc. */
-export function cpuSeconds(pids: number[]): number {
-  const tick = 100; // USER_HZ on Linux
-  let total = 0;
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) / tick;
-    } catch {
-      // exited
-    }
-  }
-  return total;
-}
-
-/** Pids of a process tree (tsx runs each service in a child node process). */
-export function tree(pid: number): number[] {
-  const children = readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .filter((d) => {
-      try {
-        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-  return [pid, ...children.flatMap(tree)];
-}
-
-/** Pids whose command name is `name` (postgres, beam.smp, smtp-sink). */
-export function byName(name: string): number[] {
-  return readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .filter((d) => {
-      try {
-        return readFileSync(`/proc/${d}/comm`, 'utf8').trim() === name;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
 /**
- * CPU seconds used by each named group of pids from now until the returned function is called
- * (a process that exited meanwhile counts for nothing, instead of taking its past usage away).
+ * Process helpers shared by the benchmarks: extra service settings from the environment, the
+ * report written to stdout and kept in bench/results/, stopping a spawned service, memory of a
+ * process from /proc (Linux), and the benchmark's entry point (a failure prints its stack and
+ * exits 1). CPU accounting is in ./cpu.
  */
-export function cpuMeter(groups: Record<string, number[]>): () => Record<string, number> {
-  const before = new Map<number, number>();
-  for (const pids of Object.values(groups)) for (const pid of pids) before.set(pid, cpuSeconds([pid]));
-  const used = (pid: number) => {
-    const now = cpuSeconds([pid]);
-    return now > 0 ? Math.max(0, now - (before.get(pid) ?? 0)) : 0;
-  };
-  return () =>
-    Object.fromEntries(
-      Object.entries(groups).map(([k, pids]) => [
-        k,
-        Number(pids.reduce((t, p) => t + used(p), 0).toFixed(3)),
-      ]),
-    );
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT, type Spawned } from '@mailyard/testkit/process';
+
+/** Where the benchmarks keep their reports. */
+export const RESULTS = join(REPO_ROOT, 'bench', 'results');
+
+/** `A=1 B=2` -> {A: '1', B: '2'} (extra settings for a service, to compare tunings). */
+export function envList(text: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of (text ?? '').split(/\s+/).filter(Boolean)) {
+    const i = pair.indexOf('=');
+    if (i > 0) out[pair.slice(0, i)] = pair.slice(i + 1);
+  }
+  return out;
+}
+
+/** Prints `report` as JSON and keeps a copy in bench/results/<name>-<stamp>.json. */
+export function printAndKeep(name: string, report: unknown, stamp = Date.now()): void {
+  const json = JSON.stringify(report, null, 2);
+  process.stdout.write(`${json}\n`);
+  mkdirSync(RESULTS, { recursive: true });
+  writeFileSync(join(RESULTS, `${name}-${stamp}.json`), json);
+}
+
+/** SIGTERM to a spawned process (unless it has already ended), then waits for its exit. */
+export async function stopProcess(p: Spawned): Promise<void> {
+  if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+  p.child.kill('SIGTERM');
+  await p.exited;
+}
+
+/** VmRSS and VmHWM (peak) of a process, in MB. */
+export function memory(pid: number): { rssMb: number; peakMb: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+  return { rssMb: Math.round(kb('VmRSS') / 1024), peakMb: Math.round(kb('VmHWM') / 1024) };
+}
+
+/** Runs a benchmark's main; a failure prints its stack and exits 1 (`exit`: exit 0 on success too). */
+export function runMain(main: () => Promise<unknown>, opts: { exit?: boolean } = {}): void {
+  main().then(
+    () => {
+      if (opts.exit) process.exit(0);
+    },
+    (err) => {
+      process.stderr.write(`${(err as Error).stack}\n`);
+      process.exit(1);
+    },
+  );
 }

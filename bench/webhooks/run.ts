@@ -12,14 +12,9 @@ import { closeContext, configFrom, createLogger, openContext } from '@mailyard/p
 import { createTenant, webhooks } from '@mailyard/store';
 import { startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
 import { freePort, spawnTs } from '@mailyard/testkit/process';
-import {
-  REDIS_URL,
-  TEST_SECRET_KEY,
-  createTestDatabase,
-  createTestVhost,
-  testRedisPrefix,
-} from '@mailyard/testkit/servers';
+import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
 import { at, emailEvent, publishEmailEvent } from '@mailyard/testkit/webhooks';
+import { runMain, stopProcess } from '../support/proc';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 5000);
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 10);
@@ -27,13 +22,7 @@ const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 10);
 async function runOnce(batchMax: number) {
   const db = await createTestDatabase();
   const vhost = createTestVhost();
-  const env = {
-    DATABASE_URL: db.url,
-    AMQP_URL: vhost.url,
-    REDIS_URL,
-    REDIS_KEY_PREFIX: testRedisPrefix(),
-    SECRET_KEY: TEST_SECRET_KEY,
-  };
+  const env = serverEnv(db, vhost);
   const ctx = await openContext(configFrom({ ...env, LOG_LEVEL: 'error' }), createLogger('bench', 'error'));
   const receiver = await startWebhookReceiver();
   receiver.reply((req) => (req.path === '/slow' ? { status: 200, delayMs: 2000 } : { status: 200 }));
@@ -89,8 +78,7 @@ async function runOnce(batchMax: number) {
     events_per_s: Math.round(count('/fast') / ((done - started) / 1000)),
     slow_events_delivered_meanwhile: count('/slow'),
   };
-  service.child.kill('SIGTERM');
-  await service.exited;
+  await stopProcess(service);
   await receiver.close();
   await closeContext(ctx);
   await db.drop();
@@ -103,10 +91,4 @@ async function main() {
   process.stdout.write(`${JSON.stringify({ bench: 'webhooks', accounts: ACCOUNTS, results }, null, 2)}\n`);
 }
 
-void main().then(
-  () => process.exit(0),
-  (err) => {
-    process.stderr.write(`${(err as Error).stack}\n`);
-    process.exit(1);
-  },
-);
+runMain(main, { exit: true });

@@ -1,5 +1,5 @@
 /**
- * CPU accounting for the send benchmark: user + system time of process groups read from
+ * CPU accounting for the benchmarks: user + system time of process groups read from
  * /proc/<pid>/stat (utime + stime, in USER_HZ ticks) before and after a measured window.
  * Groups are functions returning pids, re-read at both ends, so processes that start during the
  * window (a new PostgreSQL backend of a pool) count from zero; a process that exits during the
@@ -64,7 +64,14 @@ export type PidSource = () => number[] | Promise<number[]>;
 export class CpuMeter {
   private before = new Map<string, Map<number, number>>();
 
-  constructor(private readonly groups: Record<string, PidSource>) {}
+  /**
+   * `nested`: a pid counts in every group naming it (groups that contain one another, such as
+   * this database's PostgreSQL backends within the whole server); otherwise only in the first.
+   */
+  constructor(
+    private readonly groups: Record<string, PidSource>,
+    private readonly opts: { nested?: boolean } = {},
+  ) {}
 
   async start(): Promise<void> {
     this.before.clear();
@@ -80,7 +87,7 @@ export class CpuMeter {
 
   /**
    * CPU milliseconds each group used since start() (its pids at start and now; a pid new since
-   * start counts from zero); a pid counts only in the first group naming it.
+   * start counts from zero); a pid counts only in the first group naming it unless `nested`.
    */
   async stop(): Promise<Record<string, number>> {
     const seen = new Set<number>();
@@ -89,7 +96,7 @@ export class CpuMeter {
       const at = this.before.get(name) ?? new Map<number, number>();
       let total = 0;
       for (const pid of new Set([...at.keys(), ...(await source())])) {
-        if (seen.has(pid)) continue;
+        if (seen.has(pid) && !this.opts.nested) continue;
         seen.add(pid);
         const now = cpuMsOf(pid);
         if (now !== null) total += now - (at.get(pid) ?? 0);
