@@ -83,14 +83,16 @@ export interface Spawned {
 
 /**
  * Runs a TypeScript entry point in ONE node process (tsx as a loader, not its launcher), so
- * signals such as SIGKILL reach the service itself. Captures stdout+stderr.
+ * signals such as SIGKILL reach the service itself. Captures stdout+stderr. `nodeArgs` go to node
+ * itself (e.g. `--cpu-prof`, which NODE_OPTIONS does not take).
  */
 export function spawnTs(
   script: string,
   env: Record<string, string | undefined>,
   args: string[] = [],
+  nodeArgs: string[] = [],
 ): Spawned {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_SILENT: '0', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -231,6 +231,16 @@ export const backfillJobs = {
     return res.rowCount > 0;
   },
 
+  /** Hands a job back at shutdown: due again at once for any worker, from its checkpoint. */
+  async release(db: Queryable, jobId: string, owner: string): Promise<boolean> {
+    const res = await db.query(
+      `UPDATE backfill_jobs SET lease_owner = NULL, lease_until = NULL, updated_at = now()
+        WHERE id = $1 AND lease_owner = $2 AND status IN ('pending', 'processing')`,
+      [jobId, owner],
+    );
+    return res.rowCount > 0;
+  },
+
   /** A transient failure: release the job, due again after `delayMs`. Returns the attempts so far. */
   async retryLater(db: Queryable, jobId: string, owner: string, delayMs: number): Promise<number> {
     const { rows } = await db.query<{ attempts: number }>(

@@ -152,7 +152,7 @@ export class LiveSync {
             },
           }).catch(() => {});
         }
-        await sleep(Math.min(300_000, 1000 * 2 ** Math.min(failures, 8)), signal);
+        await sleep(Math.min(300_000, settings.syncRetryBaseMs * 2 ** Math.min(failures - 1, 8)), signal);
         if (!(await renew())) return;
       } finally {
         await mailbox?.close().catch(() => {});

@@ -8,8 +8,8 @@
  *
  * Windows: IMAP SEARCH SINCE/BEFORE compare dates only (in the server's time zone), so the search
  * is widened by a day on each side and the exact window is applied to INTERNALDATE here.
- * Sources are fetched in batches of `fetchBatch` UIDs and yielded one by one, so memory stays
- * flat whatever the mailbox size.
+ * Sources are fetched with one FETCH command per `fetchBatch` UIDs (a UID set of ranges) and
+ * streamed one message at a time, so memory stays flat whatever the mailbox size.
  */
 import { isIP } from 'node:net';
 import { type GuardOptions, OutboundTargetError, normalizeHost, resolveGuarded } from '@mailyard/platform';
@@ -23,6 +23,7 @@ import {
   type MessageRef,
   type RawMessage,
 } from '../../mailbox/mailbox-client';
+import { toUidSet } from '../../mailbox/uid-set';
 import { classifyImapError } from './classify-imap-error';
 import { resolveFolderRoles } from './folders';
 
@@ -75,7 +76,7 @@ export async function connectImap(creds: ImapCredentials, opts: ImapOptions): Pr
   } catch (err) {
     throw hide(err);
   }
-  return new ImapMailbox(client, opts.fetchBatch ?? 50, hide);
+  return new ImapMailbox(client, opts.fetchBatch ?? 500, hide);
 }
 
 class ImapMailbox implements MailboxClient {
@@ -147,7 +148,7 @@ class ImapMailbox implements MailboxClient {
   private async dates(uids: number[]): Promise<MessageRef[]> {
     const out: MessageRef[] = [];
     for (let i = 0; i < uids.length; i += 1000) {
-      const range = uids.slice(i, i + 1000).join(',');
+      const range = toUidSet(uids.slice(i, i + 1000));
       for await (const m of this.client.fetch(range, { uid: true, internalDate: true }, { uid: true })) {
         if (m.internalDate) out.push({ uid: m.uid, receivedAt: new Date(m.internalDate) });
       }
@@ -155,24 +156,22 @@ class ImapMailbox implements MailboxClient {
     return out;
   }
 
+  /**
+   * FETCH streams: each message is handed on as it arrives and imapflow parses the next one only
+   * when asked for it (backpressure), so memory holds about one message whatever the batch size.
+   * The caller issues no other command on this mailbox until it is done iterating (imapflow runs
+   * one command at a time).
+   */
   async *fetch(uids: number[]): AsyncIterable<RawMessage> {
     for (let i = 0; i < uids.length; i += this.fetchBatch) {
-      const batch = uids.slice(i, i + this.fetchBatch);
-      const got: RawMessage[] = [];
+      const set = toUidSet(uids.slice(i, i + this.fetchBatch));
       try {
-        for await (const m of this.client.fetch(
-          batch.join(','),
-          { uid: true, internalDate: true, source: true },
-          { uid: true },
-        )) {
+        for await (const m of this.client.fetch(set, { uid: true, internalDate: true, source: true }, { uid: true }))
           if (m.source && m.internalDate)
-            got.push({ uid: m.uid, receivedAt: new Date(m.internalDate), source: m.source });
-        }
+            yield { uid: m.uid, receivedAt: new Date(m.internalDate), source: m.source };
       } catch (err) {
         throw this.hide(err);
       }
-      // Yield only after the FETCH completed: imapflow allows no other command inside a fetch loop.
-      yield* got;
     }
   }
 
