@@ -11,15 +11,17 @@
  *   BENCH_MESSAGES=50000 pnpm bench:backfill              # memory stays flat?
  *   BENCH_WORKER_ENV='BACKFILL_SLICE_DAYS=30' pnpm bench:backfill
  *   BENCH_DISPATCHER_ENV='WEBHOOK_ENDPOINT_CONCURRENCY=8' pnpm bench:backfill
+ *   BENCH_WORKER=tsx pnpm bench:backfill    # the worker from source (tsx) instead of a bundle
  *   BENCH_CPU_PROF=1 pnpm bench:backfill    # worker and dispatcher --cpu-prof into bench/results/prof-*
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { type Dovecot, type DovecotMessage, ensureTestCa, startDovecot } from '@mailyard/testkit/peers/dovecot';
 import { startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
 import { REPO_ROOT, type Spawned, freePort, spawnTs } from '@mailyard/testkit/process';
 import { createTestDatabase, createTestVhost, serverEnv, testRedisPrefix } from '@mailyard/testkit/servers';
+import { build } from 'esbuild';
 import { ImapFlow } from 'imapflow';
 import { CpuTally, pidsByName, rssMb } from '../proc';
 
@@ -29,6 +31,8 @@ const USER = 'owner@bench.test';
 const PASS = 'Bench-Backfill-1';
 const DAY = 86_400_000;
 const RESULTS = join(REPO_ROOT, 'bench', 'results');
+/** `bundle` (default): the worker as the image runs it (esbuild, deploy/build-dist.mjs); `tsx`: from source. */
+const WORKER_FORM = process.env.BENCH_WORKER === 'tsx' ? 'tsx' : 'bundle';
 
 /** `A=1 B=2` -> {A: '1', B: '2'}. */
 function envList(text: string | undefined): Record<string, string> {
@@ -149,6 +153,29 @@ async function imapCeiling(dovecot: Dovecot, ca: Buffer): Promise<{ msgs_per_sec
   return { msgs_per_sec: Math.round(n / seconds), mb: Math.round(bytes / 1e6) };
 }
 
+/**
+ * The worker bundled the way deploy/build-dist.mjs bundles services for the image (one CommonJS
+ * file, dependencies included), under .tmp/bench-dist/bin/ with the migrations beside it where
+ * the bundle looks for them (<bin>/../../migrations).
+ */
+async function bundleWorker(): Promise<string> {
+  const root = join(REPO_ROOT, '.tmp', 'bench-dist');
+  await build({
+    entryPoints: { 'imap-backfill': join(REPO_ROOT, 'services/imap-backfill/src/main.ts') },
+    outdir: join(root, 'dist', 'bin'),
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    sourcemap: true,
+    external: ['@electric-sql/pglite', 'pg-native'],
+    logLevel: 'warning',
+  });
+  const migrations = join(root, 'migrations');
+  if (!existsSync(migrations)) symlinkSync(join(REPO_ROOT, 'libs/platform/migrations'), migrations);
+  return join(root, 'dist', 'bin', 'imap-backfill.js');
+}
+
 async function main(): Promise<void> {
   // Every process (this one's Dovecot peer check, the gateway's verify, the worker) trusts the test CA.
   const caPath = await ensureTestCa();
@@ -184,8 +211,10 @@ async function main(): Promise<void> {
     ...envList(process.env.BENCH_WORKER_ENV),
   };
   const profDir = join(RESULTS, `prof-${Date.now()}`);
-  const profile = (name: string) =>
-    process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${join(profDir, name)}`] : [];
+  const profile = (name: string) => [
+    ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${join(profDir, name)}`] : []),
+    ...(process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
+  ];
   const processes: Spawned[] = [];
   try {
     const dispatcher = spawnTs(
@@ -196,9 +225,10 @@ async function main(): Promise<void> {
     );
     processes.push(dispatcher);
     await dispatcher.waitFor(/webhook-dispatcher: consuming/, 60_000);
+    const workerOps = await freePort();
     const worker = spawnTs(
-      'services/imap-backfill/src/main.ts',
-      { ...stores, ...workerEnv },
+      WORKER_FORM === 'tsx' ? 'services/imap-backfill/src/main.ts' : await bundleWorker(),
+      { ...stores, ...workerEnv, OPS_PORT: String(workerOps) },
       [],
       profile('imap-backfill'),
     );
@@ -246,6 +276,17 @@ async function main(): Promise<void> {
     };
     const rssBefore = rssMb(worker.child.pid!).rss;
     let rssPeakSampled = rssBefore;
+    // The worker's own view (/metrics on its ops port): V8 heap and memory outside it (Buffers).
+    const heapPeak = { heap_used: 0, heap_total: 0, external: 0 };
+    const sampleHeap = async () => {
+      const text = await fetch(`http://127.0.0.1:${workerOps}/metrics`).then((r) => r.text(), () => '');
+      const mb = (name: string) =>
+        Math.round(Number(new RegExp(`^mailyard_${name} (\\S+)`, 'm').exec(text)?.[1] ?? 0) / 1e6);
+      heapPeak.heap_used = Math.max(heapPeak.heap_used, mb('nodejs_heap_size_used_bytes'));
+      heapPeak.heap_total = Math.max(heapPeak.heap_total, mb('nodejs_heap_size_total_bytes'));
+      heapPeak.external = Math.max(heapPeak.external, mb('nodejs_external_memory_bytes'));
+    };
+    let ticks = 0;
     const t0 = Date.now();
     const started = await api('POST', `/v1/imap/${mailerId}/history`, {
       window_start: new Date(Date.now() - 365 * DAY).toISOString().replace(/\.\d+Z$/, 'Z'),
@@ -274,6 +315,7 @@ async function main(): Promise<void> {
     while ((!tImported || !tDelivered) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 100));
       rssPeakSampled = Math.max(rssPeakSampled, rssMb(worker.child.pid!).rss);
+      if (ticks++ % 5 === 0) await sampleHeap();
       tallies.dovecot_imap.sample();
       countDelivered();
       if (!tDelivered && delivered >= MESSAGES) tDelivered = Date.now();
@@ -299,6 +341,7 @@ async function main(): Promise<void> {
       messages: MESSAGES,
       mailbox_mb: ceiling.mb,
       seed_and_index_seconds: Number(seedSeconds.toFixed(1)),
+      worker_form: WORKER_FORM === 'tsx' ? 'source through tsx' : 'esbuild bundle (as in the image)',
       worker_env: workerEnv,
       dispatcher_env: envList(process.env.BENCH_DISPATCHER_ENV),
       ...(process.env.BENCH_CPU_PROF ? { cpu_profiles: profDir } : {}),
@@ -316,6 +359,7 @@ async function main(): Promise<void> {
           deliverSeconds === null ? null : Number((deliverSeconds - importSeconds).toFixed(2)),
       },
       worker_rss_mb: { before: rssBefore, peak: workerPeak },
+      worker_memory_peaks_mb: heapPeak,
       cpu_seconds_by_process: Object.fromEntries(
         Object.entries(cpu).map(([k, v]) => [k, Number(v.toFixed(2))]),
       ),
@@ -329,6 +373,7 @@ async function main(): Promise<void> {
     const json = JSON.stringify(report, null, 2);
     process.stdout.write(`${json}\n`);
     writeFileSync(join(RESULTS, `backfill-${Date.now()}.json`), json);
+    writeFileSync(join(RESULTS, 'backfill-last-worker.log'), worker.output());
   } finally {
     for (const p of processes.reverse()) {
       p.child.kill('SIGTERM');

@@ -93,27 +93,44 @@ type DueRow = {
 };
 
 /**
- * Claims up to `limit` due deliveries (oldest due first), skipping the targets in `skipTargets`
- * (endpoints already at their concurrency limit) and rows another dispatcher holds. A claim is
- * a lease of `leaseMs`: unless an outcome is recorded by then, the row is due again.
- * With `ids`, claims only those (a fresh batch delivered at once, without waiting for a poll).
+ * Claims up to `limit` due deliveries, at most `perTarget` minus what `running` says is already
+ * in flight for each target (endpoint concurrency), oldest due first within a target, skipping
+ * rows another dispatcher holds. The targets with work are found by a skip scan over
+ * webhook_deliveries_target_due_idx (one index probe per target), so a large backlog for one
+ * endpoint costs no more than its own few rows. A claim is a lease of `leaseMs`: unless an
+ * outcome is recorded by then, the row is due again.
  */
 export async function claimDueDeliveries(
   db: Queryable,
-  opts: { limit: number; leaseMs: number; skipTargets: string[]; ids?: string[] },
+  opts: { limit: number; leaseMs: number; perTarget: number; running: ReadonlyMap<string, number> },
 ): Promise<DueDelivery[]> {
+  const busy = [...opts.running].filter(([, n]) => n > 0);
   const { rows } = await db.query<DueRow>(
-    `UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => $2::double precision / 1000)
-      WHERE d.id IN (
-        SELECT id FROM webhook_deliveries
-         WHERE status IN ('pending', 'retrying') AND next_attempt_at <= now()
-           AND NOT (webhook_id = ANY($3::text[]))
-           AND ($4::text[] IS NULL OR id = ANY($4::text[]))
-         ORDER BY next_attempt_at LIMIT $1
-         FOR UPDATE SKIP LOCKED)
-      RETURNING d.id, d.tenant_id, d.target_kind, d.webhook_id, d.body, d.traceparent, d.extra_headers, d.attempts,
-        d.created_at`,
-    [opts.limit, opts.leaseMs, opts.skipTargets, opts.ids ?? null],
+    `WITH RECURSIVE targets(webhook_id) AS (
+       (SELECT webhook_id FROM webhook_deliveries WHERE status IN ('pending', 'retrying')
+         ORDER BY webhook_id LIMIT 1)
+       UNION ALL
+       SELECT (SELECT w.webhook_id FROM webhook_deliveries w
+                WHERE w.status IN ('pending', 'retrying') AND w.webhook_id > t.webhook_id
+                ORDER BY w.webhook_id LIMIT 1)
+         FROM targets t WHERE t.webhook_id IS NOT NULL
+     ), picked AS (
+       SELECT due.id FROM targets t
+         LEFT JOIN unnest($3::text[], $4::int[]) AS busy(webhook_id, running) ON busy.webhook_id = t.webhook_id
+         CROSS JOIN LATERAL (
+           SELECT d.id FROM webhook_deliveries d
+            WHERE d.webhook_id = t.webhook_id AND d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
+            ORDER BY d.next_attempt_at
+            LIMIT GREATEST(0, $5::int - COALESCE(busy.running, 0))
+            FOR UPDATE SKIP LOCKED) due
+        WHERE t.webhook_id IS NOT NULL
+        LIMIT $1
+     )
+     UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => $2::double precision / 1000)
+       FROM picked WHERE d.id = picked.id
+     RETURNING d.id, d.tenant_id, d.target_kind, d.webhook_id, d.body, d.traceparent, d.extra_headers, d.attempts,
+       d.created_at`,
+    [opts.limit, opts.leaseMs, busy.map(([id]) => id), busy.map(([, n]) => n), opts.perTarget],
   );
   return rows.map((r) => ({
     id: r.id,

@@ -5,7 +5,9 @@
  * - `BACKFILL_POLL_MS` (1000): how often idle workers look for due jobs.
  * - `BACKFILL_CONCURRENCY` (4): jobs run at once per process (one IMAP connection each).
  * - `BACKFILL_LEASE_MS` (60000): a job's lease; a killed worker's job resumes after it expires.
- * - `BACKFILL_SLICE_DAYS` (7): time slice of the newest-first walk (abort is checked per slice).
+ * - `BACKFILL_SLICE_DAYS` (7): first and shortest time slice of the newest-first walk.
+ * - `BACKFILL_SLICE_TARGET` (1000): messages a slice aims at; slices grow over sparse stretches
+ *   (up to a tenth of the window) and shrink over dense ones.
  * - `BACKFILL_RETRY_MAX` (8): transient failures in a row before a job fails.
  * - `BACKFILL_RETRY_BASE_MS` (2000): first retry delay; doubles up to 5 minutes.
  * - `BACKFILL_FETCH_BATCH` (500): UIDs per IMAP FETCH command (sources stream one at a time).
@@ -28,6 +30,7 @@ const Schema = z.object({
   BACKFILL_CONCURRENCY: int(4),
   BACKFILL_LEASE_MS: int(60_000, 1000),
   BACKFILL_SLICE_DAYS: z.coerce.number().positive().default(7),
+  BACKFILL_SLICE_TARGET: int(1000),
   BACKFILL_RETRY_MAX: int(8),
   BACKFILL_RETRY_BASE_MS: int(2000, 1),
   BACKFILL_FETCH_BATCH: int(500),
@@ -46,6 +49,7 @@ export interface BackfillSettings {
   concurrency: number;
   leaseMs: number;
   sliceMs: number;
+  sliceTarget: number;
   retryMax: number;
   retryBaseMs: number;
   fetchBatch: number;
@@ -75,6 +79,7 @@ export function backfillSettings(config: Config, env: NodeJS.ProcessEnv = proces
     concurrency: e.BACKFILL_CONCURRENCY,
     leaseMs: e.BACKFILL_LEASE_MS,
     sliceMs: Math.max(1000, Math.round(e.BACKFILL_SLICE_DAYS * 86_400_000)),
+    sliceTarget: e.BACKFILL_SLICE_TARGET,
     retryMax: e.BACKFILL_RETRY_MAX,
     retryBaseMs: e.BACKFILL_RETRY_BASE_MS,
     fetchBatch: e.BACKFILL_FETCH_BATCH,

@@ -100,6 +100,7 @@ export class JobWorker {
             owner,
             leaseMs: settings.leaseMs,
             sliceMs: settings.sliceMs,
+            sliceTarget: settings.sliceTarget,
             checkpointEvery: settings.checkpointEvery,
             inFlight: settings.inFlight,
             signal: this.stopping.signal,

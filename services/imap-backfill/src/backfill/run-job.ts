@@ -2,7 +2,7 @@
  * Runs one claimed backfill job to its end (or until it is cancelled, its lease is lost, or the
  * worker stops):
  *
- *   resolve folders (special-use) -> STARTED -> for each time slice, newest first:
+ *   resolve folders (special-use) -> STARTED -> for each time slice (slices.ts), newest first:
  *     abort check (lease renewal) -> list every selected folder (exact window, participant)
  *     -> newest first, capped by what `count` leaves -> stream the sources folder by folder
  *     through a PostPipeline (INCOMING_EMAIL with X-History-Backfill-Job-Id, checkpoint every
@@ -30,7 +30,16 @@ import { BACKFILL_JOB_HEADER, lifecycleEvent, postLifecycle, postToMailer } from
 import { type JobCheckpoint, readCheckpoint, writeCheckpoint } from './checkpoint';
 import { PostPipeline } from './post-pipeline';
 import { isServiceSent } from './service-mail';
-import { type Slice, newestFirst, nextUntil, progressStep, sliceEndingAt, windowPercent } from './slices';
+import {
+  type Slice,
+  maxSliceMs,
+  newestFirst,
+  nextSliceMs,
+  nextUntil,
+  progressStep,
+  sliceEndingAt,
+  windowPercent,
+} from './slices';
 
 export interface RunJobDeps {
   db: Queryable;
@@ -38,7 +47,9 @@ export interface RunJobDeps {
   logger: Logger;
   owner: string;
   leaseMs: number;
+  /** First (and shortest) slice length; slices adapt towards `sliceTarget` messages. */
   sliceMs: number;
+  sliceTarget: number;
   /** Messages between checkpoints. */
   checkpointEvery: number;
   /** Messages parsed and posted at once. */
@@ -86,10 +97,12 @@ export async function runJob(
 
   const capped = () => job.count > 0 && processed >= job.count;
   let until: Date | null = cp.until ? new Date(cp.until) : end;
+  const sliceBounds = { minMs: deps.sliceMs, maxMs: maxSliceMs(lower, end, deps.sliceMs), target: deps.sliceTarget };
+  let sliceMs = deps.sliceMs;
   while (until && !capped() && until.getTime() >= lower.getTime()) {
     if (deps.signal?.aborted) return 'stopped';
     if (!(await backfillJobs.renew(db, job.id, owner, deps.leaseMs))) return 'stopped';
-    const slice = sliceEndingAt(until, lower, deps.sliceMs);
+    const slice = sliceEndingAt(until, lower, sliceMs);
     const found = await listSlice(mailbox, roles, paths, cp, slice, job.participant);
     const left = job.count > 0 ? job.count - processed : Number.POSITIVE_INFINITY;
     const chosen = newestFirst(found).slice(0, left);
@@ -132,6 +145,7 @@ export async function runJob(
     // Skipped messages (the service's own sent mail) took places of the cap: same slice again.
     if (!capped() && chosen.length < found.length && handled > 0) continue;
     until = nextUntil(slice, lower);
+    sliceMs = nextSliceMs(sliceMs, found.length, sliceBounds);
     cp.until = until ? until.toISOString() : new Date(lower.getTime() - 1000).toISOString();
     for (const role of roles) cp.folders[role]!.delivered.clear();
     const percent = until ? windowPercent(lower, end, slice.since) : 100;

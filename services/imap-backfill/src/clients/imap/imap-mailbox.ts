@@ -105,6 +105,10 @@ class ImapMailbox implements MailboxClient {
 
   openFolder(path: string): Promise<FolderState> {
     return this.run(async () => {
+      // Already selected: no second SELECT (UIDVALIDITY is per session: RFC 3501 2.3.1.1).
+      const open = this.client.mailbox;
+      if (open && open.path === path)
+        return { path, uidValidity: String(open.uidValidity), uidNext: Number(open.uidNext ?? 1) };
       const box = await this.client.mailboxOpen(path, { readOnly: true });
       return { path: box.path, uidValidity: String(box.uidValidity), uidNext: Number(box.uidNext ?? 1) };
     });
