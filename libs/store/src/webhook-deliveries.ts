@@ -145,36 +145,42 @@ export async function claimDueDeliveries(
   }));
 }
 
+export interface AttemptRecord {
+  deliveryId: string;
+  /** 1-based. */
+  attempt: number;
+  outcome: AttemptOutcome;
+}
+
 /**
- * Records one attempt and the row's next state in one statement. `attempt` is 1-based; an
- * attempt recorded twice (a lease that ran out while the first dispatcher was still at it) keeps
- * the first record.
+ * Records attempts and each row's next state, any number in one statement (the dispatcher
+ * writes the outcomes of concurrent attempts together). An attempt recorded twice (a lease that
+ * ran out while the first dispatcher was still at it) keeps the first record.
  */
-export async function recordDeliveryAttempt(
-  db: Queryable,
-  deliveryId: string,
-  attempt: number,
-  o: AttemptOutcome,
-): Promise<void> {
-  const next = o.next;
+export async function recordDeliveryAttempts(db: Queryable, records: readonly AttemptRecord[]): Promise<void> {
+  if (records.length === 0) return;
   await db.query(
-    `WITH a AS (
+    `WITH r AS (
+       SELECT * FROM unnest($1::text[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[],
+                            $8::timestamptz[], $9::text[])
+         AS r(delivery_id, attempt, at, status_code, latency_ms, error, status, next_at, reason)
+     ), a AS (
        INSERT INTO webhook_delivery_attempts (delivery_id, attempt, at, status_code, latency_ms, error)
-       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING
+       SELECT delivery_id, attempt, at, status_code, latency_ms, error FROM r ON CONFLICT DO NOTHING
      )
-     UPDATE webhook_deliveries SET status = $7, attempts = GREATEST(attempts, $2), next_attempt_at = $8,
-       dropped_reason = $9, updated_at = now()
-     WHERE id = $1 AND status <> 'delivered'`,
+     UPDATE webhook_deliveries d SET status = r.status, attempts = GREATEST(d.attempts, r.attempt),
+       next_attempt_at = r.next_at, dropped_reason = r.reason, updated_at = now()
+       FROM r WHERE d.id = r.delivery_id AND d.status <> 'delivered'`,
     [
-      deliveryId,
-      attempt,
-      o.at,
-      o.statusCode,
-      Math.round(o.latencyMs),
-      o.error.slice(0, 1000),
-      next.status,
-      next.status === 'retrying' ? next.nextAttemptAt : null,
-      next.status === 'dropped' ? next.reason : '',
+      records.map((r) => r.deliveryId),
+      records.map((r) => r.attempt),
+      records.map((r) => r.outcome.at),
+      records.map((r) => r.outcome.statusCode),
+      records.map((r) => Math.round(r.outcome.latencyMs)),
+      records.map((r) => r.outcome.error.slice(0, 1000)),
+      records.map((r) => r.outcome.next.status),
+      records.map((r) => (r.outcome.next.status === 'retrying' ? r.outcome.next.nextAttemptAt : null)),
+      records.map((r) => (r.outcome.next.status === 'dropped' ? r.outcome.next.reason : '')),
     ],
   );
 }

@@ -5,9 +5,9 @@
  *   claim takes per endpoint only what it may still run, so one slow receiver only ever waits
  *   on itself and a large backlog for one endpoint is never claimed and released;
  * - loads the target fresh for every claim (once per endpoint in it; a deleted or deactivated
- *   webhook drops the delivery with a record saying so), delivers, and records the attempt with the next state:
- *   delivered, retrying at now + schedule delay (with jitter), or dropped once the schedule is
- *   used up.
+ *   webhook drops the delivery with a record saying so), delivers, and records the attempt with
+ *   the next state (outcomes of concurrent attempts in one statement, recorder.ts): delivered,
+ *   retrying at now + schedule delay (with jitter), or dropped once the schedule is used up.
  * A crash between claim and record leaves the row due again after the lease: at-least-once.
  */
 import { type Logger, type Queryable, type Sealer, childTraceparent } from '@mailyard/platform';
@@ -18,10 +18,12 @@ import {
   loadInboundWebhook,
   loadMailerWebhook,
   loadWebhookById,
-  recordDeliveryAttempt,
+  type AttemptRecord,
+  recordDeliveryAttempts,
   releaseClaimedDeliveries,
 } from '@mailyard/store';
 import type { DeliveryRequest, DeliveryResult } from './deliver';
+import { GroupWriter } from './recorder';
 import { attemptLatency, attempts } from './metrics';
 import { nextRetryDelayMs, retryWindowMs, retryWindowS } from './schedule';
 import type { DispatcherSettings } from './settings';
@@ -51,7 +53,19 @@ export class DeliveryWorker {
   private claiming: Promise<void> | null = null;
   private again = false;
 
-  constructor(private readonly deps: WorkerDeps) {}
+  /** Attempt outcomes, written together (group commit). */
+  private readonly records: GroupWriter<AttemptRecord>;
+
+  constructor(private readonly deps: WorkerDeps) {
+    this.records = new GroupWriter(
+      (items) => recordDeliveryAttempts(deps.db, items),
+      (err, items) =>
+        deps.logger.error('recording webhook attempts failed; they are attempted again after the lease', {
+          err,
+          deliveries: items.length,
+        }),
+    );
+  }
 
   start(): void {
     const tick = () => {
@@ -85,6 +99,7 @@ export class DeliveryWorker {
     if (this.pollTimer) clearTimeout(this.pollTimer);
     await this.claiming;
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
+    await this.records.drain();
   }
 
   private async claimAndRun(): Promise<void> {
@@ -160,7 +175,7 @@ export class DeliveryWorker {
       secret: target.secret,
       traceparent: row.traceparent ? childTraceparent(row.traceparent) : null,
     });
-    let next: Parameters<typeof recordDeliveryAttempt>[3]['next'];
+    let next: AttemptRecord['outcome']['next'];
     if (result.ok) next = { status: 'delivered' };
     else {
       const delay = nextRetryDelayMs(attempt, settings.retryDelaysS, this.deps.random);
@@ -174,12 +189,11 @@ export class DeliveryWorker {
     }
     attempts.inc({ result: next.status });
     attemptLatency.observe(result.latencyMs / 1000);
-    await recordDeliveryAttempt(db, row.id, attempt, {
-      at,
-      statusCode: result.statusCode,
-      latencyMs: result.latencyMs,
-      error: result.error,
-      next,
+    // Written with the outcomes of other attempts; the slot is free meanwhile.
+    void this.records.add({
+      deliveryId: row.id,
+      attempt,
+      outcome: { at, statusCode: result.statusCode, latencyMs: result.latencyMs, error: result.error, next },
     });
     if (!result.ok)
       logger.info('webhook attempt failed', {
