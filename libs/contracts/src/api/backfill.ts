@@ -140,4 +140,6 @@ export interface BackfillStatusResponse {
   percent: number;
   startedAt: string;
   endedAt: string;
+  /** Only on a `failed` job: why it failed (issue 11; the spec's fields are unchanged otherwise). */
+  failedReason?: string;
 }

@@ -15,6 +15,7 @@ import type { Db } from '@mailyard/platform';
 import { type BackfillJob, backfillJobs, deactivateMailer, mailers } from '@mailyard/store';
 import { MailboxError } from '../mailbox/mailbox-client';
 import type { OpenMailbox } from '../open-mailbox';
+import { backfillJobsEnded } from '../metrics';
 import { lifecycleEvent, postLifecycle } from '../publish';
 import type { BackfillSettings } from '../settings';
 import { type RunOutcome, runJob } from './run-job';
@@ -143,6 +144,7 @@ export class JobWorker {
   private async fail(job: BackfillJob, reason: string): Promise<void> {
     const { db, bus, logger, owner } = this.deps;
     if (!(await backfillJobs.finish(db, job.id, owner, { status: 'failed', reason }))) return;
+    backfillJobsEnded.inc({ status: 'failed' });
     const now = await backfillJobs.progress(db, job.id);
     await postLifecycle(
       bus,

@@ -26,6 +26,7 @@ import {
   MailboxError,
   type MessageRef,
 } from '../mailbox/mailbox-client';
+import { backfillJobsEnded, backfillPosted } from '../metrics';
 import { BACKFILL_JOB_HEADER, lifecycleEvent, postLifecycle, postToMailer } from '../publish';
 import { type JobCheckpoint, readCheckpoint, writeCheckpoint } from './checkpoint';
 import { PostPipeline } from './post-pipeline';
@@ -132,6 +133,7 @@ export async function runJob(
           for (const uid of done) folder.delivered.add(uid);
           handled += done.length;
           processed += posted;
+          backfillPosted.inc(posted);
           return save();
         },
       });
@@ -161,6 +163,7 @@ export async function runJob(
     }
   }
   if (!(await backfillJobs.finish(db, job.id, owner, { status: 'done' }))) return 'stopped';
+  backfillJobsEnded.inc({ status: 'done' });
   await postLifecycle(
     bus,
     job.tenantId,

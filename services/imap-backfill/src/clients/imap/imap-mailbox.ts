@@ -187,15 +187,18 @@ class ImapMailbox implements MailboxClient {
       const done = () => {
         if (timer) clearTimeout(timer);
         this.client.off('exists', done);
+        this.client.off('close', done);
         signal.removeEventListener('abort', done);
         resolve();
       };
       timer = setTimeout(done, pollMs);
       signal.addEventListener('abort', done);
+      // A lost connection wakes the waiter at once (the caller reconnects).
+      this.client.on('close', done);
       if (canIdle) {
         this.client.on('exists', done);
-        // IDLE ends by itself when the next command is issued.
-        this.client.idle().catch(done);
+        // IDLE ends by itself when the next command is issued, or when the connection ends.
+        this.client.idle().then(done, done);
       }
     });
     if (!this.client.usable) throw new MailboxError('transient', 'IMAP connection closed');
