@@ -4,6 +4,7 @@ import {
   mkdtempSync,
   readFileSync,
   readdirSync,
+  readlinkSync,
   realpathSync,
   rmSync,
   utimesSync,
@@ -61,7 +62,7 @@ export interface Dovecot {
   doveadm(...args: string[]): Promise<string>;
   /** IMAP sessions logged in now (`doveadm who`). */
   sessions(): Promise<number>;
-  /** Stops the server, keeping its mail: connections drop and new ones are refused until resume(). */
+  /** Stops the server and its sessions, keeping its mail: connections drop, new ones are refused until resume(). */
   pause(): Promise<void>;
   /** Starts a paused server again on the same address, with the same mail. */
   resume(): Promise<void>;
@@ -197,6 +198,16 @@ async function startOn(opts: DovecotOptions, host: string): Promise<Dovecot> {
     },
     async pause() {
       await run('bash', [script, dir, 'stop']);
+      // Login and session processes outlive their master (an open connection would go on being
+      // served): end every process of this instance, found by its working directory.
+      for (const pid of processesUnder(dir)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {}
+      }
+      const deadline = Date.now() + 10_000;
+      while (processesUnder(dir).length > 0 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
     },
     async resume() {
       // The daemon must not inherit pipes (a caller reading them would wait forever).
@@ -271,6 +282,19 @@ async function reapStale(): Promise<void> {
     await run('bash', [join(SCRIPT_DIR, 'dovecot-up.sh'), dir, 'stop']).catch(() => {});
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Pids of processes whose working directory is `dir` or below it (Dovecot's run dir, homes). */
+function processesUnder(dir: string): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cwd = readlinkSync(join('/proc', entry, 'cwd'));
+      if (cwd === dir || cwd.startsWith(`${dir}/`)) out.push(Number(entry));
+    } catch {}
+  }
+  return out;
 }
 
 function isAlive(pid: number): boolean {
