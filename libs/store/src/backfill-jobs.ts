@@ -5,8 +5,14 @@
  * A worker that dies leaves the lease to expire and another (or the restarted one) resumes from
  * the checkpoint. One active job per mailer is enforced by a partial unique index.
  */
-import type { BackfillFolders, BackfillPlan, BackfillStatus } from '@mailyard/contracts';
-import type { Queryable } from '@mailyard/platform';
+import {
+  type BackfillFolders,
+  type BackfillPlan,
+  type BackfillStatus,
+  BusMessages,
+  type MailerWebhookMessage,
+} from '@mailyard/contracts';
+import { type Db, type Queryable, writeOutbox } from '@mailyard/platform';
 
 export interface BackfillJob {
   id: string;
@@ -231,6 +237,16 @@ export const backfillJobs = {
     return res.rowCount > 0;
   },
 
+  /** Hands a job back at shutdown: due again at once for any worker, from its checkpoint. */
+  async release(db: Queryable, jobId: string, owner: string): Promise<boolean> {
+    const res = await db.query(
+      `UPDATE backfill_jobs SET lease_owner = NULL, lease_until = NULL, updated_at = now()
+        WHERE id = $1 AND lease_owner = $2 AND status IN ('pending', 'processing')`,
+      [jobId, owner],
+    );
+    return res.rowCount > 0;
+  },
+
   /** A transient failure: release the job, due again after `delayMs`. Returns the attempts so far. */
   async retryLater(db: Queryable, jobId: string, owner: string, delayMs: number): Promise<number> {
     const { rows } = await db.query<{ attempts: number }>(
@@ -265,20 +281,40 @@ export const imapSync = {
       [mailerId, tenantId, uidvalidity, lastUid],
     );
   },
-  /** True the first time a Message-ID is claimed for a mailer: post it; false = already posted. */
-  async claimMessageId(db: Queryable, mailerId: string, messageId: string): Promise<boolean> {
-    const res = await db.query(
-      'INSERT INTO imap_sync_posted (mailer_id, message_id) VALUES ($1, $2) ON CONFLICT DO NOTHING',
-      [mailerId, messageId],
-    );
-    return res.rowCount > 0;
-  },
-  /** Forgets a claim whose post failed, so the next pass posts it. */
-  async releaseMessageId(db: Queryable, mailerId: string, messageId: string): Promise<void> {
-    await db.query('DELETE FROM imap_sync_posted WHERE mailer_id = $1 AND message_id = $2', [
-      mailerId,
-      messageId,
-    ]);
+  /**
+   * One new INBOX message seen by live sync, in one transaction: the first time its Message-ID
+   * is seen for the mailer, `message` is written to the outbox (posted by the OutboxRelay if and
+   * only if this commits); either way INBOX is marked read up to `uid`. So each Message-ID is
+   * posted once, whatever replica sees it, and a crash at any point neither loses nor repeats it.
+   * Returns true when it was posted.
+   */
+  async postNew(
+    db: Db,
+    p: {
+      tenantId: string;
+      mailerId: string;
+      messageId: string;
+      uidvalidity: string;
+      uid: number;
+      message: MailerWebhookMessage;
+    },
+  ): Promise<boolean> {
+    return db.transaction(async (tx) => {
+      const claimed = await tx.query(
+        'INSERT INTO imap_sync_posted (mailer_id, message_id) VALUES ($1, $2) ON CONFLICT DO NOTHING',
+        [p.mailerId, p.messageId],
+      );
+      if (claimed.rowCount > 0)
+        await writeOutbox(tx, BusMessages.mailerWebhook, p.message, { tenantId: p.tenantId });
+      await tx.query(
+        `INSERT INTO imap_sync_state (mailer_id, tenant_id, uidvalidity, last_uid) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (mailer_id) DO UPDATE SET uidvalidity = $3,
+           last_uid = CASE WHEN imap_sync_state.uidvalidity = $3 THEN GREATEST(imap_sync_state.last_uid, $4) ELSE $4 END,
+           updated_at = now()`,
+        [p.mailerId, p.tenantId, p.uidvalidity, p.uid],
+      );
+      return claimed.rowCount > 0;
+    });
   },
 };
 

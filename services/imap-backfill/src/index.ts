@@ -17,6 +17,7 @@ export { LiveSync } from './live/live-sync';
 export { mailboxOpener } from './open-mailbox';
 export { backfillSettings } from './settings';
 export type { MailboxClient } from './mailbox/mailbox-client';
+export type { BackfillSettings } from './settings';
 
 export interface StartOptions {
   /** Replaces the provider clients (tests of the worker against a stand-in mailbox). */

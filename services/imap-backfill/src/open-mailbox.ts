@@ -21,7 +21,7 @@ export function mailboxOpener(db: Queryable, sealer: Sealer, settings: BackfillS
       throw new MailboxError('terminal', 'the mailer has no IMAP credentials');
     return connectImap(
       { host: c.host, port: c.port, username: c.username, password },
-      { guard: settings.guard, timeoutMs: settings.imapTimeoutMs },
+      { guard: settings.guard, timeoutMs: settings.imapTimeoutMs, fetchBatch: settings.fetchBatch },
     );
   };
 }

@@ -6,17 +6,19 @@
  * - transient (connection lost, timeout): the job is released and due again after a back-off,
  *   resuming from its checkpoint; after `retryMax` failures in a row it fails;
  * - anything else: the job fails with the reason, shown in the status response.
- * Failed jobs send HISTORY_BACKFILL_FAILED. A worker killed mid-job leaves its lease to expire;
- * the job then resumes on any worker from its checkpoint.
+ * Failed jobs send HISTORY_BACKFILL_FAILED. A worker that stops (SIGTERM) checkpoints its jobs
+ * and releases their leases, so another worker resumes them at once; a worker killed mid-job
+ * leaves its lease to expire, then any worker resumes the job from its checkpoint.
  */
 import type { Bus, Logger, Queryable } from '@mailyard/platform';
 import type { Db } from '@mailyard/platform';
 import { type BackfillJob, backfillJobs, deactivateMailer, mailers } from '@mailyard/store';
 import { MailboxError } from '../mailbox/mailbox-client';
+import { backfillJobsEnded } from '../metrics';
 import type { OpenMailbox } from '../open-mailbox';
 import { lifecycleEvent, postLifecycle } from '../publish';
 import type { BackfillSettings } from '../settings';
-import { runJob } from './run-job';
+import { type RunOutcome, runJob } from './run-job';
 
 export interface JobWorkerDeps {
   db: Db;
@@ -32,6 +34,8 @@ export class JobWorker {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private claiming = false;
+  /** Aborted by stop(): running jobs checkpoint and hand their leases back. */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly deps: JobWorkerDeps) {}
 
@@ -46,6 +50,7 @@ export class JobWorker {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     if (this.timer) clearTimeout(this.timer);
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
@@ -86,8 +91,9 @@ export class JobWorker {
       if (!mailer) return await this.fail(job, 'the mailer was deleted');
       if (mailer.state !== 'active') return await this.fail(job, `the mailer is ${mailer.state}`);
       const mailbox = await this.deps.openMailbox(mailer);
+      let outcome: RunOutcome;
       try {
-        await runJob(
+        outcome = await runJob(
           {
             db,
             bus: this.deps.bus,
@@ -95,7 +101,10 @@ export class JobWorker {
             owner,
             leaseMs: settings.leaseMs,
             sliceMs: settings.sliceMs,
-            checkpointEvery: 100,
+            sliceTarget: settings.sliceTarget,
+            checkpointEvery: settings.checkpointEvery,
+            inFlight: settings.inFlight,
+            signal: this.stopping.signal,
           },
           job,
           mailbox,
@@ -104,6 +113,8 @@ export class JobWorker {
       } finally {
         await mailbox.close();
       }
+      if (outcome === 'stopped' && this.stopped && (await backfillJobs.release(db, job.id, owner)))
+        logger.info('history backfill handed back at shutdown', { job_id: job.id });
     } catch (err) {
       await this.onError(job, err).catch((e) =>
         logger.error('backfill job error handling failed', { job_id: job.id, err: e }),
@@ -133,6 +144,7 @@ export class JobWorker {
   private async fail(job: BackfillJob, reason: string): Promise<void> {
     const { db, bus, logger, owner } = this.deps;
     if (!(await backfillJobs.finish(db, job.id, owner, { status: 'failed', reason }))) return;
+    backfillJobsEnded.inc({ status: 'failed' });
     const now = await backfillJobs.progress(db, job.id);
     await postLifecycle(
       bus,

@@ -1,4 +1,12 @@
-import { newestFirst, nextUntil, progressStep, sliceEndingAt, windowPercent } from './slices';
+import {
+  maxSliceMs,
+  newestFirst,
+  nextSliceMs,
+  nextUntil,
+  progressStep,
+  sliceEndingAt,
+  windowPercent,
+} from './slices';
 
 const t = (s: string) => new Date(s);
 
@@ -36,5 +44,23 @@ describe('slices', () => {
       { uid: 3, receivedAt: t('2026-01-02T00:00:00Z') },
     ];
     expect(newestFirst(refs).map((r) => r.uid)).toEqual([2, 3, 1]);
+  });
+
+  it('slice length grows over sparse slices and shrinks over dense ones, within bounds', () => {
+    const o = { minMs: 1000, maxMs: 16_000, target: 100 };
+    expect(nextSliceMs(1000, 10, o)).toBe(2000);
+    expect(nextSliceMs(8000, 99, o)).toBe(16_000);
+    expect(nextSliceMs(16_000, 0, o)).toBe(16_000);
+    expect(nextSliceMs(4000, 150, o)).toBe(4000);
+    expect(nextSliceMs(4000, 201, o)).toBe(2000);
+    expect(nextSliceMs(1000, 10_000, o)).toBe(1000);
+    expect(nextSliceMs(1000, 0, { ...o, maxMs: 500 })).toBe(1000);
+  });
+
+  it('the longest slice is a tenth of the window, in whole seconds, never below the minimum', () => {
+    const start = t('2026-01-01T00:00:00Z');
+    expect(maxSliceMs(start, t('2026-01-01T00:01:40Z'), 1000)).toBe(10_000);
+    expect(maxSliceMs(start, t('2026-01-01T00:01:45Z'), 1000)).toBe(10_000);
+    expect(maxSliceMs(start, t('2026-01-01T00:00:05Z'), 3000)).toBe(3000);
   });
 });

@@ -9,19 +9,22 @@
  *   IDLE), re-checking at least every `syncPollMs`.
  * - Where INBOX was read up to (UIDVALIDITY + last UID) is stored; a new or renumbered INBOX
  *   starts at UIDNEXT (existing mail is the history backfill's job).
- * - Each Message-ID is posted once per mailer (imap_sync_posted), whatever replica sees it.
+ * - Each Message-ID is posted once per mailer, whatever replica sees it: the post is an outbox
+ *   row written with the Message-ID claim and the read mark (libs/store imapSync.postNew), so a
+ *   replica killed mid-post neither loses nor repeats a message.
  * - Connection failures reconnect with back-off; after `syncErrorAfter` in a row an IMAP_ERROR
  *   event goes to the mailer's webhook (once per failing stretch). Rejected credentials
  *   deactivate the mailer (MAILER_DEACTIVATED) and end the watch; deactivated, disabled or
  *   deleted mailers are not watched.
  */
-import type { Bus, Kv, Logger, Queryable } from '@mailyard/platform';
+import type { Bus, Kv, Logger } from '@mailyard/platform';
 import { type Db, messageIdOf } from '@mailyard/platform';
 import { deactivateMailer, imapSync, listWatchableImapMailers, mailers } from '@mailyard/store';
 import { imapIncomingEmail } from '../incoming-email';
 import { type MailboxClient, MailboxError } from '../mailbox/mailbox-client';
+import { syncFailures, syncPosted, syncWatched } from '../metrics';
 import type { OpenMailbox } from '../open-mailbox';
-import { postImapError, postToMailer } from '../publish';
+import { postImapError } from '../publish';
 import type { BackfillSettings } from '../settings';
 
 export interface LiveSyncDeps {
@@ -87,9 +90,11 @@ export class LiveSync {
         )
         .finally(() => {
           this.watches.delete(m.mailerId);
+          syncWatched.set(this.watches.size);
           void this.deps.kv.releaseLock(key, token).catch(() => false);
         });
       this.watches.set(m.mailerId, { abort, done });
+      syncWatched.set(this.watches.size);
     }
   }
 
@@ -118,10 +123,7 @@ export class LiveSync {
           const uids = refs.map((r) => r.uid).sort((a, b) => a - b);
           for await (const msg of mailbox.fetch(uids)) {
             await this.post(tenantId, mailerId, mailer.email, msg.uid, box.uidValidity, msg.source);
-            if (msg.uid > state.lastUid) {
-              state.lastUid = msg.uid;
-              await imapSync.saveState(db, tenantId, mailerId, state.uidvalidity, state.lastUid);
-            }
+            state.lastUid = Math.max(state.lastUid, msg.uid);
           }
           await mailbox.waitForChange(
             Math.min(settings.syncPollMs, Math.floor(settings.syncLeaseMs / 3)),
@@ -137,6 +139,7 @@ export class LiveSync {
           return;
         }
         failures++;
+        syncFailures.inc();
         logger.info('live sync connection failed', { mailer_id: mailerId, failures, error: message });
         if (failures >= settings.syncErrorAfter && !reported) {
           reported = true;
@@ -151,7 +154,7 @@ export class LiveSync {
             },
           }).catch(() => {});
         }
-        await sleep(Math.min(300_000, 1000 * 2 ** Math.min(failures, 8)), signal);
+        await sleep(Math.min(300_000, settings.syncRetryBaseMs * 2 ** Math.min(failures - 1, 8)), signal);
         if (!(await renew())) return;
       } finally {
         await mailbox?.close().catch(() => {});
@@ -159,6 +162,7 @@ export class LiveSync {
     }
   }
 
+  /** Posts a new message once per Message-ID (store: outbox row and read mark in one transaction). */
   private async post(
     tenantId: string,
     mailerId: string,
@@ -167,16 +171,16 @@ export class LiveSync {
     uidValidity: string,
     source: Buffer,
   ): Promise<void> {
-    const db: Queryable = this.deps.db;
-    const id = messageIdOf(source) || `uid:${uidValidity}:${uid}`;
-    if (!(await imapSync.claimMessageId(db, mailerId, id))) return;
-    try {
-      const body = await imapIncomingEmail(source, { mailerId, email, folder: 'INBOX' });
-      await postToMailer(this.deps.bus, tenantId, { mailer_id: mailerId, event: 'INCOMING_EMAIL', body });
-    } catch (err) {
-      await imapSync.releaseMessageId(db, mailerId, id);
-      throw err;
-    }
+    const body = await imapIncomingEmail(source, { mailerId, email, folder: 'INBOX' });
+    const posted = await imapSync.postNew(this.deps.db, {
+      tenantId,
+      mailerId,
+      messageId: messageIdOf(source) || `uid:${uidValidity}:${uid}`,
+      uidvalidity: uidValidity,
+      uid,
+      message: { mailer_id: mailerId, event: 'INCOMING_EMAIL', body },
+    });
+    if (posted) syncPosted.inc();
   }
 }
 

@@ -54,7 +54,10 @@ export interface MailboxClient {
   listAfter(afterUid: number): Promise<MessageRef[]>;
   /** The oldest receipt time in the open folder, null when empty. */
   oldest(): Promise<Date | null>;
-  /** Streams the full sources of `uids` of the open folder, one message at a time. */
+  /**
+   * Streams the full sources of `uids` of the open folder, one message at a time, in any order.
+   * No other call on this client may start until the iteration has ended.
+   */
   fetch(uids: number[]): AsyncIterable<RawMessage>;
   /**
    * Resolves when the open folder may have new mail (IMAP IDLE, or after `pollMs` when the

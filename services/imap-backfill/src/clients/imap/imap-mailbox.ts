@@ -8,8 +8,8 @@
  *
  * Windows: IMAP SEARCH SINCE/BEFORE compare dates only (in the server's time zone), so the search
  * is widened by a day on each side and the exact window is applied to INTERNALDATE here.
- * Sources are fetched in batches of `fetchBatch` UIDs and yielded one by one, so memory stays
- * flat whatever the mailbox size.
+ * Sources are fetched with one FETCH command per `fetchBatch` UIDs (a UID set of ranges) and
+ * streamed one message at a time, so memory stays flat whatever the mailbox size.
  */
 import { isIP } from 'node:net';
 import { type GuardOptions, OutboundTargetError, normalizeHost, resolveGuarded } from '@mailyard/platform';
@@ -23,6 +23,7 @@ import {
   type MessageRef,
   type RawMessage,
 } from '../../mailbox/mailbox-client';
+import { toUidSet } from '../../mailbox/uid-set';
 import { classifyImapError } from './classify-imap-error';
 import { resolveFolderRoles } from './folders';
 
@@ -75,7 +76,7 @@ export async function connectImap(creds: ImapCredentials, opts: ImapOptions): Pr
   } catch (err) {
     throw hide(err);
   }
-  return new ImapMailbox(client, opts.fetchBatch ?? 50, hide);
+  return new ImapMailbox(client, opts.fetchBatch ?? 500, hide);
 }
 
 class ImapMailbox implements MailboxClient {
@@ -104,6 +105,10 @@ class ImapMailbox implements MailboxClient {
 
   openFolder(path: string): Promise<FolderState> {
     return this.run(async () => {
+      // Already selected: no second SELECT (UIDVALIDITY is per session: RFC 3501 2.3.1.1).
+      const open = this.client.mailbox;
+      if (open && open.path === path)
+        return { path, uidValidity: String(open.uidValidity), uidNext: Number(open.uidNext ?? 1) };
       const box = await this.client.mailboxOpen(path, { readOnly: true });
       return { path: box.path, uidValidity: String(box.uidValidity), uidNext: Number(box.uidNext ?? 1) };
     });
@@ -147,7 +152,7 @@ class ImapMailbox implements MailboxClient {
   private async dates(uids: number[]): Promise<MessageRef[]> {
     const out: MessageRef[] = [];
     for (let i = 0; i < uids.length; i += 1000) {
-      const range = uids.slice(i, i + 1000).join(',');
+      const range = toUidSet(uids.slice(i, i + 1000));
       for await (const m of this.client.fetch(range, { uid: true, internalDate: true }, { uid: true })) {
         if (m.internalDate) out.push({ uid: m.uid, receivedAt: new Date(m.internalDate) });
       }
@@ -155,24 +160,26 @@ class ImapMailbox implements MailboxClient {
     return out;
   }
 
+  /**
+   * FETCH streams: each message is handed on as it arrives and imapflow parses the next one only
+   * when asked for it (backpressure), so memory holds about one message whatever the batch size.
+   * The caller issues no other command on this mailbox until it is done iterating (imapflow runs
+   * one command at a time).
+   */
   async *fetch(uids: number[]): AsyncIterable<RawMessage> {
     for (let i = 0; i < uids.length; i += this.fetchBatch) {
-      const batch = uids.slice(i, i + this.fetchBatch);
-      const got: RawMessage[] = [];
+      const set = toUidSet(uids.slice(i, i + this.fetchBatch));
       try {
         for await (const m of this.client.fetch(
-          batch.join(','),
+          set,
           { uid: true, internalDate: true, source: true },
           { uid: true },
-        )) {
+        ))
           if (m.source && m.internalDate)
-            got.push({ uid: m.uid, receivedAt: new Date(m.internalDate), source: m.source });
-        }
+            yield { uid: m.uid, receivedAt: new Date(m.internalDate), source: m.source };
       } catch (err) {
         throw this.hide(err);
       }
-      // Yield only after the FETCH completed: imapflow allows no other command inside a fetch loop.
-      yield* got;
     }
   }
 
@@ -184,15 +191,18 @@ class ImapMailbox implements MailboxClient {
       const done = () => {
         if (timer) clearTimeout(timer);
         this.client.off('exists', done);
+        this.client.off('close', done);
         signal.removeEventListener('abort', done);
         resolve();
       };
       timer = setTimeout(done, pollMs);
       signal.addEventListener('abort', done);
+      // A lost connection wakes the waiter at once (the caller reconnects).
+      this.client.on('close', done);
       if (canIdle) {
         this.client.on('exists', done);
-        // IDLE ends by itself when the next command is issued.
-        this.client.idle().catch(done);
+        // IDLE ends by itself when the next command is issued, or when the connection ends.
+        this.client.idle().then(done, done);
       }
     });
     if (!this.client.usable) throw new MailboxError('transient', 'IMAP connection closed');
