@@ -7,6 +7,7 @@
  * - answer scripted faults first (`fail`: the next N matching requests get a status, e.g. 429
  *   with Retry-After, or 503),
  * - then check the bearer token against a `BearerGrant` (rotate, expire or revoke it from a test),
+ *   or against the tokens an OAuth stand-in issued (`BearerCheck`, oauth-standin.ts `bearer()`),
  * - then hand the request to the stand-in's routes.
  */
 import { randomBytes } from 'node:crypto';
@@ -49,7 +50,12 @@ export interface Fault {
  * does; `expire()` makes the current token invalid while the grant stays good; `revoke()` ends
  * the grant (no token works, `issue()` answers null: invalid_grant).
  */
-export class BearerGrant {
+/** Decides whether an Authorization header carries a token the API accepts. */
+export interface BearerCheck {
+  accepts(authorization: string | undefined): boolean;
+}
+
+export class BearerGrant implements BearerCheck {
   private current: string | null;
   private revokedAt: number | null = null;
   issued = 0;
@@ -103,7 +109,7 @@ export interface ApiStandIn {
 }
 
 export interface ApiStandInOptions {
-  grant: BearerGrant;
+  grant: BearerCheck;
   /** TLS with the test CA certificate (default true). */
   tls?: boolean;
   route: (req: StandInRequest) => StandInReply | Promise<StandInReply>;

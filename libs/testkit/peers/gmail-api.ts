@@ -20,6 +20,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   type ApiStandIn,
+  type BearerCheck,
   BearerGrant,
   type StandInReply,
   type StandInRequest,
@@ -77,6 +78,12 @@ export interface GmailStandInOptions {
   tls?: boolean;
   /** User labels besides the system ones: id -> name. */
   userLabels?: Record<string, string>;
+  /**
+   * Which bearer tokens the API accepts, instead of the stand-in's own `grant`: e.g. the tokens
+   * an OAuth stand-in issues for the account (`auth.bearer(email, scope)`, oauth-standin.ts), for
+   * tests where the service obtains and refreshes its tokens itself.
+   */
+  bearer?: BearerCheck;
 }
 
 const SYSTEM_LABELS = ['INBOX', 'SENT', 'SPAM', 'TRASH', 'DRAFT', 'UNREAD', 'STARRED', 'IMPORTANT'];
@@ -372,7 +379,7 @@ export async function startGmailApi(options: GmailStandInOptions = {}): Promise<
   };
 
   const server = await startApiStandIn({
-    grant,
+    grant: options.bearer ?? grant,
     tls: options.tls ?? true,
     route,
     unauthorized: () => ({

@@ -28,6 +28,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   type ApiStandIn,
+  type BearerCheck,
   BearerGrant,
   type StandInReply,
   type StandInRequest,
@@ -84,6 +85,12 @@ export interface GraphStandInOptions {
   searchCap?: number;
   /** Other From addresses the account may send as. */
   sendAs?: string[];
+  /**
+   * Which bearer tokens the API accepts, instead of the stand-in's own `grant`: e.g. the tokens
+   * an OAuth stand-in issues for the account (`auth.bearer(email, scope)`, oauth-standin.ts), for
+   * tests where the service obtains and refreshes its tokens itself.
+   */
+  bearer?: BearerCheck;
 }
 
 const graphError = (code: string, message: string) => ({
@@ -465,7 +472,7 @@ export async function startGraphApi(options: GraphStandInOptions = {}): Promise<
   };
 
   const server = await startApiStandIn({
-    grant,
+    grant: options.bearer ?? grant,
     tls: options.tls ?? true,
     route,
     unauthorized: () => ({

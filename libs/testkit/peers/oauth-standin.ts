@@ -12,6 +12,10 @@
  * - token, refresh_token: a new access token while the refresh token is valid; `invalid_grant`
  *   once it is revoked (revoke(email) = the user withdrew consent).
  * - on demand: the next N token requests answer 429 / 5xx with Retry-After (failNext).
+ * - for the API stand-ins (gmail-api.ts, graph-api.ts): `bearer(email, scope)` accepts exactly
+ *   the live access tokens issued for that account with that scope; `expireAccessTokens(email)`
+ *   ends them before their stated expiry (the next API call is a 401, a refresh mends it);
+ *   `revoke(email)` (consent withdrawn) ends the refresh tokens and the access tokens.
  *
  * id_tokens are signed with the test CA's RSA key; its certificate is the signing certificate the
  * stand-ins publish. Tests read what happened from `tokenRequests`.
@@ -136,9 +140,37 @@ export class AuthorizationServer {
     this.failures = Array.from({ length: n }, () => spec);
   }
 
-  /** The user withdraws consent: every refresh token of `email` stops working. */
+  /**
+   * The user withdraws consent: every refresh token of `email` stops working, and so do its
+   * access tokens (Google ends them with the grant; the stand-ins do the same for Microsoft).
+   */
   revoke(email: string): void {
     for (const r of this.refreshTokens.values()) if (r.email === email) r.revoked = true;
+    this.expireAccessTokens(email);
+  }
+
+  /** The access tokens of `email` stop working before their stated expiry (the grant stays good). */
+  expireAccessTokens(email: string): void {
+    for (const [t, a] of this.accessTokens) if (a.email === email) this.accessTokens.delete(t);
+  }
+
+  /**
+   * What an API stand-in accepts for the mailbox of `email`: a live access token issued for it
+   * with `scope` (Graph scopes compared without their `https://graph.microsoft.com/` prefix).
+   */
+  bearer(email: string, scope: string): { accepts(authorization: string | undefined): boolean } {
+    const bare = (s: string) => s.replace(/^https:\/\/graph\.microsoft\.com\//i, '').toLowerCase();
+    return {
+      accepts: (authorization) => {
+        const m = /^Bearer (\S+)$/.exec(authorization ?? '');
+        const info = m ? this.accessTokenInfo(m[1]!) : null;
+        return (
+          info !== null &&
+          info.email.toLowerCase() === email.toLowerCase() &&
+          info.scopes.some((s) => bare(s) === bare(scope))
+        );
+      },
+    };
   }
 
   revokeToken(value: string): boolean {
