@@ -19,30 +19,42 @@
  * - `IMAP_SYNC_LEASE_MS` (30000): Redis lease per watched mailer, renewed by its watcher.
  * - `IMAP_SYNC_ERROR_AFTER` (3): failed connects in a row before an IMAP_ERROR event.
  * - `IMAP_SYNC_RETRY_BASE_MS` (2000): first reconnect delay of a watcher; doubles up to 5 minutes.
+ * - `BACKFILL_API_CONCURRENCY` (4): Gmail API / Graph requests in flight per OAuth mailbox
+ *   (message metadata and sources; the providers' per-user quotas bound it).
+ * - The providers' variables (libs/providers ProviderEnvObject: API endpoints, deployment apps,
+ *   token lifecycle) for the OAuth mailboxes' tokens and API clients.
  */
 import { type Config, parseSettings } from '@mailyard/platform';
+import { ProviderEnvObject, type ProviderSettings, providerEnvCheck } from '@mailyard/providers';
 import { z } from 'zod';
 
 const int = (def: number, min = 1) => z.coerce.number().int().min(min).default(def);
 
-export const BackfillEnvSchema = z.object({
-  BACKFILL_POLL_MS: int(1000, 10),
-  BACKFILL_CONCURRENCY: int(4),
-  BACKFILL_LEASE_MS: int(60_000, 1000),
-  BACKFILL_SLICE_DAYS: z.coerce.number().positive().default(7),
-  BACKFILL_SLICE_TARGET: int(1000),
-  BACKFILL_RETRY_MAX: int(8),
-  BACKFILL_RETRY_BASE_MS: int(2000, 1),
-  BACKFILL_FETCH_BATCH: int(500),
-  BACKFILL_INFLIGHT: int(16),
-  BACKFILL_CHECKPOINT_EVERY: int(200),
-  IMAP_TIMEOUT_MS: int(15_000, 100),
-  IMAP_SYNC: z.enum(['0', '1', 'true', 'false']).default('1'),
-  IMAP_SYNC_POLL_MS: int(60_000, 10),
-  IMAP_SYNC_LEASE_MS: int(30_000, 1000),
-  IMAP_SYNC_ERROR_AFTER: int(3),
-  IMAP_SYNC_RETRY_BASE_MS: int(2000, 1),
-});
+export const BackfillEnvSchema = z
+  .object({
+    BACKFILL_POLL_MS: int(1000, 10),
+    BACKFILL_CONCURRENCY: int(4),
+    BACKFILL_LEASE_MS: int(60_000, 1000),
+    BACKFILL_SLICE_DAYS: z.coerce.number().positive().default(7),
+    BACKFILL_SLICE_TARGET: int(1000),
+    BACKFILL_RETRY_MAX: int(8),
+    BACKFILL_RETRY_BASE_MS: int(2000, 1),
+    BACKFILL_FETCH_BATCH: int(500),
+    BACKFILL_INFLIGHT: int(16),
+    BACKFILL_CHECKPOINT_EVERY: int(200),
+    IMAP_TIMEOUT_MS: int(15_000, 100),
+    IMAP_SYNC: z.enum(['0', '1', 'true', 'false']).default('1'),
+    IMAP_SYNC_POLL_MS: int(60_000, 10),
+    IMAP_SYNC_LEASE_MS: int(30_000, 1000),
+    IMAP_SYNC_ERROR_AFTER: int(3),
+    IMAP_SYNC_RETRY_BASE_MS: int(2000, 1),
+    BACKFILL_API_CONCURRENCY: int(4),
+  })
+  // OAuth mailboxes: provider endpoints, the deployment's apps, token lifecycle (libs/providers).
+  .merge(ProviderEnvObject)
+  .superRefine(providerEnvCheck);
+
+const PROVIDER_KEYS = Object.keys(ProviderEnvObject.shape) as Array<keyof ProviderSettings>;
 
 export interface BackfillSettings {
   pollMs: number;
@@ -61,6 +73,9 @@ export interface BackfillSettings {
   syncLeaseMs: number;
   syncErrorAfter: number;
   syncRetryBaseMs: number;
+  apiConcurrency: number;
+  /** The OAuth providers' settings (libs/providers). */
+  providers: ProviderSettings;
   guard: {
     allowPrivate: boolean;
     dns: { DNS_SERVERS: Config['DNS_SERVERS']; DNS_TIMEOUT_MS: number; DNS_TRIES: number };
@@ -93,6 +108,8 @@ export function backfillSettings(
     syncLeaseMs: e.IMAP_SYNC_LEASE_MS,
     syncErrorAfter: e.IMAP_SYNC_ERROR_AFTER,
     syncRetryBaseMs: e.IMAP_SYNC_RETRY_BASE_MS,
+    apiConcurrency: e.BACKFILL_API_CONCURRENCY,
+    providers: Object.fromEntries(PROVIDER_KEYS.map((k) => [k, e[k]])) as ProviderSettings,
     guard: {
       allowPrivate: config.MAILER_ALLOW_PRIVATE_HOSTS,
       dns: {

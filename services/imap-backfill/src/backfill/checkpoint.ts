@@ -2,19 +2,20 @@
  * The resume point of a job, stored as JSON in backfill_jobs.checkpoint after every batch:
  * - `lower`: the oldest point walked (window_start, or the oldest message when only `count` is set);
  * - `until`: upper bound of the slice in progress (everything newer is delivered);
- * - `folders`: per folder role, the UIDVALIDITY and the UIDs of the slice in progress already
+ * - `folders`: per folder role, the UIDVALIDITY and the ids of the slice in progress already
  *   handled (posted, or skipped as the service's own sent mail). A changed UIDVALIDITY forgets
  *   them: the slice is delivered again (at-least-once), nothing is skipped;
  * - `started` / `step`: which lifecycle events were already sent.
- * On disk the UIDs are an IMAP UID set (`done: "1:250,300"`, uid-set.ts) so a checkpoint stays
- * small whatever the slice size; checkpoints of the earlier layout (`delivered: number[]`) read too.
+ * On disk IMAP UIDs are an IMAP UID set (`done: "1:250,300"`, uid-set.ts) so a checkpoint stays
+ * small whatever the slice size; ids that are not UIDs (Gmail, Graph) are a list (`ids`).
+ * Checkpoints of the earlier layout (`delivered: number[]`) read too.
  */
 import type { FolderRole } from '../mailbox/mailbox-client';
 import { parseUidSet, toUidSet } from '../mailbox/uid-set';
 
 export interface FolderCheckpoint {
   uidValidity: string;
-  delivered: Set<number>;
+  delivered: Set<string>;
 }
 
 export interface JobCheckpoint {
@@ -25,7 +26,18 @@ export interface JobCheckpoint {
   step: number;
 }
 
-type StoredFolder = { uidValidity?: unknown; done?: unknown; delivered?: unknown };
+type StoredFolder = { uidValidity?: unknown; done?: unknown; ids?: unknown; delivered?: unknown };
+
+/** An IMAP UID: a positive decimal integer without leading zeros. */
+const UID = /^[1-9]\d{0,15}$/;
+
+function storedIds(f: StoredFolder): string[] {
+  if (typeof f.done === 'string') return parseUidSet(f.done).map(String);
+  if (Array.isArray(f.ids)) return f.ids.filter((id): id is string => typeof id === 'string');
+  if (Array.isArray(f.delivered))
+    return f.delivered.filter((u): u is number => Number.isInteger(u)).map(String);
+  return [];
+}
 
 export function readCheckpoint(raw: Record<string, unknown>): JobCheckpoint {
   const c = raw as Partial<Record<keyof JobCheckpoint, unknown>>;
@@ -34,13 +46,7 @@ export function readCheckpoint(raw: Record<string, unknown>): JobCheckpoint {
     c.folders && typeof c.folders === 'object' ? (c.folders as Record<string, StoredFolder>) : {};
   for (const [role, f] of Object.entries(stored)) {
     if (!f || typeof f.uidValidity !== 'string') continue;
-    const uids =
-      typeof f.done === 'string'
-        ? parseUidSet(f.done)
-        : Array.isArray(f.delivered)
-          ? f.delivered.filter((u): u is number => Number.isInteger(u))
-          : [];
-    folders[role as FolderRole] = { uidValidity: f.uidValidity, delivered: new Set(uids) };
+    folders[role as FolderRole] = { uidValidity: f.uidValidity, delivered: new Set(storedIds(f)) };
   }
   return {
     lower: typeof c.lower === 'string' ? c.lower : null,
@@ -53,8 +59,16 @@ export function readCheckpoint(raw: Record<string, unknown>): JobCheckpoint {
 
 /** The JSON stored for `cp` (a snapshot: later changes to `cp` do not alter it). */
 export function writeCheckpoint(cp: JobCheckpoint): Record<string, unknown> {
-  const folders: Record<string, { uidValidity: string; done: string }> = {};
-  for (const [role, f] of Object.entries(cp.folders))
-    if (f) folders[role] = { uidValidity: f.uidValidity, done: toUidSet(f.delivered) };
+  const folders: Record<
+    string,
+    { uidValidity: string; done: string } | { uidValidity: string; ids: string[] }
+  > = {};
+  for (const [role, f] of Object.entries(cp.folders)) {
+    if (!f) continue;
+    const ids = [...f.delivered];
+    folders[role] = ids.every((id) => UID.test(id))
+      ? { uidValidity: f.uidValidity, done: toUidSet(ids.map(Number)) }
+      : { uidValidity: f.uidValidity, ids };
+  }
   return { lower: cp.lower, until: cp.until, folders, started: cp.started, step: cp.step };
 }

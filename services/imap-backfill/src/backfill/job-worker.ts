@@ -2,9 +2,11 @@
  * Claims due backfill jobs (libs/store backfillJobs: a lease per job, FOR UPDATE SKIP LOCKED)
  * and runs up to `concurrency` at once, one mailbox connection each. What a failure does:
  * - authentication rejected: the mailer is deactivated (MAILER_DEACTIVATED,
- *   `provider_auth_error`, to its own webhook) and the job fails;
- * - transient (connection lost, timeout): the job is released and due again after a back-off,
- *   resuming from its checkpoint; after `retryMax` failures in a row it fails;
+ *   `provider_auth_error`, to its own webhook) and the job fails; a revoked OAuth grant was
+ *   already deactivated by the token layer (`oauth_revoked`): the job just fails;
+ * - transient (connection lost, timeout, provider busy): the job is released and due again after
+ *   a back-off (at least the provider's Retry-After), resuming from its checkpoint; after
+ *   `retryMax` failures in a row it fails;
  * - anything else: the job fails with the reason, shown in the status response.
  * Failed jobs send HISTORY_BACKFILL_FAILED. A worker that stops (SIGTERM) checkpoints its jobs
  * and releases their leases, so another worker resumes them at once; a worker killed mid-job
@@ -128,15 +130,16 @@ export class JobWorker {
     const { db, logger, settings, owner } = this.deps;
     const kind = err instanceof MailboxError ? err.kind : 'transient-db';
     const message = err instanceof Error ? err.message : String(err);
-    if (kind === 'auth') {
-      await deactivateMailer(db, job.tenantId, job.mailerId, 'provider_auth_error', message);
-      return this.fail(job, `IMAP authentication failed: ${message}`);
+    if (err instanceof MailboxError && kind === 'auth') {
+      if (err.deactivation) await deactivateMailer(db, job.tenantId, job.mailerId, err.deactivation, message);
+      return this.fail(job, `${err.source} authentication failed: ${message}`);
     }
     if (kind === 'terminal') return this.fail(job, message);
     // Transient mailbox errors, and unexpected ones (database, bus) the same way: retry from the checkpoint.
     if (job.attempts + 1 > settings.retryMax)
       return this.fail(job, `gave up after ${job.attempts + 1} attempts: ${message}`);
-    const delay = Math.min(300_000, settings.retryBaseMs * 2 ** Math.min(job.attempts, 10));
+    const backoff = Math.min(300_000, settings.retryBaseMs * 2 ** Math.min(job.attempts, 10));
+    const delay = Math.max(backoff, err instanceof MailboxError ? (err.retryAfterMs ?? 0) : 0);
     const attempts = await backfillJobs.retryLater(db, job.id, owner, delay);
     logger.warn('history backfill will retry', { job_id: job.id, attempts, delay_ms: delay, error: message });
   }

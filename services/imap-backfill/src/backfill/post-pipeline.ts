@@ -3,9 +3,9 @@
  * message: up to `inFlight` messages are turned into payloads at once (parsing waits on stream
  * ticks, so one at a time would leave the CPU idle), each payload is published at once and its
  * broker confirm collected; every `checkpointEvery` messages a checkpoint waits for the confirms
- * it covers and then records the handled UIDs (`save`), in the background while the next
- * messages stream in. Checkpoints run one at a time and in order; a checkpoint never records a
- * UID before the broker confirmed its post (at-least-once). Memory is bounded: at most
+ * it covers and then records the handled message ids (`save`), in the background while the next
+ * messages stream in. Checkpoints run one at a time and in order; a checkpoint never records an
+ * id before the broker confirmed its post (at-least-once). Memory is bounded: at most
  * `inFlight` sources and two checkpoints' worth of confirms are held.
  *
  * `build` returns null for a message that is handled without a post (the service's own sent
@@ -21,12 +21,12 @@ export interface PostPipelineOptions {
   build(msg: RawMessage): Promise<Record<string, unknown> | null>;
   /** Publishes; resolves once the broker confirmed. */
   post(body: Record<string, unknown>): Promise<void>;
-  /** Records handled UIDs (`posted` of them were posted); false = stop. */
-  save(uids: number[], posted: number): Promise<boolean>;
+  /** Records handled message ids (`posted` of them were posted); false = stop. */
+  save(ids: string[], posted: number): Promise<boolean>;
 }
 
 interface Handled {
-  uid: number;
+  id: string;
   confirm: Promise<void> | null;
 }
 
@@ -76,7 +76,7 @@ export class PostPipeline {
       confirm = this.o.post(body);
       confirm.catch(() => {}); // awaited (and its error thrown) by the checkpoint that covers it
     }
-    this.pending.push({ uid: msg.uid, confirm });
+    this.pending.push({ id: msg.id, confirm });
   }
 
   private checkpoint(): void {
@@ -91,7 +91,7 @@ export class PostPipeline {
         const posted = batch.filter((h) => h.confirm).length;
         if (
           !(await this.o.save(
-            batch.map((h) => h.uid),
+            batch.map((h) => h.id),
             posted,
           ))
         )

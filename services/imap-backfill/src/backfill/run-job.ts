@@ -10,15 +10,17 @@
  *
  * The service's own sent mail (X-Is-Svc in SENT) is skipped; when skipped messages took places
  * of the `count` cap, the same slice is walked again for the next newest. A folder whose
- * UIDVALIDITY changed since the checkpoint forgets the slice's handled UIDs (delivered again,
- * nothing skipped); a change between listing and fetching is a transient error (retried).
+ * UIDVALIDITY changed since the checkpoint forgets the slice's handled ids (delivered again,
+ * nothing skipped); a change between listing and fetching is a transient error (retried). Where
+ * ids name a message in the whole mailbox (Gmail: one message, several folder labels), a message
+ * is posted once per job, for the first selected folder it is in.
  *
  * Provider-independent: everything mailbox-specific is behind MailboxClient. Errors propagate
  * to the caller (job-worker.ts), which decides retry, deactivation or failure.
  */
 import { type Bus, type Logger, type Queryable, isServiceSent } from '@mailyard/platform';
 import { type BackfillJob, backfillJobs } from '@mailyard/store';
-import { imapIncomingEmail } from '../incoming-email';
+import { mailboxIncomingEmail } from '../incoming-email';
 import {
   FOLDER_ROLES,
   type FolderRole,
@@ -112,8 +114,8 @@ export async function runJob(
     const chosen = newestFirst(found).slice(0, left);
     let handled = 0;
     for (const role of roles) {
-      const uids = chosen.filter((c) => c.role === role).map((c) => c.uid);
-      if (uids.length === 0) continue;
+      const refs = chosen.filter((c) => c.role === role);
+      if (refs.length === 0) continue;
       const state = await mailbox.openFolder(paths[role]!);
       const folder = cp.folders[role]!;
       if (state.uidValidity !== folder.uidValidity)
@@ -124,9 +126,10 @@ export async function runJob(
         build: async (msg) =>
           role === 'sent' && isServiceSent(msg.source)
             ? null
-            : imapIncomingEmail(msg.source, {
+            : mailboxIncomingEmail(msg, {
                 mailerId: job.mailerId,
                 email: mailer.email,
+                service: mailbox.service,
                 folder: state.path,
               }),
         post: (body) =>
@@ -137,14 +140,14 @@ export async function runJob(
             headers: { [BACKFILL_JOB_HEADER]: job.id },
           }),
         save: (done, posted) => {
-          for (const uid of done) folder.delivered.add(uid);
+          for (const id of done) folder.delivered.add(id);
           handled += done.length;
           processed += posted;
           backfillPosted.inc(posted);
           return save();
         },
       });
-      for await (const msg of mailbox.fetch(uids)) {
+      for await (const msg of mailbox.fetch(refs)) {
         await pipeline.add(msg);
         if (pipeline.stopped || deps.signal?.aborted) break;
       }
@@ -187,7 +190,8 @@ export async function runJob(
 
 /**
  * Messages of the slice in every selected folder not handled yet. A folder whose UIDVALIDITY
- * differs from the checkpoint's starts the slice over.
+ * differs from the checkpoint's starts the slice over. With mailbox-wide ids, a message listed
+ * in an earlier folder is left out of the later ones.
  */
 async function listSlice(
   mailbox: MailboxClient,
@@ -198,14 +202,20 @@ async function listSlice(
   participant: string | null,
 ): Promise<Found[]> {
   const found: Found[] = [];
+  const listed = new Set<string>();
   for (const role of roles) {
     const state = await mailbox.openFolder(paths[role]!);
     const prev = cp.folders[role];
     if (!prev || prev.uidValidity !== state.uidValidity)
       cp.folders[role] = { uidValidity: state.uidValidity, delivered: new Set() };
     const done = cp.folders[role]!.delivered;
-    for (const ref of await mailbox.list({ since: slice.since, until: slice.until, participant }))
-      if (!done.has(ref.uid)) found.push({ ...ref, role });
+    for (const ref of await mailbox.list({ since: slice.since, until: slice.until, participant })) {
+      if (mailbox.idScope === 'mailbox') {
+        if (listed.has(ref.id)) continue;
+        listed.add(ref.id);
+      }
+      if (!done.has(ref.id)) found.push({ ...ref, role });
+    }
   }
   return found;
 }

@@ -1,4 +1,5 @@
 import {
+  compareIds,
   maxSliceMs,
   newestFirst,
   nextSliceMs,
@@ -37,13 +38,20 @@ describe('slices', () => {
     expect([0, 9, 10, 55, 100].map(progressStep)).toEqual([0, 0, 1, 5, 10]);
   });
 
-  it('orders newest first', () => {
+  it('orders newest first; equal times by id (UIDs by value, other ids as text)', () => {
     const refs = [
-      { uid: 1, receivedAt: t('2026-01-02T00:00:00Z') },
-      { uid: 2, receivedAt: t('2026-01-03T00:00:00Z') },
-      { uid: 3, receivedAt: t('2026-01-02T00:00:00Z') },
+      { id: '9', receivedAt: t('2026-01-02T00:00:00Z') },
+      { id: '2', receivedAt: t('2026-01-03T00:00:00Z') },
+      { id: '10', receivedAt: t('2026-01-02T00:00:00Z') },
     ];
-    expect(newestFirst(refs).map((r) => r.uid)).toEqual([2, 3, 1]);
+    expect(newestFirst(refs).map((r) => r.id)).toEqual(['2', '10', '9']);
+    expect(['00000018c0000002', '00000018c000000a', '00000018c0000001'].sort(compareIds)).toEqual([
+      '00000018c0000001',
+      '00000018c0000002',
+      '00000018c000000a',
+    ]);
+    expect(compareIds('AAkALgB', 'AAkALgA')).toBeGreaterThan(0);
+    expect(compareIds('12', '12')).toBe(0);
   });
 
   it('slice length grows over sparse slices and shrinks over dense ones, within bounds', () => {

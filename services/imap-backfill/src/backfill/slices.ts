@@ -42,9 +42,16 @@ export function progressStep(percent: number): number {
   return Math.floor(Math.max(0, Math.min(100, percent)) / 10);
 }
 
-/** Newest first; equal times by UID, newest UID first. */
-export function newestFirst<T extends { receivedAt: Date; uid: number }>(refs: T[]): T[] {
-  return [...refs].sort((a, b) => b.receivedAt.getTime() - a.receivedAt.getTime() || b.uid - a.uid);
+/** Newest first; equal times by id, highest first (IMAP: the newest UID). */
+export function newestFirst<T extends { receivedAt: Date; id: string }>(refs: T[]): T[] {
+  return [...refs].sort((a, b) => b.receivedAt.getTime() - a.receivedAt.getTime() || compareIds(b.id, a.id));
+}
+
+/** Ids in order: decimal ids (IMAP UIDs) by value, others (Gmail hex, Graph) as text. */
+export function compareIds(a: string, b: string): number {
+  const numeric = /^\d+$/;
+  if (numeric.test(a) && numeric.test(b) && a.length !== b.length) return a.length - b.length;
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**

@@ -10,6 +10,8 @@
  * is widened by a day on each side and the exact window is applied to INTERNALDATE here.
  * Sources are fetched with one FETCH command per `fetchBatch` UIDs (a UID set of ranges) and
  * streamed one message at a time, so memory stays flat whatever the mailbox size.
+ * Live sync: the position is INBOX's UIDVALIDITY and the last UID read (a first watch starts at
+ * UIDNEXT); a changed UIDVALIDITY voids it.
  */
 import { isIP } from 'node:net';
 import { type GuardOptions, OutboundTargetError, normalizeHost, resolveGuarded } from '@mailyard/platform';
@@ -18,6 +20,8 @@ import {
   type FolderRole,
   type FolderState,
   type ListQuery,
+  type LiveChanges,
+  type LivePosition,
   type MailboxClient,
   MailboxError,
   type MessageRef,
@@ -79,7 +83,13 @@ export async function connectImap(creds: ImapCredentials, opts: ImapOptions): Pr
   return new ImapMailbox(client, opts.fetchBatch ?? 500, hide);
 }
 
+/** A selected folder; UIDNEXT is where live sync starts. */
+type ImapFolder = FolderState & { uidNext: number };
+
 class ImapMailbox implements MailboxClient {
+  readonly service = 'imap';
+  readonly idScope = 'folder';
+
   constructor(
     private readonly client: ImapFlow,
     private readonly fetchBatch: number,
@@ -103,7 +113,7 @@ class ImapMailbox implements MailboxClient {
     });
   }
 
-  openFolder(path: string): Promise<FolderState> {
+  openFolder(path: string): Promise<ImapFolder> {
     return this.run(async () => {
       // Already selected: no second SELECT (UIDVALIDITY is per session: RFC 3501 2.3.1.1).
       const open = this.client.mailbox;
@@ -127,13 +137,32 @@ class ImapMailbox implements MailboxClient {
     });
   }
 
-  listAfter(afterUid: number): Promise<MessageRef[]> {
+  /** Messages of the open folder with a UID above `afterUid`. */
+  private listAfter(afterUid: number): Promise<MessageRef[]> {
     return this.run(async () => {
       const uids = ((await this.client.search({ uid: `${afterUid + 1}:*` }, { uid: true })) || []).filter(
         (u) => u > afterUid,
       );
       return this.dates(uids);
     });
+  }
+
+  /** INBOX at UIDNEXT: mail already there is the backfill's. */
+  async livePosition(): Promise<LivePosition> {
+    const box = await this.openFolder('INBOX');
+    return { validity: box.uidValidity, lastUid: Math.max(0, box.uidNext - 1), cursor: null };
+  }
+
+  /** UIDs above the last one read, ascending, each with its position; null when INBOX was renumbered. */
+  async liveChanges(from: LivePosition): Promise<LiveChanges | null> {
+    const box = await this.openFolder('INBOX');
+    if (box.uidValidity !== from.validity) return null;
+    const refs = (await this.listAfter(from.lastUid)).sort((a, b) => Number(a.id) - Number(b.id));
+    const at = (uid: number): LivePosition => ({ validity: box.uidValidity, lastUid: uid, cursor: null });
+    return {
+      refs: refs.map((r) => ({ ...r, position: at(Number(r.id)) })),
+      next: at(refs.reduce((max, r) => Math.max(max, Number(r.id)), from.lastUid)),
+    };
   }
 
   oldest(): Promise<Date | null> {
@@ -154,7 +183,7 @@ class ImapMailbox implements MailboxClient {
     for (let i = 0; i < uids.length; i += 1000) {
       const range = toUidSet(uids.slice(i, i + 1000));
       for await (const m of this.client.fetch(range, { uid: true, internalDate: true }, { uid: true })) {
-        if (m.internalDate) out.push({ uid: m.uid, receivedAt: new Date(m.internalDate) });
+        if (m.internalDate) out.push({ id: String(m.uid), receivedAt: new Date(m.internalDate) });
       }
     }
     return out;
@@ -166,7 +195,8 @@ class ImapMailbox implements MailboxClient {
    * The caller issues no other command on this mailbox until it is done iterating (imapflow runs
    * one command at a time).
    */
-  async *fetch(uids: number[]): AsyncIterable<RawMessage> {
+  async *fetch(refs: MessageRef[]): AsyncIterable<RawMessage> {
+    const uids = refs.map((r) => Number(r.id));
     for (let i = 0; i < uids.length; i += this.fetchBatch) {
       const set = toUidSet(uids.slice(i, i + this.fetchBatch));
       try {
@@ -176,7 +206,7 @@ class ImapMailbox implements MailboxClient {
           { uid: true },
         ))
           if (m.source && m.internalDate)
-            yield { uid: m.uid, receivedAt: new Date(m.internalDate), source: m.source };
+            yield { id: String(m.uid), receivedAt: new Date(m.internalDate), source: m.source };
       } catch (err) {
         throw this.hide(err);
       }
