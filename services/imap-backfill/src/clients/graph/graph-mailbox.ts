@@ -137,7 +137,8 @@ export class GraphMailbox implements MailboxClient {
         delta = await this.graph.delta(INBOX, { since: new Date(since) });
         if (delta.kind === 'resync') throw new Error('Microsoft Graph asked for a resync of a new delta');
       }
-      const from = Date.parse(since);
+      // Graph reports receipt times in whole seconds.
+      const from = Math.floor(Date.parse(since) / 1000) * 1000;
       const label = await this.nameOf(INBOX);
       const refs = delta.changed
         .filter((m) => m.receivedAt.getTime() >= from)
