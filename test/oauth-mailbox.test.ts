@@ -423,7 +423,7 @@ describe('revocation', () => {
     // Live sync let go of the mailer (only Outlook is watched); neither it nor the job wrote a second event.
     await eventually(async () => (await watched()) === 1 || null, 'live sync to drop the mailer');
     const { rows } = await h.ctx.db.query<{ n: string }>(
-      `SELECT count(*) AS n FROM outbox WHERE routing_key = $1 AND message::text LIKE $2`,
+      'SELECT count(*) AS n FROM outbox WHERE routing_key = $1 AND message::text LIKE $2',
       [RoutingKey.mailerDeactivated, `%${gmailMailer}%`],
     );
     expect(Number(rows[0]!.n)).toBe(1);
