@@ -28,10 +28,9 @@ import type {
   MessageRef,
   RawMessage,
 } from '../../mailbox/mailbox-client';
-import { mapConcurrent } from '../api/concurrent';
-import { livePosition, pause, readLiveCursor, relistFrom } from '../api/live-cursor';
+import { ApiMailbox } from '../api/api-mailbox';
+import { livePosition, readLiveCursor, relistFrom } from '../api/live-cursor';
 import type { ApiMailboxOptions } from '../api/options';
-import { isGone, toMailboxError } from '../api/provider-errors';
 import { oldestSecond } from './oldest-probe';
 
 const SOURCE = 'Gmail API';
@@ -44,22 +43,15 @@ const refOf = (m: GmailMessageMeta): MessageRef => ({
   labelIds: m.labelIds,
 });
 
-export class GmailMailbox implements MailboxClient {
+export class GmailMailbox extends ApiMailbox implements MailboxClient {
   readonly service = SERVICE;
-  readonly idScope = 'mailbox';
   private label: string | null = null;
 
   constructor(
     private readonly gmail: GmailClient,
-    private readonly o: ApiMailboxOptions,
-  ) {}
-
-  private async run<T>(fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      throw toMailboxError(err, SOURCE);
-    }
+    options: ApiMailboxOptions,
+  ) {
+    super(SOURCE, options);
   }
 
   resolveFolders(): Promise<Record<FolderRole, string | null>> {
@@ -97,20 +89,11 @@ export class GmailMailbox implements MailboxClient {
     });
   }
 
-  async *fetch(refs: MessageRef[]): AsyncIterable<RawMessage> {
-    try {
-      yield* mapConcurrent(refs, this.o.concurrency, async (ref) => {
-        try {
-          const m = await this.gmail.getRaw(ref.id);
-          return { ...refOf(m), source: m.raw };
-        } catch (err) {
-          if (isGone(err)) return null;
-          throw err;
-        }
-      });
-    } catch (err) {
-      throw toMailboxError(err, SOURCE);
-    }
+  fetch(refs: MessageRef[]): AsyncIterable<RawMessage> {
+    return this.each(refs, async (ref) => {
+      const m = await this.gmail.getRaw(ref.id);
+      return { ...refOf(m), source: m.raw };
+    });
   }
 
   livePosition(): Promise<LivePosition> {
@@ -143,24 +126,10 @@ export class GmailMailbox implements MailboxClient {
     });
   }
 
-  waitForChange(pollMs: number, signal: AbortSignal): Promise<void> {
-    return pause(pollMs, signal);
-  }
-
-  async close(): Promise<void> {}
-
   /** Metadata of `ids` in their order; messages deleted meanwhile are left out. */
   private async metas(ids: string[]): Promise<GmailMessageMeta[]> {
     const byId = new Map<string, GmailMessageMeta>();
-    for await (const m of mapConcurrent(ids, this.o.concurrency, async (id) => {
-      try {
-        return await this.gmail.getMeta(id);
-      } catch (err) {
-        if (isGone(err)) return null;
-        throw err;
-      }
-    }))
-      byId.set(m.id, m);
+    for await (const m of this.each(ids, (id) => this.gmail.getMeta(id))) byId.set(m.id, m);
     return ids.flatMap((id) => byId.get(id) ?? []);
   }
 }

@@ -30,34 +30,28 @@ import type {
   MessageRef,
   RawMessage,
 } from '../../mailbox/mailbox-client';
-import { mapConcurrent } from '../api/concurrent';
-import { livePosition, pause, readLiveCursor, relistFrom } from '../api/live-cursor';
+import { ApiMailbox } from '../api/api-mailbox';
+import { livePosition, readLiveCursor, relistFrom } from '../api/live-cursor';
 import type { ApiMailboxOptions } from '../api/options';
-import { isGone, toMailboxError } from '../api/provider-errors';
 
 const SOURCE = 'Microsoft Graph';
 const SERVICE = 'outlook';
 /** The well-known name Graph accepts wherever a folder id goes. */
 const INBOX = 'inbox';
 
-export class GraphMailbox implements MailboxClient {
+export class GraphMailbox extends ApiMailbox implements MailboxClient {
   readonly service = SERVICE;
-  readonly idScope = 'mailbox';
   private folder: string | null = null;
   /** Display names by folder id (and `inbox`), for `label-ids`. */
   private readonly names = new Map<string, string>();
+  private readonly logger: Logger | undefined;
 
   constructor(
     private readonly graph: GraphClient,
-    private readonly o: ApiMailboxOptions & { logger?: Logger },
-  ) {}
-
-  private async run<T>(fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      throw toMailboxError(err, SOURCE);
-    }
+    options: ApiMailboxOptions & { logger?: Logger },
+  ) {
+    super(SOURCE, options);
+    this.logger = options.logger;
   }
 
   resolveFolders(): Promise<Record<FolderRole, string | null>> {
@@ -86,7 +80,7 @@ export class GraphMailbox implements MailboxClient {
       const folder = this.folder ?? INBOX;
       const { messages, truncated } = await this.graph.listWindow(folder, q);
       if (truncated)
-        this.o.logger?.warn(
+        this.logger?.warn(
           'Graph search reached its 1000-result cap within a day; some messages may be missing',
           {
             since: q.since.toISOString(),
@@ -102,19 +96,8 @@ export class GraphMailbox implements MailboxClient {
     return this.run(() => this.graph.oldestReceived(this.folder ?? INBOX));
   }
 
-  async *fetch(refs: MessageRef[]): AsyncIterable<RawMessage> {
-    try {
-      yield* mapConcurrent(refs, this.o.concurrency, async (ref) => {
-        try {
-          return { ...ref, source: await this.graph.getMime(ref.id) };
-        } catch (err) {
-          if (isGone(err)) return null;
-          throw err;
-        }
-      });
-    } catch (err) {
-      throw toMailboxError(err, SOURCE);
-    }
+  fetch(refs: MessageRef[]): AsyncIterable<RawMessage> {
+    return this.each(refs, async (ref) => ({ ...ref, source: await this.graph.getMime(ref.id) }));
   }
 
   livePosition(): Promise<LivePosition> {
@@ -147,12 +130,6 @@ export class GraphMailbox implements MailboxClient {
       return { refs, next: livePosition(SERVICE, { d: delta.deltaLink, s: since, t }) };
     });
   }
-
-  waitForChange(pollMs: number, signal: AbortSignal): Promise<void> {
-    return pause(pollMs, signal);
-  }
-
-  async close(): Promise<void> {}
 
   /** A delta of INBOX from `since` run to its end: its link is the position (what it listed is old). */
   private async startDelta(since: string, t: string): Promise<LivePosition> {
