@@ -315,7 +315,11 @@ describe('Outlook mailbox backfill', () => {
     });
     const job = res.body.jobId;
     expect(await finished(h, outlookMailer, job)).toMatchObject({ status: 'done' });
-    const got = await postedBy(job, 6);
+    // At-least-once: what the first run posted but had not checkpointed is posted again.
+    const got = await eventually(
+      () => (new Set(subjects(detailsOf(job))).size >= 6 ? detailsOf(job) : null),
+      'six messages',
+    );
     expect([...new Set(subjects(got))]).toEqual(['g-0', 'g-1', 'g-2', 'g-3', 'g-4', 'o-sent']);
     // Four tries in the client (each after the Retry-After of 1 s), the job retried, two more 429s, then the source.
     const tries = graph.requests.slice(from).filter((r) => r.url.pathname.endsWith(busy));
