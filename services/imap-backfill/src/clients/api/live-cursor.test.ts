@@ -11,6 +11,11 @@ describe('API live-sync cursors', () => {
     expect(readLiveCursor({ validity: 'gmail', lastUid: 0, cursor: null }, 'gmail', ['h'])).toBeNull();
     expect(readLiveCursor({ validity: '12', lastUid: 40, cursor: null }, 'gmail', ['h'])).toBeNull();
     expect(readLiveCursor({ validity: 'gmail', lastUid: 0, cursor: '{"h":""}' }, 'gmail', ['h'])).toBeNull();
+    const graph = livePosition('outlook', { d: 'https://graph/delta?x', s: 'a', t: 'b' });
+    expect(readLiveCursor(graph, 'outlook', ['s', 't'])?.d).toBe('https://graph/delta?x');
+    expect(
+      readLiveCursor(livePosition('outlook', { s: 'a', t: 'b' }), 'outlook', ['s', 't'])?.d,
+    ).toBeUndefined();
   });
 
   it('re-listing starts the margin before the round began', () => {

@@ -14,12 +14,15 @@ export function livePosition(service: string, cursor: Record<string, string>): L
   return { validity: service, lastUid: 0, cursor: JSON.stringify(cursor) };
 }
 
-/** The cursor's fields when `p` is this service's and has every one of `fields`; else null. */
+/**
+ * The cursor's fields when `p` is this service's and has every one of `fields` (strings, not
+ * empty); else null. Other string fields (optional ones) come along.
+ */
 export function readLiveCursor<K extends string>(
   p: LivePosition,
   service: string,
   fields: readonly K[],
-): Record<K, string> | null {
+): (Record<K, string> & Record<string, string | undefined>) | null {
   if (p.validity !== service || !p.cursor) return null;
   let parsed: unknown;
   try {
@@ -29,7 +32,9 @@ export function readLiveCursor<K extends string>(
   }
   if (!parsed || typeof parsed !== 'object') return null;
   const o = parsed as Record<string, unknown>;
-  return fields.every((f) => typeof o[f] === 'string' && o[f] !== '') ? (o as Record<K, string>) : null;
+  if (!fields.every((f) => typeof o[f] === 'string' && o[f] !== '')) return null;
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => typeof v === 'string')) as Record<K, string> &
+    Record<string, string | undefined>;
 }
 
 /** Where a re-listing starts: `t` less the margin (the epoch when `t` is unreadable). */

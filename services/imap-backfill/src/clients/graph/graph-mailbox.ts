@@ -10,11 +10,12 @@
  * - fetch: `$value` (the MIME bytes), `concurrency` requests in flight, handed on one at a time;
  *   a message deleted since the listing (404) is left out.
  * - oldest: `$orderby=receivedDateTime asc`, `$top=1`.
- * - live: the position is the INBOX messages delta link (`delta`, polled every `pollMs`), begun
- *   at the first watch from "received now"; a delta link Graph no longer knows (410
- *   syncStateNotFound) starts a new delta from when the last round began (live-cursor.ts), the
- *   Message-ID claim keeping each message posted once. Changes to mail received before the
- *   delta began (read flags, moves of old mail) are not new mail and are left out.
+ * - live: the position is the INBOX messages delta link (`delta`, polled every `pollMs`); the
+ *   first watch's first round is a delta of mail received from the watch's start on (all new);
+ *   a delta link Graph no longer knows (410 syncStateNotFound) starts a new delta from when the
+ *   last round began (live-cursor.ts), the Message-ID claim keeping each message posted once.
+ *   Changes to mail received before the delta began (read flags, moves of old mail) are not new
+ *   mail and are left out.
  * - `thread-id` is the conversationId, `label-ids` the folder's display name.
  * Errors: provider-errors.ts (a revoked grant is `auth` without a second MAILER_DEACTIVATED).
  */
@@ -100,42 +101,39 @@ export class GraphMailbox extends ApiMailbox implements MailboxClient {
     return this.each(refs, async (ref) => ({ ...ref, source: await this.graph.getMime(ref.id) }));
   }
 
+  /** Now, to the second: the first round's delta lists what was received from then on. */
   livePosition(): Promise<LivePosition> {
     return this.run(async () => {
-      const since = new Date().toISOString();
-      return this.startDelta(since, since);
+      await this.nameOf(INBOX); // the mailbox answers, and the label is known
+      const now = new Date(Math.floor(Date.now() / 1000) * 1000).toISOString();
+      return livePosition(SERVICE, { s: now, t: now });
     });
   }
 
   liveChanges(from: LivePosition): Promise<LiveChanges | null> {
-    const cursor = readLiveCursor(from, SERVICE, ['d', 's', 't'] as const);
+    const cursor = readLiveCursor(from, SERVICE, ['s', 't'] as const);
     if (!cursor) return Promise.resolve(null);
     return this.run(async () => {
       const t = new Date().toISOString();
       let since = cursor.s;
-      let delta = await this.graph.delta(INBOX, { deltaLink: cursor.d });
+      let delta = cursor.d
+        ? await this.graph.delta(INBOX, { deltaLink: cursor.d })
+        : await this.graph.delta(INBOX, { since: new Date(since) });
       if (delta.kind === 'resync') {
         // Graph forgot the delta: a new one from when the last round began.
         since = relistFrom(cursor.t).toISOString();
         delta = await this.graph.delta(INBOX, { since: new Date(since) });
-        if (delta.kind === 'resync') throw new Error('Microsoft Graph asked for a resync of a new delta');
       }
+      if (delta.kind === 'resync') throw new Error('Microsoft Graph asked for a resync of a new delta');
       // Graph reports receipt times in whole seconds.
-      const from = Math.floor(Date.parse(since) / 1000) * 1000;
+      const received = Math.floor(Date.parse(since) / 1000) * 1000;
       const label = await this.nameOf(INBOX);
       const refs = delta.changed
-        .filter((m) => m.receivedAt.getTime() >= from)
+        .filter((m) => m.receivedAt.getTime() >= received)
         .sort((a, b) => a.receivedAt.getTime() - b.receivedAt.getTime())
         .map((m) => this.refOf(m, label));
       return { refs, next: livePosition(SERVICE, { d: delta.deltaLink, s: since, t }) };
     });
-  }
-
-  /** A delta of INBOX from `since` run to its end: its link is the position (what it listed is old). */
-  private async startDelta(since: string, t: string): Promise<LivePosition> {
-    const delta = await this.graph.delta(INBOX, { since: new Date(since) });
-    if (delta.kind === 'resync') throw new Error('Microsoft Graph asked for a resync of a new delta');
-    return livePosition(SERVICE, { d: delta.deltaLink, s: since, t });
   }
 
   private refOf(m: GraphMessageRef, label: string): MessageRef {
