@@ -83,8 +83,9 @@ export interface Spawned {
 
 /**
  * Runs a TypeScript entry point in ONE node process (tsx as a loader, not its launcher), so
- * signals such as SIGKILL reach the service itself. Captures stdout+stderr. `nodeArgs` go to
- * node itself (e.g. `--cpu-prof`, which NODE_OPTIONS does not accept).
+ * signals such as SIGKILL reach the service itself. Captures stdout+stderr. `nodeArgs` go to node
+ * itself (e.g. `--cpu-prof`, which NODE_OPTIONS does not take); a `.js` script (a bundle) runs
+ * without tsx.
  */
 export function spawnTs(
   script: string,
@@ -93,7 +94,8 @@ export function spawnTs(
   /** Options for node itself, e.g. `--cpu-prof` (not allowed in NODE_OPTIONS). */
   nodeArgs: string[] = [],
 ): Spawned {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, ...args], {
+  const loader = script.endsWith('.js') ? [] : ['--import', 'tsx'];
+  const child = spawn(process.execPath, [...nodeArgs, ...loader, script, ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_SILENT: '0', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

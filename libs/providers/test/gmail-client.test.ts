@@ -187,6 +187,25 @@ describe('GmailClient against the Gmail API stand-in', () => {
     });
   });
 
+  it('reads labels, thread and internalDate without the body (format=minimal)', async () => {
+    const at = new Date('2024-02-03T04:05:06Z');
+    const stored = gmail.add({
+      raw: mime({ from: 'ann@example.test', to: 'owner@gmail.test', subject: 'meta' }),
+      labelIds: ['SENT'],
+      internalDate: at,
+    });
+    expect(await client().getMeta(stored.id)).toEqual({
+      id: stored.id,
+      threadId: stored.threadId,
+      labelIds: ['SENT'],
+      internalDate: at,
+      historyId: String(stored.historyId),
+    });
+    const req = requestsTo(`/messages/${stored.id}`)[0]!;
+    expect(req.url.searchParams.get('format')).toBe('minimal');
+    await expect(client().getMeta('0000000000000bad')).rejects.toMatchObject({ status: 404 });
+  });
+
   it('reads history from a start id over every page, filtered by label, and reports an expired start id', async () => {
     const start = (await client().profile()).historyId;
     const a = gmail.add({ raw: mime({ from: 'a@example.test', to: 'owner@gmail.test', subject: 'a' }) });

@@ -186,6 +186,18 @@ describe('GraphClient against the Graph stand-in', () => {
     expect((await client().getMime(m.id)).equals(raw)).toBe(true);
   });
 
+  it("finds a folder's earliest receipt time; null for an empty folder", async () => {
+    for (const d of ['2024-03-01T00:00:00Z', '2023-01-02T03:04:05Z', '2024-01-01T00:00:00Z'])
+      graph.add({
+        raw: mime({ from: 'owner@outlook.test', to: 'ann@example.test', subject: d }),
+        folder: 'sentitems',
+        receivedDateTime: new Date(d),
+      });
+    const sent = graph.folderId('sentitems');
+    expect(await client().oldestReceived(sent)).toEqual(new Date('2023-01-02T03:04:05Z'));
+    expect(await client().oldestReceived(graph.folderId('junkemail'))).toBeNull();
+  });
+
   it('follows delta rounds: first from a time, then new and removed messages, and asks for a resync when expired', async () => {
     const now = Date.now();
     graph.add({

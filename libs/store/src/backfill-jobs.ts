@@ -5,8 +5,14 @@
  * A worker that dies leaves the lease to expire and another (or the restarted one) resumes from
  * the checkpoint. One active job per mailer is enforced by a partial unique index.
  */
-import type { BackfillFolders, BackfillPlan, BackfillStatus } from '@mailyard/contracts';
-import type { Queryable } from '@mailyard/platform';
+import {
+  type BackfillFolders,
+  type BackfillPlan,
+  type BackfillStatus,
+  BusMessages,
+  type MailerWebhookMessage,
+} from '@mailyard/contracts';
+import { type Db, type Queryable, writeOutbox } from '@mailyard/platform';
 
 export interface BackfillJob {
   id: string;
@@ -231,6 +237,16 @@ export const backfillJobs = {
     return res.rowCount > 0;
   },
 
+  /** Hands a job back at shutdown: due again at once for any worker, from its checkpoint. */
+  async release(db: Queryable, jobId: string, owner: string): Promise<boolean> {
+    const res = await db.query(
+      `UPDATE backfill_jobs SET lease_owner = NULL, lease_until = NULL, updated_at = now()
+        WHERE id = $1 AND lease_owner = $2 AND status IN ('pending', 'processing')`,
+      [jobId, owner],
+    );
+    return res.rowCount > 0;
+  },
+
   /** A transient failure: release the job, due again after `delayMs`. Returns the attempts so far. */
   async retryLater(db: Queryable, jobId: string, owner: string, delayMs: number): Promise<number> {
     const { rows } = await db.query<{ attempts: number }>(
@@ -243,14 +259,25 @@ export const backfillJobs = {
   },
 };
 
-/** Live sync bookkeeping (services/imap-backfill live-sync). */
+/**
+ * Live sync bookkeeping (services/imap-backfill live-sync): where INBOX was read up to, per
+ * mailer. IMAP: UIDVALIDITY and the last UID read (`cursor` null); API mailboxes (Gmail, Graph):
+ * the service name, 0, and the provider's opaque cursor (history id, delta link).
+ */
+export interface LiveSyncState {
+  uidvalidity: string;
+  lastUid: number;
+  cursor: string | null;
+}
+
 export const imapSync = {
-  async state(db: Queryable, mailerId: string): Promise<{ uidvalidity: string; lastUid: number } | null> {
-    const { rows } = await db.query<{ uidvalidity: string; last_uid: string }>(
-      'SELECT uidvalidity, last_uid FROM imap_sync_state WHERE mailer_id = $1',
+  async state(db: Queryable, mailerId: string): Promise<LiveSyncState | null> {
+    const { rows } = await db.query<{ uidvalidity: string; last_uid: string; cursor: string | null }>(
+      'SELECT uidvalidity, last_uid, cursor FROM imap_sync_state WHERE mailer_id = $1',
       [mailerId],
     );
-    return rows[0] ? { uidvalidity: rows[0].uidvalidity, lastUid: Number(rows[0].last_uid) } : null;
+    const r = rows[0];
+    return r ? { uidvalidity: r.uidvalidity, lastUid: Number(r.last_uid), cursor: r.cursor } : null;
   },
   async saveState(
     db: Queryable,
@@ -258,39 +285,75 @@ export const imapSync = {
     mailerId: string,
     uidvalidity: string,
     lastUid: number,
+    cursor: string | null = null,
   ): Promise<void> {
     await db.query(
-      `INSERT INTO imap_sync_state (mailer_id, tenant_id, uidvalidity, last_uid) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (mailer_id) DO UPDATE SET uidvalidity = $3, last_uid = $4, updated_at = now()`,
-      [mailerId, tenantId, uidvalidity, lastUid],
+      `INSERT INTO imap_sync_state (mailer_id, tenant_id, uidvalidity, last_uid, cursor) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (mailer_id) DO UPDATE SET uidvalidity = $3, last_uid = $4, cursor = $5, updated_at = now()`,
+      [mailerId, tenantId, uidvalidity, lastUid, cursor],
     );
   },
-  /** True the first time a Message-ID is claimed for a mailer: post it; false = already posted. */
-  async claimMessageId(db: Queryable, mailerId: string, messageId: string): Promise<boolean> {
-    const res = await db.query(
-      'INSERT INTO imap_sync_posted (mailer_id, message_id) VALUES ($1, $2) ON CONFLICT DO NOTHING',
-      [mailerId, messageId],
+  /** Which of `messageIds` were already posted for the mailer (live sync skips fetching them). */
+  async postedOf(db: Queryable, mailerId: string, messageIds: string[]): Promise<Set<string>> {
+    if (messageIds.length === 0) return new Set();
+    const { rows } = await db.query<{ message_id: string }>(
+      'SELECT message_id FROM imap_sync_posted WHERE mailer_id = $1 AND message_id = ANY($2::text[])',
+      [mailerId, messageIds],
     );
-    return res.rowCount > 0;
+    return new Set(rows.map((r) => r.message_id));
   },
-  /** Forgets a claim whose post failed, so the next pass posts it. */
-  async releaseMessageId(db: Queryable, mailerId: string, messageId: string): Promise<void> {
-    await db.query('DELETE FROM imap_sync_posted WHERE mailer_id = $1 AND message_id = $2', [
-      mailerId,
-      messageId,
-    ]);
+  /**
+   * One new INBOX message seen by live sync, in one transaction: the first time its Message-ID
+   * is seen for the mailer, `message` is written to the outbox (posted by the OutboxRelay if and
+   * only if this commits); either way INBOX is marked read up to `uid` (IMAP; an API mailbox's
+   * `cursor` is written as given). So each Message-ID is posted once, whatever replica sees it,
+   * and a crash at any point neither loses nor repeats it. Returns true when it was posted.
+   */
+  async postNew(
+    db: Db,
+    p: {
+      tenantId: string;
+      mailerId: string;
+      messageId: string;
+      uidvalidity: string;
+      uid: number;
+      cursor?: string | null;
+      message: MailerWebhookMessage;
+    },
+  ): Promise<boolean> {
+    return db.transaction(async (tx) => {
+      const claimed = await tx.query(
+        'INSERT INTO imap_sync_posted (mailer_id, message_id) VALUES ($1, $2) ON CONFLICT DO NOTHING',
+        [p.mailerId, p.messageId],
+      );
+      if (claimed.rowCount > 0)
+        await writeOutbox(tx, BusMessages.mailerWebhook, p.message, { tenantId: p.tenantId });
+      await tx.query(
+        `INSERT INTO imap_sync_state (mailer_id, tenant_id, uidvalidity, last_uid, cursor) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (mailer_id) DO UPDATE SET uidvalidity = $3,
+           last_uid = CASE WHEN imap_sync_state.uidvalidity = $3 THEN GREATEST(imap_sync_state.last_uid, $4) ELSE $4 END,
+           cursor = $5, updated_at = now()`,
+        [p.mailerId, p.tenantId, p.uidvalidity, p.uid, p.cursor ?? null],
+      );
+      return claimed.rowCount > 0;
+    });
   },
 };
 
-/** IMAP-capable basic mailers to watch: active, with an incoming webhook and a password. */
+/**
+ * IMAP-capable mailers to watch: active, with an incoming webhook, and credentials: a password
+ * (basic) or an OAuth grant (oauth_imap, smtp_imap: read through the Gmail API or Graph).
+ */
 export async function listWatchableImapMailers(
   db: Queryable,
 ): Promise<Array<{ tenantId: string; mailerId: string }>> {
   const { rows } = await db.query<{ tenant_id: string; id: string }>(
-    `SELECT tenant_id, id FROM mailers
-      WHERE deleted_at IS NULL AND state = 'active' AND connection_type = 'basic'
-        AND config_type IN ('imap', 'basic_imap', 'smtp_imap') AND incoming_webhook IS NOT NULL AND secret IS NOT NULL
-      ORDER BY id`,
+    `SELECT m.tenant_id, m.id FROM mailers m
+      WHERE m.deleted_at IS NULL AND m.state = 'active' AND m.incoming_webhook IS NOT NULL
+        AND ((m.connection_type = 'basic' AND m.config_type IN ('imap', 'basic_imap', 'smtp_imap') AND m.secret IS NOT NULL)
+          OR (m.connection_type = 'oauth' AND m.config_type IN ('oauth_imap', 'smtp_imap')
+            AND EXISTS (SELECT 1 FROM oauth_grants g WHERE g.mailer_id = m.id)))
+      ORDER BY m.id`,
   );
   return rows.map((r) => ({ tenantId: r.tenant_id, mailerId: r.id }));
 }

@@ -109,27 +109,44 @@ type DueRow = {
 };
 
 /**
- * Claims up to `limit` due deliveries (oldest due first), skipping the targets in `skipTargets`
- * (endpoints already at their concurrency limit) and rows another dispatcher holds. A claim is
- * a lease of `leaseMs`: unless an outcome is recorded by then, the row is due again.
- * With `ids`, claims only those (a fresh batch delivered at once, without waiting for a poll).
+ * Claims up to `limit` due deliveries, at most `perTarget` minus what `running` says is already
+ * in flight for each target (endpoint concurrency), oldest due first within a target, skipping
+ * rows another dispatcher holds. The targets with work are found by a skip scan over
+ * webhook_deliveries_target_due_idx (one index probe per target), so a large backlog for one
+ * endpoint costs no more than its own few rows. A claim is a lease of `leaseMs`: unless an
+ * outcome is recorded by then, the row is due again.
  */
 export async function claimDueDeliveries(
   db: Queryable,
-  opts: { limit: number; leaseMs: number; skipTargets: string[]; ids?: string[] },
+  opts: { limit: number; leaseMs: number; perTarget: number; running: ReadonlyMap<string, number> },
 ): Promise<DueDelivery[]> {
+  const busy = [...opts.running].filter(([, n]) => n > 0);
   const { rows } = await db.query<DueRow>(
-    `UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => $2::double precision / 1000)
-      WHERE d.id IN (
-        SELECT id FROM webhook_deliveries
-         WHERE status IN ('pending', 'retrying') AND next_attempt_at <= now()
-           AND NOT (webhook_id = ANY($3::text[]))
-           AND ($4::text[] IS NULL OR id = ANY($4::text[]))
-         ORDER BY next_attempt_at LIMIT $1
-         FOR UPDATE SKIP LOCKED)
-      RETURNING d.id, d.tenant_id, d.target_kind, d.webhook_id, d.body, d.traceparent, d.extra_headers, d.attempts,
-        d.created_at`,
-    [opts.limit, opts.leaseMs, opts.skipTargets, opts.ids ?? null],
+    `WITH RECURSIVE targets(webhook_id) AS (
+       (SELECT webhook_id FROM webhook_deliveries WHERE status IN ('pending', 'retrying')
+         ORDER BY webhook_id LIMIT 1)
+       UNION ALL
+       SELECT (SELECT w.webhook_id FROM webhook_deliveries w
+                WHERE w.status IN ('pending', 'retrying') AND w.webhook_id > t.webhook_id
+                ORDER BY w.webhook_id LIMIT 1)
+         FROM targets t WHERE t.webhook_id IS NOT NULL
+     ), picked AS (
+       SELECT due.id FROM targets t
+         LEFT JOIN unnest($3::text[], $4::int[]) AS busy(webhook_id, running) ON busy.webhook_id = t.webhook_id
+         CROSS JOIN LATERAL (
+           SELECT d.id FROM webhook_deliveries d
+            WHERE d.webhook_id = t.webhook_id AND d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
+            ORDER BY d.next_attempt_at
+            LIMIT GREATEST(0, $5::int - COALESCE(busy.running, 0))
+            FOR UPDATE SKIP LOCKED) due
+        WHERE t.webhook_id IS NOT NULL
+        LIMIT $1
+     )
+     UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => $2::double precision / 1000)
+       FROM picked WHERE d.id = picked.id
+     RETURNING d.id, d.tenant_id, d.target_kind, d.webhook_id, d.body, d.traceparent, d.extra_headers, d.attempts,
+       d.created_at`,
+    [opts.limit, opts.leaseMs, busy.map(([id]) => id), busy.map(([, n]) => n), opts.perTarget],
   );
   return rows.map((r) => ({
     id: r.id,
@@ -144,36 +161,45 @@ export async function claimDueDeliveries(
   }));
 }
 
+export interface AttemptRecord {
+  deliveryId: string;
+  /** 1-based. */
+  attempt: number;
+  outcome: AttemptOutcome;
+}
+
 /**
- * Records one attempt and the row's next state in one statement. `attempt` is 1-based; an
- * attempt recorded twice (a lease that ran out while the first dispatcher was still at it) keeps
- * the first record.
+ * Records attempts and each row's next state, any number in one statement (the dispatcher
+ * writes the outcomes of concurrent attempts together). An attempt recorded twice (a lease that
+ * ran out while the first dispatcher was still at it) keeps the first record.
  */
-export async function recordDeliveryAttempt(
+export async function recordDeliveryAttempts(
   db: Queryable,
-  deliveryId: string,
-  attempt: number,
-  o: AttemptOutcome,
+  records: readonly AttemptRecord[],
 ): Promise<void> {
-  const next = o.next;
+  if (records.length === 0) return;
   await db.query(
-    `WITH a AS (
+    `WITH r AS (
+       SELECT * FROM unnest($1::text[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[],
+                            $8::timestamptz[], $9::text[])
+         AS r(delivery_id, attempt, at, status_code, latency_ms, error, status, next_at, reason)
+     ), a AS (
        INSERT INTO webhook_delivery_attempts (delivery_id, attempt, at, status_code, latency_ms, error)
-       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING
+       SELECT delivery_id, attempt, at, status_code, latency_ms, error FROM r ON CONFLICT DO NOTHING
      )
-     UPDATE webhook_deliveries SET status = $7, attempts = GREATEST(attempts, $2), next_attempt_at = $8,
-       dropped_reason = $9, updated_at = now()
-     WHERE id = $1 AND status <> 'delivered'`,
+     UPDATE webhook_deliveries d SET status = r.status, attempts = GREATEST(d.attempts, r.attempt),
+       next_attempt_at = r.next_at, dropped_reason = r.reason, updated_at = now()
+       FROM r WHERE d.id = r.delivery_id AND d.status <> 'delivered'`,
     [
-      deliveryId,
-      attempt,
-      o.at,
-      o.statusCode,
-      Math.round(o.latencyMs),
-      o.error.slice(0, 1000),
-      next.status,
-      next.status === 'retrying' ? next.nextAttemptAt : null,
-      next.status === 'dropped' ? next.reason : '',
+      records.map((r) => r.deliveryId),
+      records.map((r) => r.attempt),
+      records.map((r) => r.outcome.at),
+      records.map((r) => r.outcome.statusCode),
+      records.map((r) => Math.round(r.outcome.latencyMs)),
+      records.map((r) => r.outcome.error.slice(0, 1000)),
+      records.map((r) => r.outcome.next.status),
+      records.map((r) => (r.outcome.next.status === 'retrying' ? r.outcome.next.nextAttemptAt : null)),
+      records.map((r) => (r.outcome.next.status === 'dropped' ? r.outcome.next.reason : '')),
     ],
   );
 }

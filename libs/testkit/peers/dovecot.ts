@@ -1,9 +1,10 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
   readdirSync,
+  readlinkSync,
   realpathSync,
   rmSync,
   utimesSync,
@@ -57,6 +58,14 @@ export interface Dovecot {
   caPath: string;
   /** The server's own directory (log at `<dir>/dovecot.log`). */
   dir: string;
+  /** Runs `doveadm` against this server (e.g. `mailbox update -u <user> --uid-validity N INBOX`). */
+  doveadm(...args: string[]): Promise<string>;
+  /** IMAP sessions logged in now (`doveadm who`). */
+  sessions(): Promise<number>;
+  /** Stops the server and its sessions, keeping its mail: connections drop, new ones are refused until resume(). */
+  pause(): Promise<void>;
+  /** Starts a paused server again on the same address, with the same mail. */
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -170,6 +179,8 @@ async function startOn(opts: DovecotOptions, host: string): Promise<Dovecot> {
     throw new Error(`dovecot did not start: ${e.stderr || e.message}`);
   }
   let stopped = false;
+  const conf = join(dir, 'dovecot.conf');
+  const doveadm = async (...args: string[]) => (await run('doveadm', ['-c', conf, ...args])).stdout;
   return {
     host,
     port,
@@ -177,6 +188,40 @@ async function startOn(opts: DovecotOptions, host: string): Promise<Dovecot> {
     pass: opts.pass,
     caPath,
     dir,
+    doveadm,
+    async sessions() {
+      // "username # proto (pids) (ips)" then one line per user with its session count.
+      return (await doveadm('who'))
+        .split('\n')
+        .slice(1)
+        .reduce((n, line) => n + (Number(line.trim().split(/\s+/)[1]) || 0), 0);
+    },
+    async pause() {
+      await run('bash', [script, dir, 'stop']);
+      // Login and session processes outlive their master (an open connection would go on being
+      // served): end every process of this instance, found by its working directory.
+      for (const pid of processesUnder(dir)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {}
+      }
+      const deadline = Date.now() + 10_000;
+      while (processesUnder(dir).length > 0 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+    },
+    async resume() {
+      // The daemon must not inherit pipes (a caller reading them would wait forever).
+      await new Promise<void>((resolvePromise, reject) => {
+        const p = spawn('dovecot', ['-c', conf], { stdio: 'ignore' });
+        p.on('error', reject);
+        p.on('exit', (code) => (code === 0 ? resolvePromise() : reject(new Error(`dovecot exited ${code}`))));
+      });
+      const deadline = Date.now() + 20_000;
+      while (!(await isListening(port, host))) {
+        if (Date.now() > deadline) throw new Error(`dovecot did not listen again on ${host}:${port}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -239,6 +284,19 @@ async function reapStale(): Promise<void> {
   }
 }
 
+/** Pids of processes whose working directory is `dir` or below it (Dovecot's run dir, homes). */
+function processesUnder(dir: string): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cwd = readlinkSync(join('/proc', entry, 'cwd'));
+      if (cwd === dir || cwd.startsWith(`${dir}/`)) out.push(Number(entry));
+    } catch {}
+  }
+  return out;
+}
+
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -248,9 +306,9 @@ function isAlive(pid: number): boolean {
   }
 }
 
-function isListening(port: number): Promise<boolean> {
+function isListening(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((resolvePromise) => {
-    const socket = connect({ host: '127.0.0.1', port });
+    const socket = connect({ host, port });
     socket.once('connect', () => {
       socket.destroy();
       resolvePromise(true);

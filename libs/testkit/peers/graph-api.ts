@@ -185,7 +185,8 @@ export async function startGraphApi(options: GraphStandInOptions = {}): Promise<
   const changes: Array<{ seq: number; folder: GraphFolderName; id: string }> = [];
   const sent: GraphStandIn['sent'] = [];
   let seq = 0;
-  let expiredBelow = 0;
+  /** Tokens of an earlier generation than this answer 410 (expireDeltaTokens). */
+  let generation = 0;
   let origin = '';
 
   const logChange = (folder: GraphFolderName, id: string) => changes.push({ seq: ++seq, folder, id });
@@ -310,6 +311,8 @@ export async function startGraphApi(options: GraphStandInOptions = {}): Promise<
     since: number;
     from?: number;
     off?: number;
+    /** The generation the token was issued in. */
+    g?: number;
   }
 
   const delta = (req: StandInRequest, folder: GraphFolderName, path: string): StandInReply => {
@@ -320,10 +323,10 @@ export async function startGraphApi(options: GraphStandInOptions = {}): Promise<
     if (tokenText) {
       const decoded = decodeToken<DeltaState>(tokenText);
       if (!decoded || decoded.f !== folder) return fail(400, 'BadRequest', 'Invalid token');
-      if (decoded.seq < expiredBelow)
+      if ((decoded.g ?? 0) < generation)
         return fail(410, 'syncStateNotFound', 'The sync state was not found or has expired.');
       state = q.get('$deltatoken')
-        ? { f: folder, seq: seq, since: decoded.since, from: decoded.seq, off: 0 }
+        ? { f: folder, seq: seq, since: decoded.since, from: decoded.seq, off: 0, g: generation }
         : decoded;
     } else {
       let since = 0;
@@ -334,7 +337,7 @@ export async function startGraphApi(options: GraphStandInOptions = {}): Promise<
           return fail(400, 'BadRequest', 'Only receivedDateTime ge is supported in a messages delta $filter');
         since = Date.parse(m[1]!);
       }
-      state = { f: folder, seq, since, off: 0 };
+      state = { f: folder, seq, since, off: 0, g: generation };
     }
     let entries: Array<Record<string, unknown>>;
     if (state.from === undefined) {
@@ -368,7 +371,9 @@ export async function startGraphApi(options: GraphStandInOptions = {}): Promise<
     else
       body['@odata.deltaLink'] = link(
         path,
-        new URLSearchParams({ $deltatoken: encodeToken({ f: folder, seq: state.seq, since: state.since }) }),
+        new URLSearchParams({
+          $deltatoken: encodeToken({ f: folder, seq: state.seq, since: state.since, g: generation }),
+        }),
       );
     return { status: 200, body };
   };
@@ -504,7 +509,7 @@ export async function startGraphApi(options: GraphStandInOptions = {}): Promise<
     },
     sent,
     expireDeltaTokens() {
-      expiredBelow = seq + 1;
+      generation++;
     },
     error: (code, message = 'stand-in error') => graphError(code, message),
   };

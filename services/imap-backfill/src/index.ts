@@ -1,12 +1,14 @@
 /**
  * services/imap-backfill (DESIGN.md "Shape"): history backfill jobs and live mailbox sync of
- * IMAP-capable mailers, posting to the mailer's own webhook through the webhook dispatcher.
+ * IMAP-capable mailers (IMAP, and OAuth mailboxes through the Gmail API and Microsoft Graph),
+ * posting to the mailer's own webhook through the webhook dispatcher.
  * Runs alone (`src/main.ts`, ops port for /healthz /readyz /metrics) or inside the all-in-one
  * process (scripts/start.ts). docs/backfill.md describes the whole feature.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { OutboxRelay, type RunningService, type ServiceContext } from '@mailyard/platform';
+import { oauthAccessTokens } from '@mailyard/providers';
 import { JobWorker } from './backfill/job-worker';
 import { LiveSync } from './live/live-sync';
 import { type OpenMailbox, mailboxOpener } from './open-mailbox';
@@ -17,6 +19,7 @@ export { LiveSync } from './live/live-sync';
 export { mailboxOpener } from './open-mailbox';
 export { backfillSettings } from './settings';
 export type { MailboxClient } from './mailbox/mailbox-client';
+export type { BackfillSettings } from './settings';
 
 export interface StartOptions {
   /** Replaces the provider clients (tests of the worker against a stand-in mailbox). */
@@ -28,13 +31,22 @@ export interface StartOptions {
 export async function start(ctx: ServiceContext, opts: StartOptions = {}): Promise<RunningService> {
   const { db, bus, kv, logger, sealer, config } = ctx;
   const settings = backfillSettings(config);
-  const openMailbox = opts.openMailbox ?? mailboxOpener(db, sealer, settings);
   // MAILER_DEACTIVATED is written to the outbox with the state change (libs/store deactivateMailer).
   const relay = new OutboxRelay(db, bus, logger, {
     pollMs: config.OUTBOX_POLL_MS,
     batchSize: config.OUTBOX_BATCH,
   });
   relay.start();
+  // OAuth mailboxes: tokens refreshed ahead of expiry; a revoked grant deactivates the mailer.
+  const tokens = oauthAccessTokens({
+    db,
+    sealer,
+    kv,
+    logger,
+    settings: settings.providers,
+    onOutboxWrite: () => relay.notify(),
+  });
+  const openMailbox = opts.openMailbox ?? mailboxOpener(db, sealer, settings, { tokens, logger });
   const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const worker = new JobWorker({ db, bus, logger, settings, openMailbox, owner });
   worker.start();

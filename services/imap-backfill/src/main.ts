@@ -1,5 +1,6 @@
 import { runProcess } from '@mailyard/platform';
-import { backfillSettings, start } from './index';
+import { start } from './index';
+import { backfillSettings } from './settings';
 
 void runProcess({
   name: 'imap-backfill',

@@ -5,46 +5,77 @@
  * - `BACKFILL_POLL_MS` (1000): how often idle workers look for due jobs.
  * - `BACKFILL_CONCURRENCY` (4): jobs run at once per process (one IMAP connection each).
  * - `BACKFILL_LEASE_MS` (60000): a job's lease; a killed worker's job resumes after it expires.
- * - `BACKFILL_SLICE_DAYS` (7): time slice of the newest-first walk (abort is checked per slice).
+ * - `BACKFILL_SLICE_DAYS` (7): first and shortest time slice of the newest-first walk.
+ * - `BACKFILL_SLICE_TARGET` (1000): messages a slice aims at; slices grow over sparse stretches
+ *   (up to a tenth of the window) and shrink over dense ones.
  * - `BACKFILL_RETRY_MAX` (8): transient failures in a row before a job fails.
  * - `BACKFILL_RETRY_BASE_MS` (2000): first retry delay; doubles up to 5 minutes.
+ * - `BACKFILL_FETCH_BATCH` (500): UIDs per IMAP FETCH command (sources stream one at a time).
+ * - `BACKFILL_INFLIGHT` (16): messages of a job parsed and posted at once.
+ * - `BACKFILL_CHECKPOINT_EVERY` (200): messages between checkpoints (what a restart re-posts at most).
  * - `IMAP_TIMEOUT_MS` (15000): connect/greeting timeout of IMAP connections.
  * - `IMAP_SYNC` (1): live sync of IMAP-capable mailers on/off.
  * - `IMAP_SYNC_POLL_MS` (60000): re-check interval while idling (and polling without IDLE).
  * - `IMAP_SYNC_LEASE_MS` (30000): Redis lease per watched mailer, renewed by its watcher.
  * - `IMAP_SYNC_ERROR_AFTER` (3): failed connects in a row before an IMAP_ERROR event.
+ * - `IMAP_SYNC_RETRY_BASE_MS` (2000): first reconnect delay of a watcher; doubles up to 5 minutes.
+ * - `BACKFILL_API_CONCURRENCY` (4): Gmail API / Graph requests in flight per OAuth mailbox
+ *   (message metadata and sources; the providers' per-user quotas bound it).
+ * - The providers' variables (libs/providers ProviderEnvObject: API endpoints, deployment apps,
+ *   token lifecycle) for the OAuth mailboxes' tokens and API clients.
  */
 import { type Config, parseSettings } from '@mailyard/platform';
+import { ProviderEnvObject, type ProviderSettings, providerEnvCheck } from '@mailyard/providers';
 import { z } from 'zod';
 
 const int = (def: number, min = 1) => z.coerce.number().int().min(min).default(def);
 
-export const BackfillEnvSchema = z.object({
-  BACKFILL_POLL_MS: int(1000, 10),
-  BACKFILL_CONCURRENCY: int(4),
-  BACKFILL_LEASE_MS: int(60_000, 1000),
-  BACKFILL_SLICE_DAYS: z.coerce.number().positive().default(7),
-  BACKFILL_RETRY_MAX: int(8),
-  BACKFILL_RETRY_BASE_MS: int(2000, 1),
-  IMAP_TIMEOUT_MS: int(15_000, 100),
-  IMAP_SYNC: z.enum(['0', '1', 'true', 'false']).default('1'),
-  IMAP_SYNC_POLL_MS: int(60_000, 10),
-  IMAP_SYNC_LEASE_MS: int(30_000, 1000),
-  IMAP_SYNC_ERROR_AFTER: int(3),
-});
+export const BackfillEnvSchema = z
+  .object({
+    BACKFILL_POLL_MS: int(1000, 10),
+    BACKFILL_CONCURRENCY: int(4),
+    BACKFILL_LEASE_MS: int(60_000, 1000),
+    BACKFILL_SLICE_DAYS: z.coerce.number().positive().default(7),
+    BACKFILL_SLICE_TARGET: int(1000),
+    BACKFILL_RETRY_MAX: int(8),
+    BACKFILL_RETRY_BASE_MS: int(2000, 1),
+    BACKFILL_FETCH_BATCH: int(500),
+    BACKFILL_INFLIGHT: int(16),
+    BACKFILL_CHECKPOINT_EVERY: int(200),
+    IMAP_TIMEOUT_MS: int(15_000, 100),
+    IMAP_SYNC: z.enum(['0', '1', 'true', 'false']).default('1'),
+    IMAP_SYNC_POLL_MS: int(60_000, 10),
+    IMAP_SYNC_LEASE_MS: int(30_000, 1000),
+    IMAP_SYNC_ERROR_AFTER: int(3),
+    IMAP_SYNC_RETRY_BASE_MS: int(2000, 1),
+    BACKFILL_API_CONCURRENCY: int(4),
+  })
+  // OAuth mailboxes: provider endpoints, the deployment's apps, token lifecycle (libs/providers).
+  .merge(ProviderEnvObject)
+  .superRefine(providerEnvCheck);
+
+const PROVIDER_KEYS = Object.keys(ProviderEnvObject.shape) as Array<keyof ProviderSettings>;
 
 export interface BackfillSettings {
   pollMs: number;
   concurrency: number;
   leaseMs: number;
   sliceMs: number;
+  sliceTarget: number;
   retryMax: number;
   retryBaseMs: number;
+  fetchBatch: number;
+  inFlight: number;
+  checkpointEvery: number;
   imapTimeoutMs: number;
   sync: boolean;
   syncPollMs: number;
   syncLeaseMs: number;
   syncErrorAfter: number;
+  syncRetryBaseMs: number;
+  apiConcurrency: number;
+  /** The OAuth providers' settings (libs/providers). */
+  providers: ProviderSettings;
   guard: {
     allowPrivate: boolean;
     dns: { DNS_SERVERS: Config['DNS_SERVERS']; DNS_TIMEOUT_MS: number; DNS_TRIES: number };
@@ -65,13 +96,20 @@ export function backfillSettings(
     concurrency: e.BACKFILL_CONCURRENCY,
     leaseMs: e.BACKFILL_LEASE_MS,
     sliceMs: Math.max(1000, Math.round(e.BACKFILL_SLICE_DAYS * 86_400_000)),
+    sliceTarget: e.BACKFILL_SLICE_TARGET,
     retryMax: e.BACKFILL_RETRY_MAX,
     retryBaseMs: e.BACKFILL_RETRY_BASE_MS,
+    fetchBatch: e.BACKFILL_FETCH_BATCH,
+    inFlight: e.BACKFILL_INFLIGHT,
+    checkpointEvery: e.BACKFILL_CHECKPOINT_EVERY,
     imapTimeoutMs: e.IMAP_TIMEOUT_MS,
     sync: e.IMAP_SYNC === '1' || e.IMAP_SYNC === 'true',
     syncPollMs: e.IMAP_SYNC_POLL_MS,
     syncLeaseMs: e.IMAP_SYNC_LEASE_MS,
     syncErrorAfter: e.IMAP_SYNC_ERROR_AFTER,
+    syncRetryBaseMs: e.IMAP_SYNC_RETRY_BASE_MS,
+    apiConcurrency: e.BACKFILL_API_CONCURRENCY,
+    providers: Object.fromEntries(PROVIDER_KEYS.map((k) => [k, e[k]])) as ProviderSettings,
     guard: {
       allowPrivate: config.MAILER_ALLOW_PRIVATE_HOSTS,
       dns: {

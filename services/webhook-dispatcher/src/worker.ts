@@ -1,30 +1,39 @@
 /**
  * Runs delivery attempts from the webhook_deliveries table (the persisted schedule):
- * - claims due rows (fresh batches at once through `kick`, retries by polling every pollMs),
- *   at most `concurrency` in flight per process and `endpointConcurrency` per webhook: rows of an
- *   endpoint that is at its limit are not claimed (or released at once), so one slow receiver
- *   only ever waits on itself;
- * - loads the target fresh for every attempt (a deleted or deactivated webhook drops the
- *   delivery with a record saying so), delivers, and records the attempt with the next state:
- *   delivered, retrying at now + schedule delay (with jitter), or dropped once the schedule is
- *   used up.
+ * - claims due rows (fresh batches at once through `poll`, retries by polling every pollMs),
+ *   at most `concurrency` in flight per process and `endpointConcurrency` per webhook: the
+ *   claim takes per endpoint only what it may still run, so one slow receiver only ever waits
+ *   on itself and a large backlog for one endpoint is never claimed and released;
+ * - loads the target fresh for every claim (once per endpoint in it; a deleted or deactivated
+ *   webhook drops the delivery with a record saying so), delivers, and records the attempt with
+ *   the next state (outcomes of concurrent attempts in one statement, recorder.ts): delivered,
+ *   retrying at now + schedule delay (with jitter), or dropped once the schedule is used up.
  * A crash between claim and record leaves the row due again after the lease: at-least-once.
  */
 import { type Logger, type Queryable, type Sealer, childTraceparent } from '@mailyard/platform';
 import {
+  type AttemptRecord,
   type DueDelivery,
   claimDueDeliveries,
   dropDelivery,
   loadInboundWebhook,
   loadMailerWebhook,
   loadWebhookById,
-  recordDeliveryAttempt,
+  recordDeliveryAttempts,
   releaseClaimedDeliveries,
 } from '@mailyard/store';
 import type { DeliveryRequest, DeliveryResult } from './deliver';
 import { attemptLatency, attempts } from './metrics';
+import { GroupWriter } from './recorder';
 import { nextRetryDelayMs, retryWindowMs, retryWindowS } from './schedule';
 import type { DispatcherSettings } from './settings';
+
+interface Target {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  secret: string | null;
+}
 
 export interface WorkerDeps {
   db: Queryable;
@@ -44,7 +53,19 @@ export class DeliveryWorker {
   private claiming: Promise<void> | null = null;
   private again = false;
 
-  constructor(private readonly deps: WorkerDeps) {}
+  /** Attempt outcomes, written together (group commit). */
+  private readonly records: GroupWriter<AttemptRecord>;
+
+  constructor(private readonly deps: WorkerDeps) {
+    this.records = new GroupWriter(
+      (items) => recordDeliveryAttempts(deps.db, items),
+      (err, items) =>
+        deps.logger.error('recording webhook attempts failed; they are attempted again after the lease', {
+          err,
+          deliveries: items.length,
+        }),
+    );
+  }
 
   start(): void {
     const tick = () => {
@@ -78,22 +99,22 @@ export class DeliveryWorker {
     if (this.pollTimer) clearTimeout(this.pollTimer);
     await this.claiming;
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
-  }
-
-  private busyEndpoints(): string[] {
-    const limit = this.deps.settings.endpointConcurrency;
-    return [...this.perEndpoint].filter(([, n]) => n >= limit).map(([id]) => id);
+    await this.records.drain();
   }
 
   private async claimAndRun(): Promise<void> {
     const { db, settings } = this.deps;
     const free = settings.concurrency - this.inFlight;
     if (free <= 0) return;
+    // Only what each endpoint may still run: nothing is claimed just to be released.
     const rows = await claimDueDeliveries(db, {
       limit: free,
       leaseMs: settings.leaseMs,
-      skipTargets: this.busyEndpoints(),
+      perTarget: settings.endpointConcurrency,
+      running: this.perEndpoint,
     });
+    // The target of each endpoint is loaded once per claim, not once per attempt.
+    const targets = new Map<string, Promise<Target | string>>();
     const release: string[] = [];
     for (const row of rows) {
       const n = this.perEndpoint.get(row.webhookId) ?? 0;
@@ -101,9 +122,16 @@ export class DeliveryWorker {
         release.push(row.id);
         continue;
       }
+      const key = `${row.targetKind}:${row.webhookId}`;
+      let target = targets.get(key);
+      if (!target) {
+        target = this.loadTarget(row);
+        target.catch(() => {}); // each attempt awaits it and reports a failure itself
+        targets.set(key, target);
+      }
       this.perEndpoint.set(row.webhookId, n + 1);
       this.inFlight++;
-      const run = this.attempt(row)
+      const run = this.attempt(row, target)
         .catch(
           (err) =>
             void this.deps.logger.error('webhook attempt failed unexpectedly', { err, delivery_id: row.id }),
@@ -123,12 +151,12 @@ export class DeliveryWorker {
     if (rows.length === free && release.length < rows.length) this.again = true;
   }
 
-  private async attempt(row: DueDelivery): Promise<void> {
+  private async attempt(row: DueDelivery, loaded: Promise<Target | string>): Promise<void> {
     const { db, settings, logger } = this.deps;
     const window = formatWindow(retryWindowS(settings.retryDelaysS));
     const tooOld =
       Date.now() - row.createdAt.getTime() > retryWindowMs(settings.retryDelaysS, settings.timeoutMs);
-    const target = tooOld ? `older than the retry window (${window})` : await this.loadTarget(row);
+    const target = tooOld ? `older than the retry window (${window})` : await loaded;
     if (typeof target === 'string') {
       await dropDelivery(db, row.id, target);
       attempts.inc({ result: 'dropped' });
@@ -147,7 +175,7 @@ export class DeliveryWorker {
       secret: target.secret,
       traceparent: row.traceparent ? childTraceparent(row.traceparent) : null,
     });
-    let next: Parameters<typeof recordDeliveryAttempt>[3]['next'];
+    let next: AttemptRecord['outcome']['next'];
     if (result.ok) next = { status: 'delivered' };
     else {
       const delay = nextRetryDelayMs(attempt, settings.retryDelaysS, this.deps.random);
@@ -161,12 +189,11 @@ export class DeliveryWorker {
     }
     attempts.inc({ result: next.status });
     attemptLatency.observe(result.latencyMs / 1000);
-    await recordDeliveryAttempt(db, row.id, attempt, {
-      at,
-      statusCode: result.statusCode,
-      latencyMs: result.latencyMs,
-      error: result.error,
-      next,
+    // Written with the outcomes of other attempts; the slot is free meanwhile.
+    void this.records.add({
+      deliveryId: row.id,
+      attempt,
+      outcome: { at, statusCode: result.statusCode, latencyMs: result.latencyMs, error: result.error, next },
     });
     if (!result.ok)
       logger.info('webhook attempt failed', {
@@ -179,11 +206,7 @@ export class DeliveryWorker {
   }
 
   /** The target as configured now, or why the delivery is dropped. */
-  private async loadTarget(
-    row: DueDelivery,
-  ): Promise<
-    { url: string; method: string; headers: Record<string, string>; secret: string | null } | string
-  > {
+  private async loadTarget(row: DueDelivery): Promise<Target | string> {
     const { db, sealer } = this.deps;
     if (row.targetKind === 'inbound') {
       const hook = await loadInboundWebhook(db, sealer, row.tenantId, row.webhookId);

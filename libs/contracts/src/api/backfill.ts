@@ -140,6 +140,8 @@ export interface BackfillStatusResponse {
   percent: number;
   startedAt: string;
   endedAt: string;
+  /** Only on a `failed` job: why it failed (issue 11; the spec's fields are unchanged otherwise). */
+  failedReason?: string;
 }
 
 /** 200 of POST /v1/imap/{mailerID}/history (a 409 carries the active `jobId` beside the error). */

@@ -31,6 +31,12 @@ import {
   MailerDeactivatedEventSchema,
 } from './mailer-deactivated';
 import {
+  MAILER_WEBHOOK_MESSAGE,
+  MAILER_WEBHOOK_MESSAGE_VERSION,
+  type MailerWebhookMessage,
+  MailerWebhookMessageSchema,
+} from './mailer-webhook';
+import {
   SEND_EMAIL_COMMAND,
   SEND_EMAIL_COMMAND_VERSION,
   type SendEmailCommand,
@@ -89,4 +95,12 @@ export const BusMessages = {
     exchange: Exchange.commands,
     routingKey: () => INBOUND_MESSAGE_ROUTING_KEY,
   } satisfies BusMessageDef<InboundMessageStored>,
+  /** `mailer.webhook`: one object for a mailer's incoming webhook (see mailer-webhook.ts). */
+  mailerWebhook: {
+    name: MAILER_WEBHOOK_MESSAGE,
+    version: MAILER_WEBHOOK_MESSAGE_VERSION,
+    schema: MailerWebhookMessageSchema,
+    exchange: Exchange.events,
+    routingKey: () => RoutingKey.mailerWebhook,
+  } satisfies BusMessageDef<MailerWebhookMessage>,
 } as const;

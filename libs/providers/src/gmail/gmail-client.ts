@@ -12,6 +12,7 @@
  *   page by page (pageToken), newest first. Callers keep messages in the exact window by
  *   internalDate (`inGmailWindow`).
  * - getRaw: `users.messages.get` with format=raw: the exact bytes, labels, thread, internalDate.
+ * - getMeta: `users.messages.get` with format=minimal: labels, thread, internalDate (no body).
  * - history: `users.history.list` (messageAdded) from a startHistoryId over every page; a 404
  *   (history id too old) answers `expired` and the caller syncs in full.
  * - labels / folderLabels: system labels INBOX, SENT, SPAM, TRASH by role.
@@ -56,11 +57,14 @@ export interface GmailMessageRef {
   threadId: string;
 }
 
-export interface GmailRawMessage extends GmailMessageRef {
+export interface GmailMessageMeta extends GmailMessageRef {
   labelIds: string[];
   /** When Gmail received it (internalDate): what windows are measured on. */
   internalDate: Date;
   historyId: string;
+}
+
+export interface GmailRawMessage extends GmailMessageMeta {
   /** The whole RFC 5322 source, byte for byte. */
   raw: Buffer;
 }
@@ -86,6 +90,16 @@ export const GMAIL_ROLE_LABELS: Readonly<Record<MailFolderRole, string>> = Objec
   spam: 'SPAM',
   trash: 'TRASH',
 });
+
+function metaOf(data: gmail_v1.Schema$Message, id: string): GmailMessageMeta {
+  return {
+    id: data.id ?? id,
+    threadId: data.threadId ?? '',
+    labelIds: data.labelIds ?? [],
+    internalDate: new Date(Number(data.internalDate ?? 0)),
+    historyId: data.historyId ?? '',
+  };
+}
 
 export class GmailClient {
   private readonly api: gmail_v1.Gmail;
@@ -173,14 +187,15 @@ export class GmailClient {
     );
     if (typeof data.raw !== 'string')
       throw new ProviderRequestError(`Gmail API returned message ${id} without its raw source`, 200, '');
-    return {
-      id: data.id ?? id,
-      threadId: data.threadId ?? '',
-      labelIds: data.labelIds ?? [],
-      internalDate: new Date(Number(data.internalDate ?? 0)),
-      historyId: data.historyId ?? '',
-      raw: Buffer.from(data.raw, 'base64url'),
-    };
+    return { ...metaOf(data, id), raw: Buffer.from(data.raw, 'base64url') };
+  }
+
+  /** Labels, thread and receipt time of a message, without its body. */
+  async getMeta(id: string): Promise<GmailMessageMeta> {
+    const data = await this.call((o) =>
+      this.api.users.messages.get({ userId: this.userId, id, format: 'minimal' }, o),
+    );
+    return metaOf(data, id);
   }
 
   /**

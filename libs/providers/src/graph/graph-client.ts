@@ -14,6 +14,7 @@
  *   @odata.nextLink followed; with a participant, $search with the window split wherever a
  *   search reaches the 1000-result cap (search-window.ts).
  * - getMime: `GET /me/messages/{id}/$value`, the exact bytes.
+ * - oldestReceived: a folder's earliest receivedDateTime (`$orderby=receivedDateTime asc`, `$top=1`).
  * - delta: `GET /me/mailFolders/{id}/messages/delta` from a receivedDateTime (first round) or a
  *   saved @odata.deltaLink; every page followed to the next deltaLink. An expired delta link
  *   answers `resync`.
@@ -212,6 +213,21 @@ export class GraphClient {
       this.searchCap,
     );
     return { messages: result.items, truncated: result.truncated };
+  }
+
+  /** The earliest receipt time in `folderId`, null when the folder is empty. */
+  async oldestReceived(folderId: string): Promise<Date | null> {
+    const page = await this.json<Page>({
+      method: 'GET',
+      url: this.url(`me/mailFolders/${encodeURIComponent(folderId)}/messages`, {
+        $select: 'id,receivedDateTime',
+        $orderby: 'receivedDateTime asc',
+        $top: '1',
+      }),
+      prefer: [IMMUTABLE_IDS],
+    });
+    const first = page.value?.[0];
+    return first?.receivedDateTime ? new Date(first.receivedDateTime) : null;
   }
 
   /** The message's MIME source, byte for byte. */

@@ -103,5 +103,6 @@ export function toStatus(job: BackfillJob): BackfillStatusResponse {
     percent: job.status === 'done' ? 100 : Math.max(0, Math.min(100, job.percent)),
     startedAt: job.startedAt.toISOString(),
     endedAt: job.endedAt ? job.endedAt.toISOString() : '',
+    ...(job.status === 'failed' ? { failedReason: job.failedReason } : {}),
   };
 }

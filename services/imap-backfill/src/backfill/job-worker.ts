@@ -2,21 +2,25 @@
  * Claims due backfill jobs (libs/store backfillJobs: a lease per job, FOR UPDATE SKIP LOCKED)
  * and runs up to `concurrency` at once, one mailbox connection each. What a failure does:
  * - authentication rejected: the mailer is deactivated (MAILER_DEACTIVATED,
- *   `provider_auth_error`, to its own webhook) and the job fails;
- * - transient (connection lost, timeout): the job is released and due again after a back-off,
- *   resuming from its checkpoint; after `retryMax` failures in a row it fails;
+ *   `provider_auth_error`, to its own webhook) and the job fails; a revoked OAuth grant was
+ *   already deactivated by the token layer (`oauth_revoked`): the job just fails;
+ * - transient (connection lost, timeout, provider busy): the job is released and due again after
+ *   a back-off (at least the provider's Retry-After), resuming from its checkpoint; after
+ *   `retryMax` failures in a row it fails;
  * - anything else: the job fails with the reason, shown in the status response.
- * Failed jobs send HISTORY_BACKFILL_FAILED. A worker killed mid-job leaves its lease to expire;
- * the job then resumes on any worker from its checkpoint.
+ * Failed jobs send HISTORY_BACKFILL_FAILED. A worker that stops (SIGTERM) checkpoints its jobs
+ * and releases their leases, so another worker resumes them at once; a worker killed mid-job
+ * leaves its lease to expire, then any worker resumes the job from its checkpoint.
  */
 import type { Bus, Logger, Queryable } from '@mailyard/platform';
 import type { Db } from '@mailyard/platform';
 import { type BackfillJob, backfillJobs, deactivateMailer, mailers } from '@mailyard/store';
 import { MailboxError } from '../mailbox/mailbox-client';
+import { backfillJobsEnded } from '../metrics';
 import type { OpenMailbox } from '../open-mailbox';
 import { lifecycleEvent, postLifecycle } from '../publish';
 import type { BackfillSettings } from '../settings';
-import { runJob } from './run-job';
+import { type RunOutcome, runJob } from './run-job';
 
 export interface JobWorkerDeps {
   db: Db;
@@ -32,6 +36,8 @@ export class JobWorker {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private claiming = false;
+  /** Aborted by stop(): running jobs checkpoint and hand their leases back. */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly deps: JobWorkerDeps) {}
 
@@ -46,6 +52,7 @@ export class JobWorker {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     if (this.timer) clearTimeout(this.timer);
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
@@ -86,8 +93,9 @@ export class JobWorker {
       if (!mailer) return await this.fail(job, 'the mailer was deleted');
       if (mailer.state !== 'active') return await this.fail(job, `the mailer is ${mailer.state}`);
       const mailbox = await this.deps.openMailbox(mailer);
+      let outcome: RunOutcome;
       try {
-        await runJob(
+        outcome = await runJob(
           {
             db,
             bus: this.deps.bus,
@@ -95,7 +103,10 @@ export class JobWorker {
             owner,
             leaseMs: settings.leaseMs,
             sliceMs: settings.sliceMs,
-            checkpointEvery: 100,
+            sliceTarget: settings.sliceTarget,
+            checkpointEvery: settings.checkpointEvery,
+            inFlight: settings.inFlight,
+            signal: this.stopping.signal,
           },
           job,
           mailbox,
@@ -104,6 +115,8 @@ export class JobWorker {
       } finally {
         await mailbox.close();
       }
+      if (outcome === 'stopped' && this.stopped && (await backfillJobs.release(db, job.id, owner)))
+        logger.info('history backfill handed back at shutdown', { job_id: job.id });
     } catch (err) {
       await this.onError(job, err).catch((e) =>
         logger.error('backfill job error handling failed', { job_id: job.id, err: e }),
@@ -117,15 +130,16 @@ export class JobWorker {
     const { db, logger, settings, owner } = this.deps;
     const kind = err instanceof MailboxError ? err.kind : 'transient-db';
     const message = err instanceof Error ? err.message : String(err);
-    if (kind === 'auth') {
-      await deactivateMailer(db, job.tenantId, job.mailerId, 'provider_auth_error', message);
-      return this.fail(job, `IMAP authentication failed: ${message}`);
+    if (err instanceof MailboxError && kind === 'auth') {
+      if (err.deactivation) await deactivateMailer(db, job.tenantId, job.mailerId, err.deactivation, message);
+      return this.fail(job, `${err.source} authentication failed: ${message}`);
     }
     if (kind === 'terminal') return this.fail(job, message);
     // Transient mailbox errors, and unexpected ones (database, bus) the same way: retry from the checkpoint.
     if (job.attempts + 1 > settings.retryMax)
       return this.fail(job, `gave up after ${job.attempts + 1} attempts: ${message}`);
-    const delay = Math.min(300_000, settings.retryBaseMs * 2 ** Math.min(job.attempts, 10));
+    const backoff = Math.min(300_000, settings.retryBaseMs * 2 ** Math.min(job.attempts, 10));
+    const delay = Math.max(backoff, err instanceof MailboxError ? (err.retryAfterMs ?? 0) : 0);
     const attempts = await backfillJobs.retryLater(db, job.id, owner, delay);
     logger.warn('history backfill will retry', { job_id: job.id, attempts, delay_ms: delay, error: message });
   }
@@ -133,6 +147,7 @@ export class JobWorker {
   private async fail(job: BackfillJob, reason: string): Promise<void> {
     const { db, bus, logger, owner } = this.deps;
     if (!(await backfillJobs.finish(db, job.id, owner, { status: 'failed', reason }))) return;
+    backfillJobsEnded.inc({ status: 'failed' });
     const now = await backfillJobs.progress(db, job.id);
     await postLifecycle(
       bus,

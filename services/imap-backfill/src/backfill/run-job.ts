@@ -1,27 +1,47 @@
 /**
- * Runs one claimed backfill job to its end (or until it is cancelled, or its lease is lost):
+ * Runs one claimed backfill job to its end (or until it is cancelled, its lease is lost, or the
+ * worker stops):
  *
- *   resolve folders (special-use) -> STARTED -> for each time slice, newest first:
+ *   resolve folders (special-use) -> STARTED -> for each time slice (slices.ts), newest first:
  *     abort check (lease renewal) -> list every selected folder (exact window, participant)
  *     -> newest first, capped by what `count` leaves -> stream the sources folder by folder
- *     -> post each as INCOMING_EMAIL (X-History-Backfill-Job-Id) -> checkpoint every batch
- *     -> PROGRESS at every new 10% -> COMPLETED.
+ *     through a PostPipeline (INCOMING_EMAIL with X-History-Backfill-Job-Id, checkpoint every
+ *     `checkpointEvery`) -> PROGRESS at every new 10% -> COMPLETED.
+ *
+ * The service's own sent mail (X-Is-Svc in SENT) is skipped; when skipped messages took places
+ * of the `count` cap, the same slice is walked again for the next newest. A folder whose
+ * UIDVALIDITY changed since the checkpoint forgets the slice's handled ids (delivered again,
+ * nothing skipped); a change between listing and fetching is a transient error (retried). Where
+ * ids name a message in the whole mailbox (Gmail: one message, several folder labels), a message
+ * is posted once per job, for the first selected folder it is in.
  *
  * Provider-independent: everything mailbox-specific is behind MailboxClient. Errors propagate
  * to the caller (job-worker.ts), which decides retry, deactivation or failure.
  */
 import { type Bus, type Logger, type Queryable, isServiceSent } from '@mailyard/platform';
 import { type BackfillJob, backfillJobs } from '@mailyard/store';
-import { imapIncomingEmail } from '../incoming-email';
+import { mailboxIncomingEmail } from '../incoming-email';
 import {
   FOLDER_ROLES,
   type FolderRole,
   type MailboxClient,
+  MailboxError,
   type MessageRef,
 } from '../mailbox/mailbox-client';
+import { backfillJobsEnded, backfillPosted } from '../metrics';
 import { BACKFILL_JOB_HEADER, lifecycleEvent, postLifecycle, postToMailer } from '../publish';
-import { type JobCheckpoint, readCheckpoint } from './checkpoint';
-import { newestFirst, nextUntil, progressStep, sliceEndingAt, windowPercent } from './slices';
+import { type JobCheckpoint, readCheckpoint, writeCheckpoint } from './checkpoint';
+import { PostPipeline } from './post-pipeline';
+import {
+  type Slice,
+  maxSliceMs,
+  newestFirst,
+  nextSliceMs,
+  nextUntil,
+  progressStep,
+  sliceEndingAt,
+  windowPercent,
+} from './slices';
 
 export interface RunJobDeps {
   db: Queryable;
@@ -29,11 +49,20 @@ export interface RunJobDeps {
   logger: Logger;
   owner: string;
   leaseMs: number;
+  /** First (and shortest) slice length; slices adapt towards `sliceTarget` messages. */
   sliceMs: number;
+  sliceTarget: number;
+  /** Messages between checkpoints. */
   checkpointEvery: number;
+  /** Messages parsed and posted at once. */
+  inFlight: number;
+  /** Aborted when the worker stops: the job checkpoints and returns 'stopped'. */
+  signal?: AbortSignal;
 }
 
 export type RunOutcome = 'done' | 'stopped';
+
+type Found = MessageRef & { role: FolderRole };
 
 export async function runJob(
   deps: RunJobDeps,
@@ -55,7 +84,7 @@ export async function runJob(
     backfillJobs.checkpoint(db, job.id, owner, {
       processed,
       percent: cp.until ? windowPercent(lower, end, new Date(Date.parse(cp.until) + 1000)) : 100,
-      checkpoint: cp as unknown as Record<string, unknown>,
+      checkpoint: writeCheckpoint(cp),
     });
   if (!cp.started) {
     await postLifecycle(
@@ -70,63 +99,67 @@ export async function runJob(
 
   const capped = () => job.count > 0 && processed >= job.count;
   let until: Date | null = cp.until ? new Date(cp.until) : end;
+  const sliceBounds = {
+    minMs: deps.sliceMs,
+    maxMs: maxSliceMs(lower, end, deps.sliceMs),
+    target: deps.sliceTarget,
+  };
+  let sliceMs = deps.sliceMs;
   while (until && !capped() && until.getTime() >= lower.getTime()) {
+    if (deps.signal?.aborted) return 'stopped';
     if (!(await backfillJobs.renew(db, job.id, owner, deps.leaseMs))) return 'stopped';
-    const slice = sliceEndingAt(until, lower, deps.sliceMs);
-    const found: Array<MessageRef & { role: FolderRole; path: string }> = [];
-    for (const role of roles) {
-      const state = await mailbox.openFolder(paths[role]!);
-      const prev = cp.folders[role];
-      if (!prev || prev.uidValidity !== state.uidValidity)
-        cp.folders[role] = { uidValidity: state.uidValidity, delivered: [] };
-      const done = new Set(cp.folders[role]!.delivered);
-      for (const ref of await mailbox.list({
-        since: slice.since,
-        until: slice.until,
-        participant: job.participant,
-      }))
-        if (!done.has(ref.uid)) found.push({ ...ref, role, path: state.path });
-    }
+    const slice = sliceEndingAt(until, lower, sliceMs);
+    const found = await listSlice(mailbox, roles, paths, cp, slice, job.participant);
     const left = job.count > 0 ? job.count - processed : Number.POSITIVE_INFINITY;
     const chosen = newestFirst(found).slice(0, left);
-    // Posts are pipelined: the broker confirms them in the background and every checkpoint
-    // waits for the confirms of what it records, so a checkpoint never runs ahead of the bus.
-    let inFlight: Array<Promise<void>> = [];
-    const confirmAndSave = async () => {
-      const waiting = inFlight;
-      inFlight = [];
-      await Promise.all(waiting);
-      return save();
-    };
+    let handled = 0;
     for (const role of roles) {
-      const uids = chosen.filter((c) => c.role === role).map((c) => c.uid);
-      if (uids.length === 0) continue;
+      const refs = chosen.filter((c) => c.role === role);
+      if (refs.length === 0) continue;
       const state = await mailbox.openFolder(paths[role]!);
-      for await (const msg of mailbox.fetch(uids)) {
-        if (!(role === 'sent' && isServiceSent(msg.source))) {
-          const body = await imapIncomingEmail(msg.source, {
-            mailerId: job.mailerId,
-            email: mailer.email,
-            folder: state.path,
-          });
-          const posting = postToMailer(bus, job.tenantId, {
+      const folder = cp.folders[role]!;
+      if (state.uidValidity !== folder.uidValidity)
+        throw new MailboxError('transient', `UIDVALIDITY of ${state.path} changed during the backfill`);
+      const pipeline = new PostPipeline({
+        inFlight: deps.inFlight,
+        checkpointEvery: deps.checkpointEvery,
+        build: async (msg) =>
+          role === 'sent' && isServiceSent(msg.source)
+            ? null
+            : mailboxIncomingEmail(msg, {
+                mailerId: job.mailerId,
+                email: mailer.email,
+                service: mailbox.service,
+                folder: state.path,
+              }),
+        post: (body) =>
+          postToMailer(bus, job.tenantId, {
             mailer_id: job.mailerId,
             event: 'INCOMING_EMAIL',
             body,
             headers: { [BACKFILL_JOB_HEADER]: job.id },
-          });
-          posting.catch(() => {}); // awaited (and its error thrown) by the next checkpoint
-          inFlight.push(posting);
-          processed++;
-        }
-        cp.folders[role]!.delivered.push(msg.uid);
-        if (inFlight.length >= deps.checkpointEvery && !(await confirmAndSave())) return 'stopped';
+          }),
+        save: (done, posted) => {
+          for (const id of done) folder.delivered.add(id);
+          handled += done.length;
+          processed += posted;
+          backfillPosted.inc(posted);
+          return save();
+        },
+      });
+      for await (const msg of mailbox.fetch(refs)) {
+        await pipeline.add(msg);
+        if (pipeline.stopped || deps.signal?.aborted) break;
       }
+      await pipeline.drain();
+      if (pipeline.stopped || deps.signal?.aborted) return 'stopped';
     }
-    if (inFlight.length > 0 && !(await confirmAndSave())) return 'stopped';
+    // Skipped messages (the service's own sent mail) took places of the cap: same slice again.
+    if (!capped() && chosen.length < found.length && handled > 0) continue;
     until = nextUntil(slice, lower);
+    sliceMs = nextSliceMs(sliceMs, found.length, sliceBounds);
     cp.until = until ? until.toISOString() : new Date(lower.getTime() - 1000).toISOString();
-    for (const role of roles) cp.folders[role]!.delivered = [];
+    for (const role of roles) cp.folders[role]!.delivered.clear();
     const percent = until ? windowPercent(lower, end, slice.since) : 100;
     if (!(await save())) return 'stopped';
     if (progressStep(percent) > cp.step && percent < 100 && !capped()) {
@@ -140,6 +173,7 @@ export async function runJob(
     }
   }
   if (!(await backfillJobs.finish(db, job.id, owner, { status: 'done' }))) return 'stopped';
+  backfillJobsEnded.inc({ status: 'done' });
   await postLifecycle(
     bus,
     job.tenantId,
@@ -152,6 +186,38 @@ export async function runJob(
   );
   deps.logger.info('history backfill done', { job_id: job.id, mailer_id: job.mailerId, processed });
   return 'done';
+}
+
+/**
+ * Messages of the slice in every selected folder not handled yet. A folder whose UIDVALIDITY
+ * differs from the checkpoint's starts the slice over. With mailbox-wide ids, a message listed
+ * in an earlier folder is left out of the later ones.
+ */
+async function listSlice(
+  mailbox: MailboxClient,
+  roles: FolderRole[],
+  paths: Record<FolderRole, string | null>,
+  cp: JobCheckpoint,
+  slice: Slice,
+  participant: string | null,
+): Promise<Found[]> {
+  const found: Found[] = [];
+  const listed = new Set<string>();
+  for (const role of roles) {
+    const state = await mailbox.openFolder(paths[role]!);
+    const prev = cp.folders[role];
+    if (!prev || prev.uidValidity !== state.uidValidity)
+      cp.folders[role] = { uidValidity: state.uidValidity, delivered: new Set() };
+    const done = cp.folders[role]!.delivered;
+    for (const ref of await mailbox.list({ since: slice.since, until: slice.until, participant })) {
+      if (mailbox.idScope === 'mailbox') {
+        if (listed.has(ref.id)) continue;
+        listed.add(ref.id);
+      }
+      if (!done.has(ref.id)) found.push({ ...ref, role });
+    }
+  }
+  return found;
 }
 
 async function oldestOf(

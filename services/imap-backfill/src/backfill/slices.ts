@@ -3,6 +3,11 @@
  * end back to its start, so a `count` cap takes the newest messages and an abort is seen at the
  * next slice. Progress is time-based (SPEC.md "Status response": `percent` over the requested
  * window): the share of the window already walked. Bounds are inclusive, in whole seconds.
+ *
+ * The slice length adapts to the mailbox (nextSliceMs): a slice that held few messages makes
+ * the next one longer, one that held many makes it shorter, between the configured length and a
+ * tenth of the window (so PROGRESS still comes about every 10%). Each slice costs a few round
+ * trips and a pipeline flush; sparse slices would otherwise dominate a large import.
  */
 
 export interface Slice {
@@ -37,7 +42,32 @@ export function progressStep(percent: number): number {
   return Math.floor(Math.max(0, Math.min(100, percent)) / 10);
 }
 
-/** Newest first; equal times by UID, newest UID first. */
-export function newestFirst<T extends { receivedAt: Date; uid: number }>(refs: T[]): T[] {
-  return [...refs].sort((a, b) => b.receivedAt.getTime() - a.receivedAt.getTime() || b.uid - a.uid);
+/** Newest first; equal times by id, highest first (IMAP: the newest UID). */
+export function newestFirst<T extends { receivedAt: Date; id: string }>(refs: T[]): T[] {
+  return [...refs].sort((a, b) => b.receivedAt.getTime() - a.receivedAt.getTime() || compareIds(b.id, a.id));
+}
+
+/** Ids in order: decimal ids (IMAP UIDs) by value, others (Gmail hex, Graph) as text. */
+export function compareIds(a: string, b: string): number {
+  const numeric = /^\d+$/;
+  if (numeric.test(a) && numeric.test(b) && a.length !== b.length) return a.length - b.length;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * The next slice length after one that held `found` messages: doubled while under `target`,
+ * halved above twice `target`, kept within [minMs, maxMs].
+ */
+export function nextSliceMs(
+  currentMs: number,
+  found: number,
+  o: { minMs: number; maxMs: number; target: number },
+): number {
+  const next = found < o.target ? currentMs * 2 : found > 2 * o.target ? currentMs / 2 : currentMs;
+  return Math.round(Math.max(o.minMs, Math.min(Math.max(o.minMs, o.maxMs), next)));
+}
+
+/** The longest slice of a window: a tenth of it (PROGRESS about every 10%), at least `minMs`. */
+export function maxSliceMs(start: Date, end: Date, minMs: number): number {
+  return Math.max(minMs, Math.floor((end.getTime() - start.getTime()) / 10000) * 1000);
 }

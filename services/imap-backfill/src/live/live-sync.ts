@@ -1,27 +1,39 @@
 /**
  * Live sync: new INBOX mail of every active IMAP-capable mailer with an incoming webhook is
- * posted as INCOMING_EMAIL (mailer-service "imap", label-ids ["INBOX"]) to that webhook.
+ * posted as INCOMING_EMAIL to that webhook (mailer-service "imap", label-ids ["INBOX"]; OAuth
+ * mailboxes "gmail" / "outlook" with their thread id and labels).
  *
  * - Mailboxes are spread over replicas by a lease per mailer in Redis (kv locks): a replica
  *   watches the mailers whose lease it holds and renews it; when a replica dies its leases
  *   expire and another takes them over.
  * - One connection per watched mailer, waiting with IDLE (or polling when the server has no
- *   IDLE), re-checking at least every `syncPollMs`.
- * - Where INBOX was read up to (UIDVALIDITY + last UID) is stored; a new or renumbered INBOX
- *   starts at UIDNEXT (existing mail is the history backfill's job).
- * - Each Message-ID is posted once per mailer (imap_sync_posted), whatever replica sees it.
- * - Connection failures reconnect with back-off; after `syncErrorAfter` in a row an IMAP_ERROR
- *   event goes to the mailer's webhook (once per failing stretch). Rejected credentials
- *   deactivate the mailer (MAILER_DEACTIVATED) and end the watch; deactivated, disabled or
- *   deleted mailers are not watched.
+ *   IDLE; API mailboxes poll Gmail history / Graph delta), re-checking at least every `syncPollMs`.
+ * - Where INBOX was read up to is stored (MailboxClient LivePosition: IMAP UIDVALIDITY + last
+ *   UID, or the provider's cursor); a first watch, or a renumbered INBOX, starts now (existing
+ *   mail is the history backfill's job).
+ * - Each Message-ID is posted once per mailer, whatever replica sees it: the post is an outbox
+ *   row written with the Message-ID claim and the read mark (libs/store imapSync.postNew), so a
+ *   replica killed mid-post neither loses nor repeats a message.
+ * - Connection failures reconnect with back-off (at least the provider's Retry-After); after
+ *   `syncErrorAfter` in a row an IMAP_ERROR event goes to the mailer's webhook (once per failing
+ *   stretch). Rejected credentials deactivate the mailer (MAILER_DEACTIVATED; a revoked OAuth
+ *   grant was deactivated by the token layer already) and end the watch; deactivated, disabled
+ *   or deleted mailers are not watched.
  */
-import type { Bus, Kv, Logger, Queryable } from '@mailyard/platform';
+import type { Bus, Kv, Logger } from '@mailyard/platform';
 import { type Db, messageIdOf } from '@mailyard/platform';
 import { deactivateMailer, imapSync, listWatchableImapMailers, mailers } from '@mailyard/store';
-import { imapIncomingEmail } from '../incoming-email';
-import { type MailboxClient, MailboxError } from '../mailbox/mailbox-client';
+import { mailboxIncomingEmail } from '../incoming-email';
+import {
+  type LiveChanges,
+  type LivePosition,
+  type MailboxClient,
+  MailboxError,
+  type RawMessage,
+} from '../mailbox/mailbox-client';
+import { syncFailures, syncPosted, syncWatched } from '../metrics';
 import type { OpenMailbox } from '../open-mailbox';
-import { postImapError, postToMailer } from '../publish';
+import { postImapError } from '../publish';
 import type { BackfillSettings } from '../settings';
 
 export interface LiveSyncDeps {
@@ -87,9 +99,11 @@ export class LiveSync {
         )
         .finally(() => {
           this.watches.delete(m.mailerId);
+          syncWatched.set(this.watches.size);
           void this.deps.kv.releaseLock(key, token).catch(() => false);
         });
       this.watches.set(m.mailerId, { abort, done });
+      syncWatched.set(this.watches.size);
     }
   }
 
@@ -104,25 +118,21 @@ export class LiveSync {
       let mailbox: MailboxClient | null = null;
       try {
         mailbox = await this.deps.openMailbox(mailer);
-        const box = await mailbox.openFolder('INBOX');
-        failures = 0;
-        reported = false;
-        let state = await imapSync.state(db, mailerId);
-        if (!state || state.uidvalidity !== box.uidValidity) {
-          state = { uidvalidity: box.uidValidity, lastUid: Math.max(0, box.uidNext - 1) };
-          await imapSync.saveState(db, tenantId, mailerId, state.uidvalidity, state.lastUid);
-        }
+        const saved = await imapSync.state(db, mailerId);
+        let at: LivePosition | null = saved
+          ? { validity: saved.uidvalidity, lastUid: saved.lastUid, cursor: saved.cursor }
+          : null;
         while (!signal.aborted) {
           if (!(await renew())) return; // the lease went to another replica
-          const refs = await mailbox.listAfter(state.lastUid);
-          const uids = refs.map((r) => r.uid).sort((a, b) => a - b);
-          for await (const msg of mailbox.fetch(uids)) {
-            await this.post(tenantId, mailerId, mailer.email, msg.uid, box.uidValidity, msg.source);
-            if (msg.uid > state.lastUid) {
-              state.lastUid = msg.uid;
-              await imapSync.saveState(db, tenantId, mailerId, state.uidvalidity, state.lastUid);
-            }
+          const changes = at ? await mailbox.liveChanges(at) : null;
+          if (at && changes) at = await this.postChanges(mailbox, mailer, at, changes);
+          else {
+            // A first watch, or a position that no longer applies (renumbered INBOX): start now.
+            at = await mailbox.livePosition();
+            await this.save(tenantId, mailerId, at);
           }
+          failures = 0;
+          reported = false;
           await mailbox.waitForChange(
             Math.min(settings.syncPollMs, Math.floor(settings.syncLeaseMs / 3)),
             signal,
@@ -131,12 +141,16 @@ export class LiveSync {
       } catch (err) {
         const kind = err instanceof MailboxError ? err.kind : 'transient';
         const message = err instanceof Error ? err.message : String(err);
-        if (kind === 'auth') {
-          await deactivateMailer(db, tenantId, mailerId, 'provider_auth_error', message);
-          logger.warn('live sync: IMAP authentication rejected; mailer deactivated', { mailer_id: mailerId });
+        if (err instanceof MailboxError && kind === 'auth') {
+          if (err.deactivation) await deactivateMailer(db, tenantId, mailerId, err.deactivation, message);
+          logger.warn('live sync: authentication rejected; mailer deactivated', {
+            mailer_id: mailerId,
+            source: err.source,
+          });
           return;
         }
         failures++;
+        syncFailures.inc();
         logger.info('live sync connection failed', { mailer_id: mailerId, failures, error: message });
         if (failures >= settings.syncErrorAfter && !reported) {
           reported = true;
@@ -151,7 +165,9 @@ export class LiveSync {
             },
           }).catch(() => {});
         }
-        await sleep(Math.min(300_000, 1000 * 2 ** Math.min(failures, 8)), signal);
+        const backoff = Math.min(300_000, settings.syncRetryBaseMs * 2 ** Math.min(failures - 1, 8));
+        const asked = err instanceof MailboxError ? (err.retryAfterMs ?? 0) : 0;
+        await sleep(Math.max(backoff, asked), signal);
         if (!(await renew())) return;
       } finally {
         await mailbox?.close().catch(() => {});
@@ -159,25 +175,59 @@ export class LiveSync {
     }
   }
 
-  private async post(
-    tenantId: string,
-    mailerId: string,
-    email: string,
-    uid: number,
-    uidValidity: string,
-    source: Buffer,
-  ): Promise<void> {
-    const db: Queryable = this.deps.db;
-    const id = messageIdOf(source) || `uid:${uidValidity}:${uid}`;
-    if (!(await imapSync.claimMessageId(db, mailerId, id))) return;
-    try {
-      const body = await imapIncomingEmail(source, { mailerId, email, folder: 'INBOX' });
-      await postToMailer(this.deps.bus, tenantId, { mailer_id: mailerId, event: 'INCOMING_EMAIL', body });
-    } catch (err) {
-      await imapSync.releaseMessageId(db, mailerId, id);
-      throw err;
-    }
+  /**
+   * Posts what arrived (each Message-ID once) and returns the position after it. A message the
+   * listing already names by Message-ID and that was posted before is not fetched again (Graph
+   * reports read/flag changes of posted mail as changes too).
+   */
+  private async postChanges(
+    mailbox: MailboxClient,
+    mailer: { tenantId: string; id: string; email: string },
+    at: LivePosition,
+    changes: LiveChanges,
+  ): Promise<LivePosition> {
+    const named = changes.refs.flatMap((r) => (r.messageId ? [r.messageId] : []));
+    const posted = await imapSync.postedOf(this.deps.db, mailer.id, named);
+    const refs = changes.refs.filter((r) => !r.messageId || !posted.has(r.messageId));
+    const after = new Map(refs.map((r) => [r.id, r.position ?? at]));
+    for await (const msg of mailbox.fetch(refs))
+      await this.post(mailbox, mailer, msg, after.get(msg.id) ?? at);
+    if (!samePosition(changes.next, at)) await this.save(mailer.tenantId, mailer.id, changes.next);
+    return changes.next;
   }
+
+  /** Posts a new message once per Message-ID (store: outbox row and read mark in one transaction). */
+  private async post(
+    mailbox: MailboxClient,
+    mailer: { tenantId: string; id: string; email: string },
+    msg: RawMessage,
+    position: LivePosition,
+  ): Promise<void> {
+    const body = await mailboxIncomingEmail(msg, {
+      mailerId: mailer.id,
+      email: mailer.email,
+      service: mailbox.service,
+      folder: 'INBOX',
+    });
+    const posted = await imapSync.postNew(this.deps.db, {
+      tenantId: mailer.tenantId,
+      mailerId: mailer.id,
+      messageId: messageIdOf(msg.source) || msg.messageId || `uid:${position.validity}:${msg.id}`,
+      uidvalidity: position.validity,
+      uid: position.lastUid,
+      cursor: position.cursor,
+      message: { mailer_id: mailer.id, event: 'INCOMING_EMAIL', body },
+    });
+    if (posted) syncPosted.inc();
+  }
+
+  private save(tenantId: string, mailerId: string, p: LivePosition): Promise<void> {
+    return imapSync.saveState(this.deps.db, tenantId, mailerId, p.validity, p.lastUid, p.cursor);
+  }
+}
+
+function samePosition(a: LivePosition, b: LivePosition): boolean {
+  return a.validity === b.validity && a.lastUid === b.lastUid && a.cursor === b.cursor;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

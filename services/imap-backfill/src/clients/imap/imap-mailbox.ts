@@ -8,8 +8,10 @@
  *
  * Windows: IMAP SEARCH SINCE/BEFORE compare dates only (in the server's time zone), so the search
  * is widened by a day on each side and the exact window is applied to INTERNALDATE here.
- * Sources are fetched in batches of `fetchBatch` UIDs and yielded one by one, so memory stays
- * flat whatever the mailbox size.
+ * Sources are fetched with one FETCH command per `fetchBatch` UIDs (a UID set of ranges) and
+ * streamed one message at a time, so memory stays flat whatever the mailbox size.
+ * Live sync: the position is INBOX's UIDVALIDITY and the last UID read (a first watch starts at
+ * UIDNEXT); a changed UIDVALIDITY voids it.
  */
 import { isIP } from 'node:net';
 import { type GuardOptions, OutboundTargetError, normalizeHost, resolveGuarded } from '@mailyard/platform';
@@ -18,11 +20,14 @@ import {
   type FolderRole,
   type FolderState,
   type ListQuery,
+  type LiveChanges,
+  type LivePosition,
   type MailboxClient,
   MailboxError,
   type MessageRef,
   type RawMessage,
 } from '../../mailbox/mailbox-client';
+import { toUidSet } from '../../mailbox/uid-set';
 import { classifyImapError } from './classify-imap-error';
 import { resolveFolderRoles } from './folders';
 
@@ -75,10 +80,16 @@ export async function connectImap(creds: ImapCredentials, opts: ImapOptions): Pr
   } catch (err) {
     throw hide(err);
   }
-  return new ImapMailbox(client, opts.fetchBatch ?? 50, hide);
+  return new ImapMailbox(client, opts.fetchBatch ?? 500, hide);
 }
 
+/** A selected folder; UIDNEXT is where live sync starts. */
+type ImapFolder = FolderState & { uidNext: number };
+
 class ImapMailbox implements MailboxClient {
+  readonly service = 'imap';
+  readonly idScope = 'folder';
+
   constructor(
     private readonly client: ImapFlow,
     private readonly fetchBatch: number,
@@ -102,8 +113,12 @@ class ImapMailbox implements MailboxClient {
     });
   }
 
-  openFolder(path: string): Promise<FolderState> {
+  openFolder(path: string): Promise<ImapFolder> {
     return this.run(async () => {
+      // Already selected: no second SELECT (UIDVALIDITY is per session: RFC 3501 2.3.1.1).
+      const open = this.client.mailbox;
+      if (open && open.path === path)
+        return { path, uidValidity: String(open.uidValidity), uidNext: Number(open.uidNext ?? 1) };
       const box = await this.client.mailboxOpen(path, { readOnly: true });
       return { path: box.path, uidValidity: String(box.uidValidity), uidNext: Number(box.uidNext ?? 1) };
     });
@@ -122,13 +137,32 @@ class ImapMailbox implements MailboxClient {
     });
   }
 
-  listAfter(afterUid: number): Promise<MessageRef[]> {
+  /** Messages of the open folder with a UID above `afterUid`. */
+  private listAfter(afterUid: number): Promise<MessageRef[]> {
     return this.run(async () => {
       const uids = ((await this.client.search({ uid: `${afterUid + 1}:*` }, { uid: true })) || []).filter(
         (u) => u > afterUid,
       );
       return this.dates(uids);
     });
+  }
+
+  /** INBOX at UIDNEXT: mail already there is the backfill's. */
+  async livePosition(): Promise<LivePosition> {
+    const box = await this.openFolder('INBOX');
+    return { validity: box.uidValidity, lastUid: Math.max(0, box.uidNext - 1), cursor: null };
+  }
+
+  /** UIDs above the last one read, ascending, each with its position; null when INBOX was renumbered. */
+  async liveChanges(from: LivePosition): Promise<LiveChanges | null> {
+    const box = await this.openFolder('INBOX');
+    if (box.uidValidity !== from.validity) return null;
+    const refs = (await this.listAfter(from.lastUid)).sort((a, b) => Number(a.id) - Number(b.id));
+    const at = (uid: number): LivePosition => ({ validity: box.uidValidity, lastUid: uid, cursor: null });
+    return {
+      refs: refs.map((r) => ({ ...r, position: at(Number(r.id)) })),
+      next: at(refs.reduce((max, r) => Math.max(max, Number(r.id)), from.lastUid)),
+    };
   }
 
   oldest(): Promise<Date | null> {
@@ -147,32 +181,35 @@ class ImapMailbox implements MailboxClient {
   private async dates(uids: number[]): Promise<MessageRef[]> {
     const out: MessageRef[] = [];
     for (let i = 0; i < uids.length; i += 1000) {
-      const range = uids.slice(i, i + 1000).join(',');
+      const range = toUidSet(uids.slice(i, i + 1000));
       for await (const m of this.client.fetch(range, { uid: true, internalDate: true }, { uid: true })) {
-        if (m.internalDate) out.push({ uid: m.uid, receivedAt: new Date(m.internalDate) });
+        if (m.internalDate) out.push({ id: String(m.uid), receivedAt: new Date(m.internalDate) });
       }
     }
     return out;
   }
 
-  async *fetch(uids: number[]): AsyncIterable<RawMessage> {
+  /**
+   * FETCH streams: each message is handed on as it arrives and imapflow parses the next one only
+   * when asked for it (backpressure), so memory holds about one message whatever the batch size.
+   * The caller issues no other command on this mailbox until it is done iterating (imapflow runs
+   * one command at a time).
+   */
+  async *fetch(refs: MessageRef[]): AsyncIterable<RawMessage> {
+    const uids = refs.map((r) => Number(r.id));
     for (let i = 0; i < uids.length; i += this.fetchBatch) {
-      const batch = uids.slice(i, i + this.fetchBatch);
-      const got: RawMessage[] = [];
+      const set = toUidSet(uids.slice(i, i + this.fetchBatch));
       try {
         for await (const m of this.client.fetch(
-          batch.join(','),
+          set,
           { uid: true, internalDate: true, source: true },
           { uid: true },
-        )) {
+        ))
           if (m.source && m.internalDate)
-            got.push({ uid: m.uid, receivedAt: new Date(m.internalDate), source: m.source });
-        }
+            yield { id: String(m.uid), receivedAt: new Date(m.internalDate), source: m.source };
       } catch (err) {
         throw this.hide(err);
       }
-      // Yield only after the FETCH completed: imapflow allows no other command inside a fetch loop.
-      yield* got;
     }
   }
 
@@ -184,15 +221,18 @@ class ImapMailbox implements MailboxClient {
       const done = () => {
         if (timer) clearTimeout(timer);
         this.client.off('exists', done);
+        this.client.off('close', done);
         signal.removeEventListener('abort', done);
         resolve();
       };
       timer = setTimeout(done, pollMs);
       signal.addEventListener('abort', done);
+      // A lost connection wakes the waiter at once (the caller reconnects).
+      this.client.on('close', done);
       if (canIdle) {
         this.client.on('exists', done);
-        // IDLE ends by itself when the next command is issued.
-        this.client.idle().catch(done);
+        // IDLE ends by itself when the next command is issued, or when the connection ends.
+        this.client.idle().then(done, done);
       }
     });
     if (!this.client.usable) throw new MailboxError('transient', 'IMAP connection closed');

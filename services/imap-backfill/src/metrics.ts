@@ -1,0 +1,21 @@
+import { counter, gauge } from '@mailyard/platform';
+
+/** imap-backfill metrics on /metrics of the ops port (prom-client, shared registry). */
+export const backfillPosted = counter(
+  'mailyard_backfill_messages_posted_total',
+  'Historical messages posted as INCOMING_EMAIL by history backfill jobs (broker-confirmed)',
+);
+export const backfillJobsEnded = counter(
+  'mailyard_backfill_jobs_ended_total',
+  'History backfill jobs this process ended, by status (done, failed)',
+  ['status'],
+);
+export const syncWatched = gauge('mailyard_imap_sync_watched', 'Mailboxes this process watches (live sync)');
+export const syncPosted = counter(
+  'mailyard_imap_sync_messages_posted_total',
+  'New INBOX messages posted as INCOMING_EMAIL by live sync (first sight of a Message-ID)',
+);
+export const syncFailures = counter(
+  'mailyard_imap_sync_connection_failures_total',
+  'Live sync connection failures (each is retried with back-off)',
+);
