@@ -1,5 +1,6 @@
 import { REDIS_URL, testRedisPrefix } from '@mailyard/testkit/servers';
-import { type Kv, createMemoryKv, openRedisKv } from '../src/kv';
+import { type Kv, createMemoryKv } from '../src/kv';
+import { openRedisKv } from '../src/kv/redis';
 
 function describeKv(name: string, make: () => Kv): void {
   describe(`kv contract (${name})`, () => {
