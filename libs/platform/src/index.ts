@@ -20,6 +20,7 @@ export * from './secrets/secret-key';
 export * from './dns/resolver';
 export * from './http/json-body';
 export * from './http/input-guard';
+export * from './http/prefixed-router';
 export * from './net/address-policy';
 export * from './net/outbound-error';
 export * from './net/guarded-resolve';
