@@ -11,6 +11,8 @@
  *   BENCH_SECONDS=20 BENCH_CONNECTIONS=100 BENCH_ROUNDS=5 pnpm bench:gateway
  *   BENCH_CPU_PROF=1 pnpm bench:gateway # also --cpu-prof the gateway: profile kept in
  *                                       # bench/results/, its top self-time functions in the JSON
+ *   BENCH_GATEWAY_DIR=/tmp/old pnpm bench:gateway  # the gateway of another checkout (installed;
+ *                                       # run from its TypeScript with tsx), for a before/after
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
@@ -23,6 +25,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
+const GATEWAY_DIR = process.env.BENCH_GATEWAY_DIR;
 const KEY = 'myk_bench_bootstrap_key_0123456789abcdefghijkl';
 const RESULTS = join(REPO_ROOT, 'bench', 'results');
 const CLOCK_TICKS = 100; // USER_HZ on Linux
@@ -54,7 +57,7 @@ async function load(server: Spawned, opts: autocannon.Options, scenario: string)
   const cpu0 = cpuSeconds(server.child.pid!);
   const t0 = nowUs();
   const r = await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...opts });
-  (windows[scenario] ??= []).push([t0, nowUs()]);
+  windows[scenario] = [...(windows[scenario] ?? []), [t0, nowUs()]];
   const cpu1 = cpuSeconds(server.child.pid!);
   const perRequest = (seconds: number) => Math.round((seconds * 1e6) / Math.max(1, r.requests.total));
   return {
@@ -149,18 +152,18 @@ async function main(): Promise<void> {
   const gwPort = await freePort();
   const barePort = await freePort();
   const profDir = join(RESULTS, `gateway-cpuprofile-${Date.now()}`);
-  const gateway = spawnNode(
-    [...(CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), 'scripts/run-dist.mjs', 'gateway'],
-    {
-      PORT: String(gwPort),
-      ...serverEnv(db, vhost),
-      BOOTSTRAP_API_KEY: KEY,
-      BOOTSTRAP_TIER: 'enterprise',
-      RATE_LIMIT_ENTERPRISE: '1000000000',
-      LOG_LEVEL: 'warn',
-      NODE_ENV: 'production',
-    },
-  );
+  const entry = GATEWAY_DIR
+    ? ['--import', 'tsx', join(GATEWAY_DIR, 'services/gateway/src/main.ts')]
+    : ['scripts/run-dist.mjs', 'gateway'];
+  const gateway = spawnNode([...(CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), ...entry], {
+    PORT: String(gwPort),
+    ...serverEnv(db, vhost),
+    BOOTSTRAP_API_KEY: KEY,
+    BOOTSTRAP_TIER: 'enterprise',
+    RATE_LIMIT_ENTERPRISE: '1000000000',
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'production',
+  });
   const bare = spawnTs('bench/gateway/bare-express.ts', { PORT: String(barePort), NODE_ENV: 'production' });
   try {
     await gateway.waitFor(/started/, 240_000);
@@ -234,6 +237,7 @@ async function main(): Promise<void> {
     const report = {
       benchmark: 'gateway',
       at: new Date().toISOString(),
+      gateway: GATEWAY_DIR ? `${GATEWAY_DIR} (tsx)` : 'dist/bin/gateway.js',
       connections: CONNECTIONS,
       seconds_per_scenario: SECONDS,
       rounds,

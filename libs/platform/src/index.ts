@@ -30,4 +30,5 @@ export * from './tracking/link-token';
 export * from './net/pinned-lookup';
 export * from './mail/incoming-email';
 export * from './jobs/scheduled-job';
+export * from './batching/turn-batcher';
 export * from './config/fields';
