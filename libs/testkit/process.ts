@@ -95,7 +95,25 @@ export function spawnTs(
   nodeArgs: string[] = [],
 ): Spawned {
   const loader = script.endsWith('.js') ? [] : ['--import', 'tsx'];
-  const child = spawn(process.execPath, [...nodeArgs, ...loader, script, ...args], {
+  return spawnNode([...nodeArgs, ...loader, script, ...args], env);
+}
+
+/**
+ * Runs a compiled entry point (dist/bin/<name>.js) the way `pnpm start` does: scripts/run-dist.mjs
+ * builds dist/bin first when it is missing or older than the sources, then runs it in its own
+ * process. Captures stdout+stderr.
+ */
+export function spawnCompiled(
+  name: string,
+  env: Record<string, string | undefined>,
+  args: string[] = [],
+): Spawned {
+  return spawnNode(['scripts/run-dist.mjs', name, ...args], env);
+}
+
+/** `node <nodeArgs>` in the repository root, in one process. Captures stdout+stderr. */
+export function spawnNode(nodeArgs: string[], env: Record<string, string | undefined>): Spawned {
+  const child = spawn(process.execPath, nodeArgs, {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_SILENT: '0', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,5 +1,8 @@
+import { eventually } from '@mailyard/testkit/eventually';
 import { REDIS_URL, testRedisPrefix } from '@mailyard/testkit/servers';
-import { type Kv, createMemoryKv, openRedisKv } from '../src/kv';
+import Redis from 'ioredis';
+import { type Kv, createMemoryKv } from '../src/kv';
+import { openRedisKv } from '../src/kv/redis';
 
 function describeKv(name: string, make: () => Kv): void {
   describe(`kv contract (${name})`, () => {
@@ -33,6 +36,15 @@ function describeKv(name: string, make: () => Kv): void {
       expect((await kv.hitWindow('other-hits', windowMs)).count).toBe(1);
     });
 
+    it('counts several hits in one call', async () => {
+      const windowMs = 3_600_000;
+      const first = await kv.hitWindow('batched-hits', windowMs, 5);
+      const second = await kv.hitWindow('batched-hits', windowMs, 3);
+      expect(first.count).toBe(5);
+      // 8 in the same window; 3 if the hour rolled over between the two calls.
+      expect(second.count).toBe(second.resetAtMs === first.resetAtMs ? 8 : 3);
+    });
+
     it('locks with an owner token: only the owner extends or releases', async () => {
       const token = await kv.acquireLock('lock', 5000);
       expect(token).toEqual(expect.any(String));
@@ -62,6 +74,34 @@ function describeKv(name: string, make: () => Kv): void {
 
 describeKv('memory', () => createMemoryKv());
 describeKv('redis', () => openRedisKv(REDIS_URL, { keyPrefix: testRedisPrefix() }));
+
+describe('redis kv window counters', () => {
+  it('expire after their window, whether the first call counted one hit or several', async () => {
+    const prefix = testRedisPrefix();
+    const kv = openRedisKv(REDIS_URL, { keyPrefix: prefix });
+    const redis = new Redis(REDIS_URL);
+    try {
+      await eventually(() => kv.check().then(() => true), 'the redis kv connected');
+      const windowMs = 3_600_000;
+      const one = await kv.hitWindow('one', windowMs);
+      const several = await kv.hitWindow('several', windowMs, 4);
+      await kv.hitWindow('several', windowMs, 2);
+      for (const [name, hit] of [
+        ['one', one],
+        ['several', several],
+      ] as const) {
+        const ttl = await redis.pttl(`${prefix}${name}:${hit.resetAtMs - windowMs}`);
+        expect(ttl).toBeGreaterThan(0);
+        expect(ttl).toBeLessThanOrEqual(windowMs + 1000);
+      }
+    } finally {
+      await kv.close();
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length) await redis.del(...keys);
+      redis.disconnect();
+    }
+  });
+});
 
 describe('redis kv when Redis is unreachable', () => {
   it('fails fast instead of queueing commands', async () => {

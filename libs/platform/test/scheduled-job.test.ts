@@ -4,7 +4,8 @@
  */
 import { REDIS_URL, testRedisPrefix } from '@mailyard/testkit/servers';
 import { ScheduledJob, type ScheduledJobOptions } from '../src/jobs/scheduled-job';
-import { type Kv, createMemoryKv, openRedisKv } from '../src/kv';
+import { type Kv, createMemoryKv } from '../src/kv';
+import { openRedisKv } from '../src/kv/redis';
 import { createLogger } from '../src/logger/logger';
 
 const logger = createLogger('scheduled-job-test', 'error');

@@ -43,6 +43,30 @@ export const templates = {
     return rows[0] ? toTemplate(rows[0]) : null;
   },
 
+  /**
+   * Name, subject and content of several templates in one statement (the gateway's read batches
+   * concurrent GETs): only each (tenant, id) pair asked for, so another tenant's id reads as
+   * absent; the rows come back in no particular order, with their tenant and id.
+   */
+  async readMany(
+    db: Queryable,
+    keys: ReadonlyArray<{ tenantId: string; id: string }>,
+  ): Promise<Array<{ tenant_id: string; id: string; name: string; subject: string; content: Content[] }>> {
+    const { rows } = await db.query<{
+      tenant_id: string;
+      id: string;
+      name: string;
+      subject: string;
+      content: Content[];
+    }>(
+      `SELECT t.tenant_id, t.id, t.name, t.subject, t.content
+         FROM templates t JOIN unnest($1::text[], $2::text[]) AS k(tenant_id, id)
+           ON t.tenant_id = k.tenant_id AND t.id = k.id`,
+      [keys.map((k) => k.tenantId), keys.map((k) => k.id)],
+    );
+    return rows;
+  },
+
   async list(
     db: Queryable,
     tenantId: string,

@@ -1,5 +1,5 @@
 import { JSON_INPUT_LIMITS } from '@mailyard/contracts';
-import { type ReadinessCheck, type ServiceContext, createHttpApp } from '@mailyard/platform';
+import { type ReadinessCheck, type ServiceContext, createHttpApp, prefixedRouter } from '@mailyard/platform';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { adminAuth } from './admin/admin-auth';
 import { adminRoutes } from './admin/routes';
@@ -69,20 +69,21 @@ export function buildGatewayApp(
         ),
       );
     },
+    // Each router is entered only by paths its routes can match (prefixedRouter).
     routes: (app) => {
-      app.use(openApiRoutes());
-      app.use(adminRoutes(db, keyCache));
-      app.use(templateRoutes(db));
-      app.use(domainRoutes(ctx, { onOutboxWrite: hooks.onOutboxWrite }));
-      app.use(mailerRoutes(ctx));
-      app.use(oauthRoutes(ctx));
-      app.use(sendRoutes({ db, sealer: ctx.sealer, onOutboxWrite: hooks.onOutboxWrite }));
-      app.use(logRoutes(db));
-      app.use(suppressionRoutes(db));
-      app.use(webhookRoutes(ctx));
-      app.use(inboundRoutes(ctx));
+      app.use(prefixedRouter(openApiRoutes()));
+      app.use(prefixedRouter(adminRoutes(db, keyCache)));
+      app.use(prefixedRouter(templateRoutes(db)));
+      app.use(prefixedRouter(domainRoutes(ctx, { onOutboxWrite: hooks.onOutboxWrite })));
+      app.use(prefixedRouter(mailerRoutes(ctx)));
+      app.use(prefixedRouter(oauthRoutes(ctx)));
+      app.use(prefixedRouter(sendRoutes({ db, sealer: ctx.sealer, onOutboxWrite: hooks.onOutboxWrite })));
+      app.use(prefixedRouter(logRoutes(db)));
+      app.use(prefixedRouter(suppressionRoutes(db)));
+      app.use(prefixedRouter(webhookRoutes(ctx)));
+      app.use(prefixedRouter(inboundRoutes(ctx)));
       // Last: the legacy alias /v1/{mailerID}/backfill must not shadow other /v1 routes.
-      app.use(backfillRoutes(ctx));
+      app.use(prefixedRouter(backfillRoutes(ctx)));
     },
   });
 }

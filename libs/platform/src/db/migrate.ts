@@ -1,8 +1,16 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Db } from './types';
 
-export const MIGRATIONS_DIR = join(__dirname, '..', '..', 'migrations');
+/**
+ * Where the SQL files are: from this source file (libs/platform/src/db) and from a bundle in the
+ * image (/app/dist/bin -> /app/migrations) that is `../../migrations`; a bundle built in the
+ * repository (dist/bin, `pnpm build`) reads the repository's libs/platform/migrations.
+ */
+const besideSource = join(__dirname, '..', '..', 'migrations');
+const inRepository = join(__dirname, '..', '..', 'libs', 'platform', 'migrations');
+export const MIGRATIONS_DIR =
+  !existsSync(besideSource) && existsSync(inRepository) ? inRepository : besideSource;
 
 // Any constant shared by every migrator; serialises concurrent starts of several services.
 const MIGRATION_LOCK = 7_312_001;

@@ -1,11 +1,15 @@
 import { mkdirSync } from 'node:fs';
-import { PGlite } from '@electric-sql/pglite';
+import { pgliteWasm } from './pglite-wasm';
 import type { Db, QueryResult, Queryable, Row } from './types';
 
-/** Embedded PostgreSQL (WASM) kept in `dataDir`; `memory://` keeps it in memory. */
+/**
+ * Embedded PostgreSQL (WASM) kept in `dataDir`; `memory://` keeps it in memory. PGlite is loaded
+ * on first use (a process on PostgreSQL never loads it) and runs the module of pglite-wasm.ts.
+ */
 export async function openPglite(dataDir: string): Promise<Db> {
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
-  const db = await PGlite.create(dataDir);
+  const [{ PGlite }, wasm] = await Promise.all([import('@electric-sql/pglite'), pgliteWasm()]);
+  const db = await PGlite.create(dataDir, { wasmModule: wasm.module as never });
 
   const wrap = <T>(res: { rows: unknown[]; affectedRows?: number }): QueryResult<T> => ({
     rows: res.rows as T[],

@@ -6,6 +6,7 @@ import { HttpError } from './errors';
 import { type ReadinessCheck, opsRouter } from './health';
 import { inputGuard } from './input-guard';
 import { type JsonBodyLimits, jsonBody, parseByteSize } from './json-body';
+import { prefixedRouter } from './prefixed-router';
 import { requestContext } from './request-context';
 
 /** A route with a larger JSON body than the default (the send route). */
@@ -112,7 +113,7 @@ export function createHttpApp(opts: HttpAppOptions): Express {
   app.set('query parser', 'simple');
   app.use(requestContext);
   app.use(observe);
-  app.use(opsRouter(opts.readiness ?? {}));
+  app.use(prefixedRouter(opsRouter(opts.readiness ?? {})));
   opts.guards?.(app);
   app.use(inputGuard);
   const limits = (

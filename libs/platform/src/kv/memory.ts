@@ -25,11 +25,11 @@ export function createMemoryKv(): Kv {
 
   return {
     kind: 'memory',
-    async hitWindow(key, windowMs) {
+    async hitWindow(key, windowMs, hits = 1) {
       const windowStart = Math.floor(Date.now() / windowMs) * windowMs;
       const wk = `${key}:${windowStart}`;
       const e = live(wk);
-      const count = e ? Number(e.value) + 1 : 1;
+      const count = (e ? Number(e.value) : 0) + hits;
       store.set(wk, { value: String(count), expiresAt: windowStart + windowMs + 1000 });
       return { count, resetAtMs: windowStart + windowMs };
     },

@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import type { Kv, WindowHit } from './types';
 
-// INCR and set the expiry on first use, in one round trip; returns [count, ttl ms].
+// INCRBY and set the expiry when this call created the key, in one round trip; returns the count.
 const HIT_WINDOW = `
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local hits = tonumber(ARGV[2])
+local n = redis.call('INCRBY', KEYS[1], hits)
+if n == hits then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return n`;
 
 const EXTEND_IF_OWNER = `
@@ -17,7 +18,7 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0`;
 
 type ScriptedRedis = Redis & {
-  hitWindow(key: string, ttlMs: number): Promise<number>;
+  hitWindow(key: string, ttlMs: number, hits: number): Promise<number>;
   extendIfOwner(key: string, token: string, ttlMs: number): Promise<number>;
   releaseIfOwner(key: string, token: string): Promise<number>;
 };
@@ -48,9 +49,9 @@ export function openRedisKv(url: string, opts: RedisKvOptions = {}): Kv {
 
   return {
     kind: 'redis',
-    async hitWindow(key: string, windowMs: number): Promise<WindowHit> {
+    async hitWindow(key: string, windowMs: number, hits = 1): Promise<WindowHit> {
       const windowStart = Math.floor(Date.now() / windowMs) * windowMs;
-      const count = await redis.hitWindow(k(`${key}:${windowStart}`), windowMs + 1000);
+      const count = await redis.hitWindow(k(`${key}:${windowStart}`), windowMs + 1000, hits);
       return { count, resetAtMs: windowStart + windowMs };
     },
     async acquireLock(key, ttlMs) {

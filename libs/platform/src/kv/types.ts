@@ -1,5 +1,5 @@
 export interface WindowHit {
-  /** Requests counted in the current window, this one included. */
+  /** Requests counted in the current window, these included. */
   count: number;
   /** When the current window ends (ms since epoch). */
   resetAtMs: number;
@@ -8,8 +8,8 @@ export interface WindowHit {
 /** Short-lived shared state: rate-limit counters, locks, idempotency keys. */
 export interface Kv {
   readonly kind: 'redis' | 'memory';
-  /** Atomically counts one hit in the fixed window of `windowMs` that contains now. */
-  hitWindow(key: string, windowMs: number): Promise<WindowHit>;
+  /** Atomically counts `hits` (default 1) in the fixed window of `windowMs` that contains now. */
+  hitWindow(key: string, windowMs: number, hits?: number): Promise<WindowHit>;
   /** Takes the lock when free; returns the owner token, or null when someone else holds it. */
   acquireLock(key: string, ttlMs: number): Promise<string | null>;
   /** Extends the lock only when `token` still owns it. */

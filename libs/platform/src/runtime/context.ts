@@ -54,7 +54,7 @@ export async function openContext(config: Config, logger: Logger): Promise<Servi
     throw err;
   });
   const bus = await openBus(config, logger);
-  const kv = openKv(config);
+  const kv = await openKv(config);
   await waitFor(() => kv.check(), 5000).catch((err) =>
     logger.warn('kv not reachable at start; rate limits fail open until it is', {
       error: (err as Error).message,

@@ -128,7 +128,7 @@ export async function openContextWhenReady(
       opts,
     );
     const bus = await retryUntilReady('bus', 'the bus', () => openBus(config, logger), opts);
-    const kv = openKv(config);
+    const kv = await openKv(config);
     await waitForKv(kv, logger);
     opts.state.completed('kv');
     return { config, logger, db, bus, kv, sealer };

@@ -18,6 +18,15 @@ describe('trace context', () => {
     }
   });
 
+  it('draws a fresh trace and span id every time', () => {
+    const made = Array.from({ length: 2000 }, () => childTraceparent());
+    for (const t of made) expect(isValidTraceparent(t)).toBe(true);
+    expect(new Set(made.map(traceIdOf)).size).toBe(made.length);
+    expect(new Set(made.map((t) => t.split('-')[2])).size).toBe(made.length);
+    const children = Array.from({ length: 2000 }, () => childTraceparent(parent));
+    expect(new Set(children).size).toBe(children.length);
+  });
+
   it('keeps the context across awaits', async () => {
     await runWithTrace({ traceparent: parent, requestId: 'r1' }, async () => {
       await new Promise((r) => setTimeout(r, 1));

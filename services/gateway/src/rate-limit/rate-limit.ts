@@ -2,6 +2,7 @@ import { ErrorText, type TenantTier } from '@mailyard/contracts';
 import { HttpError, type Kv, type Logger, counter } from '@mailyard/platform';
 import type { NextFunction, Request, Response } from 'express';
 import { tenantOf } from '../auth/api-key-auth';
+import { HitBatcher } from './hit-batcher';
 
 export interface RateLimitOptions {
   limits: Record<TenantTier, number>;
@@ -17,15 +18,17 @@ const limitedTotal = counter('mailyard_rate_limited_total', 'Requests rejected w
 /**
  * Per-tenant fixed-window budget counted atomically in the kv store, so every gateway
  * replica shares one budget. If the store fails the request goes through (fail open).
+ * Concurrent requests of a tenant are counted with one kv call per event-loop turn (HitBatcher).
  */
 export function rateLimit(kv: Kv, logger: Logger, opts: RateLimitOptions) {
   let lastWarn = 0;
+  const hits = new HitBatcher(kv);
   return async (_req: Request, res: Response, next: NextFunction): Promise<void> => {
     const { tenantId, tier } = tenantOf(res);
     const limit = opts.limits[tier];
     let hit: Awaited<ReturnType<Kv['hitWindow']>>;
     try {
-      hit = await kv.hitWindow(`ratelimit:${tenantId}`, opts.windowMs);
+      hit = await hits.hit(`ratelimit:${tenantId}`, opts.windowMs);
     } catch (err) {
       failOpenTotal.inc();
       if (Date.now() - lastWarn > 10_000) {

@@ -12,10 +12,12 @@ import { templates } from '@mailyard/store';
 import { Router } from 'express';
 import { tenantOf } from '../auth/api-key-auth';
 import { readPage } from '../paging/read-page';
+import { templateReader } from './template-reader';
 
 /** SPEC.md "Templates": create, read, list, partial update, permanent delete. */
 export function templateRoutes(db: Db): Router {
   const router = Router();
+  const readTemplate = templateReader(db);
 
   router.post('/v1/email/template', async (req, res) => {
     const input = parseOrThrow(CreateTemplateSchema, req.body);
@@ -24,7 +26,7 @@ export function templateRoutes(db: Db): Router {
   });
 
   router.get('/v1/email/template/:id', async (req, res) => {
-    const t = await templates.get(db, tenantOf(res).tenantId, req.params.id!);
+    const t = await readTemplate(tenantOf(res).tenantId, req.params.id!);
     if (!t) throw notFound(ErrorText.templateNotFound);
     res.json({
       success: true,
