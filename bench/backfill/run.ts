@@ -17,7 +17,12 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { type Dovecot, type DovecotMessage, ensureTestCa, startDovecot } from '@mailyard/testkit/peers/dovecot';
+import {
+  type Dovecot,
+  type DovecotMessage,
+  ensureTestCa,
+  startDovecot,
+} from '@mailyard/testkit/peers/dovecot';
 import { startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
 import { REPO_ROOT, type Spawned, freePort, spawnTs } from '@mailyard/testkit/process';
 import { createTestDatabase, createTestVhost, serverEnv, testRedisPrefix } from '@mailyard/testkit/servers';
@@ -279,7 +284,10 @@ async function main(): Promise<void> {
     // The worker's own view (/metrics on its ops port): V8 heap and memory outside it (Buffers).
     const heapPeak = { heap_used: 0, heap_total: 0, external: 0 };
     const sampleHeap = async () => {
-      const text = await fetch(`http://127.0.0.1:${workerOps}/metrics`).then((r) => r.text(), () => '');
+      const text = await fetch(`http://127.0.0.1:${workerOps}/metrics`).then(
+        (r) => r.text(),
+        () => '',
+      );
       const mb = (name: string) =>
         Math.round(Number(new RegExp(`^mailyard_${name} (\\S+)`, 'm').exec(text)?.[1] ?? 0) / 1e6);
       heapPeak.heap_used = Math.max(heapPeak.heap_used, mb('nodejs_heap_size_used_bytes'));
@@ -326,7 +334,8 @@ async function main(): Promise<void> {
     }
     const cpu = Object.fromEntries(Object.entries(tallies).map(([k, t]) => [k, t.seconds()]));
     const workerPeak = Math.max(rssPeakSampled, rssMb(worker.child.pid!).peak);
-    if (!tImported || status.status !== 'done') throw new Error(`job did not finish: ${JSON.stringify(status)}`);
+    if (!tImported || status.status !== 'done')
+      throw new Error(`job did not finish: ${JSON.stringify(status)}`);
     const importSeconds = (tImported - t0) / 1000;
     const deliverSeconds = tDelivered ? (tDelivered - t0) / 1000 : null;
     const processed = Number(status.processed);

@@ -304,7 +304,8 @@ export const imapSync = {
         'INSERT INTO imap_sync_posted (mailer_id, message_id) VALUES ($1, $2) ON CONFLICT DO NOTHING',
         [p.mailerId, p.messageId],
       );
-      if (claimed.rowCount > 0) await writeOutbox(tx, BusMessages.mailerWebhook, p.message, { tenantId: p.tenantId });
+      if (claimed.rowCount > 0)
+        await writeOutbox(tx, BusMessages.mailerWebhook, p.message, { tenantId: p.tenantId });
       await tx.query(
         `INSERT INTO imap_sync_state (mailer_id, tenant_id, uidvalidity, last_uid) VALUES ($1, $2, $3, $4)
          ON CONFLICT (mailer_id) DO UPDATE SET uidvalidity = $3,

@@ -157,7 +157,10 @@ export interface AttemptRecord {
  * writes the outcomes of concurrent attempts together). An attempt recorded twice (a lease that
  * ran out while the first dispatcher was still at it) keeps the first record.
  */
-export async function recordDeliveryAttempts(db: Queryable, records: readonly AttemptRecord[]): Promise<void> {
+export async function recordDeliveryAttempts(
+  db: Queryable,
+  records: readonly AttemptRecord[],
+): Promise<void> {
   if (records.length === 0) return;
   await db.query(
     `WITH r AS (

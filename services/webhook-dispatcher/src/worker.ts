@@ -12,19 +12,19 @@
  */
 import { type Logger, type Queryable, type Sealer, childTraceparent } from '@mailyard/platform';
 import {
+  type AttemptRecord,
   type DueDelivery,
   claimDueDeliveries,
   dropDelivery,
   loadInboundWebhook,
   loadMailerWebhook,
   loadWebhookById,
-  type AttemptRecord,
   recordDeliveryAttempts,
   releaseClaimedDeliveries,
 } from '@mailyard/store';
 import type { DeliveryRequest, DeliveryResult } from './deliver';
-import { GroupWriter } from './recorder';
 import { attemptLatency, attempts } from './metrics';
+import { GroupWriter } from './recorder';
 import { nextRetryDelayMs, retryWindowMs, retryWindowS } from './schedule';
 import type { DispatcherSettings } from './settings';
 

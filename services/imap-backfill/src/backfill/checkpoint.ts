@@ -30,7 +30,8 @@ type StoredFolder = { uidValidity?: unknown; done?: unknown; delivered?: unknown
 export function readCheckpoint(raw: Record<string, unknown>): JobCheckpoint {
   const c = raw as Partial<Record<keyof JobCheckpoint, unknown>>;
   const folders: JobCheckpoint['folders'] = {};
-  const stored = c.folders && typeof c.folders === 'object' ? (c.folders as Record<string, StoredFolder>) : {};
+  const stored =
+    c.folders && typeof c.folders === 'object' ? (c.folders as Record<string, StoredFolder>) : {};
   for (const [role, f] of Object.entries(stored)) {
     if (!f || typeof f.uidValidity !== 'string') continue;
     const uids =

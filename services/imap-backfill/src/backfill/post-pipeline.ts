@@ -89,7 +89,13 @@ export class PostPipeline {
       try {
         await Promise.all(batch.map((h) => h.confirm));
         const posted = batch.filter((h) => h.confirm).length;
-        if (!(await this.o.save(batch.map((h) => h.uid), posted))) this.halted = true;
+        if (
+          !(await this.o.save(
+            batch.map((h) => h.uid),
+            posted,
+          ))
+        )
+          this.halted = true;
       } catch (error) {
         this.fail(error);
       }

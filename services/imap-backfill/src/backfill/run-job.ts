@@ -98,7 +98,11 @@ export async function runJob(
 
   const capped = () => job.count > 0 && processed >= job.count;
   let until: Date | null = cp.until ? new Date(cp.until) : end;
-  const sliceBounds = { minMs: deps.sliceMs, maxMs: maxSliceMs(lower, end, deps.sliceMs), target: deps.sliceTarget };
+  const sliceBounds = {
+    minMs: deps.sliceMs,
+    maxMs: maxSliceMs(lower, end, deps.sliceMs),
+    target: deps.sliceTarget,
+  };
   let sliceMs = deps.sliceMs;
   while (until && !capped() && until.getTime() >= lower.getTime()) {
     if (deps.signal?.aborted) return 'stopped';
@@ -121,7 +125,11 @@ export async function runJob(
         build: async (msg) =>
           role === 'sent' && isServiceSent(msg.source)
             ? null
-            : imapIncomingEmail(msg.source, { mailerId: job.mailerId, email: mailer.email, folder: state.path }),
+            : imapIncomingEmail(msg.source, {
+                mailerId: job.mailerId,
+                email: mailer.email,
+                folder: state.path,
+              }),
         post: (body) =>
           postToMailer(bus, job.tenantId, {
             mailer_id: job.mailerId,

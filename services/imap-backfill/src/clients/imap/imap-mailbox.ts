@@ -170,7 +170,11 @@ class ImapMailbox implements MailboxClient {
     for (let i = 0; i < uids.length; i += this.fetchBatch) {
       const set = toUidSet(uids.slice(i, i + this.fetchBatch));
       try {
-        for await (const m of this.client.fetch(set, { uid: true, internalDate: true, source: true }, { uid: true }))
+        for await (const m of this.client.fetch(
+          set,
+          { uid: true, internalDate: true, source: true },
+          { uid: true },
+        ))
           if (m.source && m.internalDate)
             yield { uid: m.uid, receivedAt: new Date(m.internalDate), source: m.source };
       } catch (err) {
