@@ -7,7 +7,10 @@ describe('GroupWriter', () => {
     const w = new GroupWriter<number>(
       async (items) => {
         writes.push(items);
-        if (writes.length === 1) await new Promise<void>((r) => (release = r));
+        if (writes.length === 1)
+          await new Promise<void>((r) => {
+            release = r;
+          });
       },
       () => {},
     );
