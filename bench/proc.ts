@@ -6,14 +6,14 @@ import { readFileSync, readdirSync } from 'node:fs';
 
 const USER_HZ = 100;
 
-/** user + system CPU seconds of one process so far, 0 when it is gone. */
-export function cpuSecondsOf(pid: number): number {
+/** user + system CPU seconds of one process so far and its start time (ticks since boot); null when it is gone. */
+function statOf(pid: number): { cpu: number; started: string } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / USER_HZ;
+    return { cpu: (Number(fields[11]) + Number(fields[12])) / USER_HZ, started: fields[19]! };
   } catch {
-    return 0;
+    return null;
   }
 }
 
@@ -44,21 +44,25 @@ export function rssMb(pid: number): { rss: number; peak: number } {
 
 /**
  * CPU seconds of a changing set of processes (e.g. Dovecot's per-connection `imap` processes,
- * which exit with their connection): sample() remembers each pid's latest reading, so the CPU
- * of a process that exited after its last sample still counts.
+ * which exit with their connection): sample() remembers each process's latest reading, so the
+ * CPU of a process that exited after its last sample still counts. Processes are told apart by
+ * pid and start time (a pid is reused by a later process).
  */
 export class CpuTally {
-  private readonly start = new Map<number, number>();
-  private readonly last = new Map<number, number>();
+  private readonly start = new Map<string, number>();
+  private readonly last = new Map<string, number>();
 
   constructor(private readonly pids: () => number[]) {
-    for (const pid of pids()) this.start.set(pid, cpuSecondsOf(pid));
+    for (const pid of pids()) {
+      const s = statOf(pid);
+      if (s) this.start.set(`${pid}:${s.started}`, s.cpu);
+    }
   }
 
   sample(): void {
     for (const pid of this.pids()) {
-      const now = cpuSecondsOf(pid);
-      if (now > 0) this.last.set(pid, now);
+      const s = statOf(pid);
+      if (s) this.last.set(`${pid}:${s.started}`, s.cpu);
     }
   }
 
@@ -66,7 +70,7 @@ export class CpuTally {
   seconds(): number {
     this.sample();
     let total = 0;
-    for (const [pid, now] of this.last) total += now - (this.start.get(pid) ?? 0);
+    for (const [key, now] of this.last) total += now - (this.start.get(key) ?? 0);
     return total;
   }
 }

@@ -8,6 +8,7 @@
  */
 import { type BackfillSettings, JobWorker, backfillSettings, mailboxOpener } from '@mailyard/imap-backfill';
 import type { RunningService } from '@mailyard/platform';
+import { backfillJobs } from '@mailyard/store';
 import { type Dovecot, startDovecot } from '@mailyard/testkit/peers/dovecot';
 import { spawnTs, startOnFreePort } from '@mailyard/testkit/process';
 import { eventually } from '@mailyard/testkit/webhooks';
@@ -54,9 +55,11 @@ beforeAll(async () => {
   mailerId = await createImapMailer(h, '/big', big.host);
 });
 
-// Each test starts its own replicas; none outlives it.
+// Each test starts its own replicas and job; neither outlives it (a failed test leaves no active job behind).
 afterEach(async () => {
   for (const w of workers.splice(0)) await w.stop();
+  const active = await backfillJobs.active(h.ctx.db, h.tenantId, mailerId);
+  if (active) await abortJob(h, mailerId, active);
 });
 
 afterAll(async () => {

@@ -8,7 +8,7 @@
 import { type Server, type Socket, createServer } from 'node:net';
 import { start as startBackfill } from '@mailyard/imap-backfill';
 import type { RunningService } from '@mailyard/platform';
-import { createTenant, mailers } from '@mailyard/store';
+import { backfillJobs, createTenant, mailers } from '@mailyard/store';
 import { type Dovecot, type DovecotMessage, startDovecot } from '@mailyard/testkit/peers/dovecot';
 import { listenOnLoopbackAlias } from '@mailyard/testkit/process';
 import { eventually } from '@mailyard/testkit/webhooks';
@@ -17,6 +17,7 @@ import request from 'supertest';
 import {
   DAY,
   type ImapHarness,
+  NOW_S,
   PASS,
   USER,
   abortJob,
@@ -350,6 +351,26 @@ describe('eligibility, one active job, abort', () => {
       for (const s of sockets) s.destroy();
       await new Promise((r) => silent.close(r));
     }
+  });
+
+  it('the database decides a start race the Redis lock cannot see: one active job per mailer', async () => {
+    await insertImapMailer('basic_imap_race', dovecot.host, '/race');
+    const plan = {
+      participant: null,
+      windowStart: null,
+      windowEnd: new Date(NOW_S),
+      count: 1,
+      folders: { inbox: true, sent: false, spam: false, trash: false },
+    };
+    const ids = ['01JRACE0000000000000000001', '01JRACE0000000000000000002'];
+    const results = await Promise.all(
+      ids.map((id) => backfillJobs.create(h.ctx.db, h.tenantId, 'basic_imap_race', id, plan)),
+    );
+    const created = results.filter((r) => r.created);
+    expect(created).toHaveLength(1);
+    const winner = (created[0] as { jobId: string }).jobId;
+    expect(results.find((r) => !r.created)).toEqual({ created: false, activeJobId: winner });
+    await abortJob(h, 'basic_imap_race', winner);
   });
 });
 

@@ -12,6 +12,7 @@
  *   BENCH_WORKER_ENV='BACKFILL_SLICE_DAYS=30' pnpm bench:backfill
  *   BENCH_DISPATCHER_ENV='WEBHOOK_ENDPOINT_CONCURRENCY=8' pnpm bench:backfill
  *   BENCH_WORKER=tsx pnpm bench:backfill    # the worker from source (tsx) instead of a bundle
+ *   BENCH_SERVICES_ROOT=/tmp/base pnpm bench:backfill   # services of another checkout (baseline)
  *   BENCH_CPU_PROF=1 pnpm bench:backfill    # worker and dispatcher --cpu-prof into bench/results/prof-*
  */
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -25,9 +26,16 @@ import {
 } from '@mailyard/testkit/peers/dovecot';
 import { startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
 import { REPO_ROOT, type Spawned, freePort, spawnTs } from '@mailyard/testkit/process';
-import { createTestDatabase, createTestVhost, serverEnv, testRedisPrefix } from '@mailyard/testkit/servers';
+import {
+  PG_ADMIN_URL,
+  createTestDatabase,
+  createTestVhost,
+  serverEnv,
+  testRedisPrefix,
+} from '@mailyard/testkit/servers';
 import { build } from 'esbuild';
 import { ImapFlow } from 'imapflow';
+import pg from 'pg';
 import { CpuTally, pidsByName, rssMb } from '../proc';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 20_000);
@@ -38,6 +46,12 @@ const DAY = 86_400_000;
 const RESULTS = join(REPO_ROOT, 'bench', 'results');
 /** `bundle` (default): the worker as the image runs it (esbuild, deploy/build-dist.mjs); `tsx`: from source. */
 const WORKER_FORM = process.env.BENCH_WORKER === 'tsx' ? 'tsx' : 'bundle';
+/**
+ * Where the services' code comes from: this checkout, or another one (a `git worktree` of an
+ * earlier commit, dependencies installed) to measure a baseline with the same bench.
+ */
+const SERVICES_ROOT = process.env.BENCH_SERVICES_ROOT ?? REPO_ROOT;
+const service = (name: string) => join(SERVICES_ROOT, 'services', name, 'src', 'main.ts');
 
 /** `A=1 B=2` -> {A: '1', B: '2'}. */
 function envList(text: string | undefined): Record<string, string> {
@@ -164,9 +178,9 @@ async function imapCeiling(dovecot: Dovecot, ca: Buffer): Promise<{ msgs_per_sec
  * the bundle looks for them (<bin>/../../migrations).
  */
 async function bundleWorker(): Promise<string> {
-  const root = join(REPO_ROOT, '.tmp', 'bench-dist');
+  const root = join(REPO_ROOT, '.tmp', 'bench-dist', SERVICES_ROOT === REPO_ROOT ? 'this' : 'other');
   await build({
-    entryPoints: { 'imap-backfill': join(REPO_ROOT, 'services/imap-backfill/src/main.ts') },
+    entryPoints: { 'imap-backfill': service('imap-backfill') },
     outdir: join(root, 'dist', 'bin'),
     bundle: true,
     platform: 'node',
@@ -177,7 +191,7 @@ async function bundleWorker(): Promise<string> {
     logLevel: 'warning',
   });
   const migrations = join(root, 'migrations');
-  if (!existsSync(migrations)) symlinkSync(join(REPO_ROOT, 'libs/platform/migrations'), migrations);
+  if (!existsSync(migrations)) symlinkSync(join(SERVICES_ROOT, 'libs/platform/migrations'), migrations);
   return join(root, 'dist', 'bin', 'imap-backfill.js');
 }
 
@@ -223,7 +237,7 @@ async function main(): Promise<void> {
   const processes: Spawned[] = [];
   try {
     const dispatcher = spawnTs(
-      'services/webhook-dispatcher/src/main.ts',
+      service('webhook-dispatcher'),
       { ...stores, ...envList(process.env.BENCH_DISPATCHER_ENV) },
       [],
       profile('webhook-dispatcher'),
@@ -232,7 +246,7 @@ async function main(): Promise<void> {
     await dispatcher.waitFor(/webhook-dispatcher: consuming/, 60_000);
     const workerOps = await freePort();
     const worker = spawnTs(
-      WORKER_FORM === 'tsx' ? 'services/imap-backfill/src/main.ts' : await bundleWorker(),
+      WORKER_FORM === 'tsx' ? service('imap-backfill') : await bundleWorker(),
       { ...stores, ...workerEnv, OPS_PORT: String(workerOps) },
       [],
       profile('imap-backfill'),
@@ -240,7 +254,7 @@ async function main(): Promise<void> {
     processes.push(worker);
     await worker.waitFor(/Mailyard imap-backfill started/, 60_000);
     const gwPort = await freePort();
-    const gateway = spawnTs('services/gateway/src/main.ts', {
+    const gateway = spawnTs(service('gateway'), {
       ...stores,
       PORT: String(gwPort),
       BOOTSTRAP_API_KEY: KEY,
@@ -270,12 +284,26 @@ async function main(): Promise<void> {
     });
     const mailerId = String(created.mailer_id);
 
+    // The PostgreSQL server is shared with other sessions: this run's share is the CPU of the
+    // backends (and autovacuum workers) of its own database, listed by pg_stat_activity.
+    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+    await admin.connect();
+    let ourBackends: number[] = [];
+    const refreshBackends = async () => {
+      const { rows } = await admin.query<{ pid: number }>(
+        'SELECT pid FROM pg_stat_activity WHERE datname = $1',
+        [db.name],
+      );
+      ourBackends = rows.map((r) => r.pid);
+    };
+    await refreshBackends();
     const tallies = {
       imap_backfill_worker: new CpuTally(() => [worker.child.pid!]),
       webhook_dispatcher: new CpuTally(() => [dispatcher.child.pid!]),
       gateway: new CpuTally(() => [gateway.child.pid!]),
       dovecot_imap: new CpuTally(() => pidsByName('imap')),
-      postgresql: new CpuTally(() => pidsByName('postgres')),
+      postgresql_this_database: new CpuTally(() => ourBackends),
+      postgresql_server_all_sessions: new CpuTally(() => pidsByName('postgres')),
       rabbitmq: new CpuTally(() => pidsByName('beam.smp')),
       bench_receiver: new CpuTally(() => [process.pid]),
     };
@@ -324,7 +352,9 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 100));
       rssPeakSampled = Math.max(rssPeakSampled, rssMb(worker.child.pid!).rss);
       if (ticks++ % 5 === 0) await sampleHeap();
-      tallies.dovecot_imap.sample();
+      await refreshBackends();
+      tallies.postgresql_this_database.sample();
+      if (ticks % 5 === 1) for (const t of Object.values(tallies)) t.sample();
       countDelivered();
       if (!tDelivered && delivered >= MESSAGES) tDelivered = Date.now();
       if (!tImported) {
@@ -333,6 +363,7 @@ async function main(): Promise<void> {
       }
     }
     const cpu = Object.fromEntries(Object.entries(tallies).map(([k, t]) => [k, t.seconds()]));
+    await admin.end();
     const workerPeak = Math.max(rssPeakSampled, rssMb(worker.child.pid!).peak);
     if (!tImported || status.status !== 'done')
       throw new Error(`job did not finish: ${JSON.stringify(status)}`);
@@ -347,9 +378,14 @@ async function main(): Promise<void> {
         loadavg_1m_at_end: Number(loadavg()[0]!.toFixed(2)),
         note: 'shared with other sessions: compare ratios and CPU-ms, not absolute rates',
       },
+      notes: [
+        "postgresql_this_database: the backends of this run's database; postgresql_server_all_sessions and rabbitmq include other sessions on the shared servers",
+        'bench_receiver: this process (the local HTTP receiver parsing every body, and the status polls)',
+      ],
       messages: MESSAGES,
       mailbox_mb: ceiling.mb,
       seed_and_index_seconds: Number(seedSeconds.toFixed(1)),
+      services_from: SERVICES_ROOT === REPO_ROOT ? 'this checkout' : SERVICES_ROOT,
       worker_form: WORKER_FORM === 'tsx' ? 'source through tsx' : 'esbuild bundle (as in the image)',
       worker_env: workerEnv,
       dispatcher_env: envList(process.env.BENCH_DISPATCHER_ENV),

@@ -2,8 +2,10 @@
  * Runs delivery attempts from the webhook_deliveries table (the persisted schedule):
  * - claims due rows (fresh batches at once through `poll`, retries by polling every pollMs),
  *   at most `concurrency` in flight per process and `endpointConcurrency` per webhook: the
- *   claim takes per endpoint only what it may still run, so one slow receiver only ever waits
- *   on itself and a large backlog for one endpoint is never claimed and released;
+ *   claim takes per endpoint what it may run plus as many to start the moment a slot frees
+ *   (within the lease: an attempt ends within the timeout), so one slow receiver only ever
+ *   waits on itself, a large backlog for one endpoint is never claimed and released, and no
+ *   claim round trip sits between two attempts of a busy endpoint;
  * - loads the target fresh for every claim (once per endpoint in it; a deleted or deactivated
  *   webhook drops the delivery with a record saying so), delivers, and records the attempt with
  *   the next state (outcomes of concurrent attempts in one statement, recorder.ts): delivered,
@@ -46,6 +48,8 @@ export interface WorkerDeps {
 
 export class DeliveryWorker {
   private readonly perEndpoint = new Map<string, number>();
+  /** Claimed rows waiting for a slot of their endpoint, with the target loaded at claim time. */
+  private readonly queued = new Map<string, Array<{ row: DueDelivery; target: Promise<Target | string> }>>();
   private readonly running = new Set<Promise<void>>();
   private inFlight = 0;
   private pollTimer: NodeJS.Timeout | null = null;
@@ -98,27 +102,39 @@ export class DeliveryWorker {
     this.stopped = true;
     if (this.pollTimer) clearTimeout(this.pollTimer);
     await this.claiming;
+    // Claimed but not started: due again at once for whoever runs next.
+    const waiting = [...this.queued.values()].flat().map((q) => q.row.id);
+    this.queued.clear();
+    await releaseClaimedDeliveries(this.deps.db, waiting).catch(() => {});
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
     await this.records.drain();
   }
 
+  /** Per endpoint: attempts running plus claimed rows waiting for a slot. */
+  private holding(): Map<string, number> {
+    const out = new Map(this.perEndpoint);
+    for (const [id, q] of this.queued) out.set(id, (out.get(id) ?? 0) + q.length);
+    return out;
+  }
+
   private async claimAndRun(): Promise<void> {
     const { db, settings } = this.deps;
-    const free = settings.concurrency - this.inFlight;
+    const waiting = [...this.queued.values()].reduce((n, q) => n + q.length, 0);
+    const free = settings.concurrency - this.inFlight - waiting;
     if (free <= 0) return;
-    // Only what each endpoint may still run: nothing is claimed just to be released.
+    // Per endpoint, what it may run now and as many more to start the moment a slot frees (no
+    // claim round trip between two attempts); nothing is claimed just to be released.
     const rows = await claimDueDeliveries(db, {
       limit: free,
       leaseMs: settings.leaseMs,
-      perTarget: settings.endpointConcurrency,
-      running: this.perEndpoint,
+      perTarget: 2 * settings.endpointConcurrency,
+      running: this.holding(),
     });
     // The target of each endpoint is loaded once per claim, not once per attempt.
     const targets = new Map<string, Promise<Target | string>>();
     const release: string[] = [];
     for (const row of rows) {
-      const n = this.perEndpoint.get(row.webhookId) ?? 0;
-      if (n >= settings.endpointConcurrency || this.stopped) {
+      if (this.stopped) {
         release.push(row.id);
         continue;
       }
@@ -129,7 +145,26 @@ export class DeliveryWorker {
         target.catch(() => {}); // each attempt awaits it and reports a failure itself
         targets.set(key, target);
       }
-      this.perEndpoint.set(row.webhookId, n + 1);
+      const q = this.queued.get(row.webhookId) ?? [];
+      q.push({ row, target });
+      this.queued.set(row.webhookId, q);
+    }
+    await releaseClaimedDeliveries(db, release);
+    for (const id of new Set(rows.map((r) => r.webhookId))) this.startQueued(id);
+    // A full claim may have left more due rows behind.
+    if (rows.length === free && release.length < rows.length) this.again = true;
+  }
+
+  /** Starts claimed rows of an endpoint while it has free slots (at most endpointConcurrency run). */
+  private startQueued(webhookId: string): void {
+    const q = this.queued.get(webhookId);
+    while (
+      q &&
+      q.length > 0 &&
+      (this.perEndpoint.get(webhookId) ?? 0) < this.deps.settings.endpointConcurrency
+    ) {
+      const { row, target } = q.shift()!;
+      this.perEndpoint.set(webhookId, (this.perEndpoint.get(webhookId) ?? 0) + 1);
       this.inFlight++;
       const run = this.attempt(row, target)
         .catch(
@@ -138,17 +173,16 @@ export class DeliveryWorker {
         )
         .finally(() => {
           this.inFlight--;
-          const left = (this.perEndpoint.get(row.webhookId) ?? 1) - 1;
-          if (left <= 0) this.perEndpoint.delete(row.webhookId);
-          else this.perEndpoint.set(row.webhookId, left);
+          const left = (this.perEndpoint.get(webhookId) ?? 1) - 1;
+          if (left <= 0) this.perEndpoint.delete(webhookId);
+          else this.perEndpoint.set(webhookId, left);
           this.running.delete(run);
+          if (!this.stopped) this.startQueued(webhookId);
           this.poll();
         });
       this.running.add(run);
     }
-    await releaseClaimedDeliveries(db, release);
-    // A full claim may have left more due rows behind.
-    if (rows.length === free && release.length < rows.length) this.again = true;
+    if (q && q.length === 0) this.queued.delete(webhookId);
   }
 
   private async attempt(row: DueDelivery, loaded: Promise<Target | string>): Promise<void> {
