@@ -86,6 +86,11 @@ describe('prefixedRouter', () => {
     expect(await send(prefixed)).toEqual(await send(plain));
   });
 
+  it('shows the routes of the router it wraps to code that walks the layers', () => {
+    const router = things();
+    expect((prefixedRouter(router) as unknown as { stack: unknown }).stack).toBe(router.stack);
+  });
+
   it('does not enter a router whose routes cannot match the path', async () => {
     const router = things();
     let entered = 0;

@@ -34,11 +34,15 @@ export function routePrefixes(router: Router): string[] | null {
   return [...prefixes];
 }
 
-/** `router`, entered only by requests whose path starts with one of its routes' static parts. */
+/**
+ * `router`, entered only by requests whose path starts with one of its routes' static parts. The
+ * handler shows the router's `stack` as its own, so whatever lists an app's routes by walking
+ * the layers (the OpenAPI coverage test, the hostile-input fuzzer) still finds them.
+ */
 export function prefixedRouter(router: Router): RequestHandler {
   let prefixes: string[] | null | undefined;
   let caseSensitive = false;
-  return (req: Request, res: Response, next: NextFunction) => {
+  const handler = (req: Request, res: Response, next: NextFunction) => {
     if (prefixes === undefined) {
       // Worked out on the first request: every route is registered by then.
       prefixes = routePrefixes(router);
@@ -49,4 +53,5 @@ export function prefixedRouter(router: Router): RequestHandler {
     for (const prefix of prefixes) if (path.startsWith(prefix)) return router(req, res, next);
     next();
   };
+  return Object.defineProperty(handler, 'stack', { get: () => router.stack });
 }
