@@ -126,6 +126,9 @@ it('replicas share mailboxes by a Redis lease: one that stops or dies is taken o
   // Two-minute leases: within the test only a released lease lets another replica in.
   const a = replica({ syncLeaseMs: 120_000 });
   await eventually(() => a.watching().includes(id), 'replica A to watch');
+  // Holding the lease comes before the first read of INBOX; mail appended before that read is
+  // "existing mail" (not posted), so wait for the read mark.
+  await eventually(() => readUpTo(id), 'replica A to read INBOX');
   const b = replica({ syncLeaseMs: 120_000 });
   await appendAndReceive('/lease', 'lease-a');
   expect(b.watching()).not.toContain(id);
@@ -162,7 +165,7 @@ it('replicas share mailboxes by a Redis lease: one that stops or dies is taken o
   }
   for (const s of ['lease-a', 'lease-b', 'lease-c', 'lease-gap', 'lease-d'])
     expect(arrived('/lease', s)).toHaveLength(1);
-});
+}, 180_000); // several processes and leases in one story: longer than the 60 s default under load
 
 it('connection failures reconnect with back-off; IMAP_ERROR once after repeated failures; mail flows again after', async () => {
   const id = await createImapMailer(h, '/flaky', dovecot.host);
