@@ -41,6 +41,21 @@ export interface DueDelivery {
   /** Attempts already made before this one. */
   attempts: number;
   createdAt: Date;
+  /**
+   * A tenant webhook's configuration as stored at claim time (read by the claim statement itself,
+   * so every attempt uses the current URL, headers, secret and state): null when it was deleted;
+   * undefined for the other target kinds (their loaders read them).
+   */
+  webhook?: SealedWebhookTarget | null;
+}
+
+/** A tenant webhook as the dispatcher needs it, its headers and secret still sealed. */
+export interface SealedWebhookTarget {
+  url: string;
+  method: string;
+  active: boolean;
+  headersSealed: Uint8Array | null;
+  secretSealed: Uint8Array;
 }
 
 export interface AttemptOutcome {
@@ -106,6 +121,12 @@ type DueRow = {
   extra_headers: Record<string, string> | null;
   attempts: number;
   created_at: Date;
+  w_found: boolean;
+  w_url: string | null;
+  w_method: string | null;
+  w_active: boolean | null;
+  w_headers_sealed: Uint8Array | null;
+  w_secret_sealed: Uint8Array | null;
 };
 
 /**
@@ -114,7 +135,8 @@ type DueRow = {
  * rows another dispatcher holds. The targets with work are found by a skip scan over
  * webhook_deliveries_target_due_idx (one index probe per target), so a large backlog for one
  * endpoint costs no more than its own few rows. A claim is a lease of `leaseMs`: unless an
- * outcome is recorded by then, the row is due again.
+ * outcome is recorded by then, the row is due again. A tenant webhook's configuration comes back
+ * with its rows (`webhook`), read by the same statement: no query per target.
  */
 export async function claimDueDeliveries(
   db: Queryable,
@@ -141,11 +163,16 @@ export async function claimDueDeliveries(
             FOR UPDATE SKIP LOCKED) due
         WHERE t.webhook_id IS NOT NULL
         LIMIT $1
+     ), claimed AS (
+       UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => $2::double precision / 1000)
+         FROM picked WHERE d.id = picked.id
+       RETURNING d.id, d.tenant_id, d.target_kind, d.webhook_id, d.body, d.traceparent, d.extra_headers, d.attempts,
+         d.created_at
      )
-     UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => $2::double precision / 1000)
-       FROM picked WHERE d.id = picked.id
-     RETURNING d.id, d.tenant_id, d.target_kind, d.webhook_id, d.body, d.traceparent, d.extra_headers, d.attempts,
-       d.created_at`,
+     SELECT c.*, w.id IS NOT NULL AS w_found, w.url AS w_url, w.method AS w_method, w.active AS w_active,
+            w.headers_sealed AS w_headers_sealed, w.secret_sealed AS w_secret_sealed
+       FROM claimed c
+       LEFT JOIN webhooks w ON c.target_kind = 'webhook' AND w.tenant_id = c.tenant_id AND w.id = c.webhook_id`,
     [opts.limit, opts.leaseMs, busy.map(([id]) => id), busy.map(([, n]) => n), opts.perTarget],
   );
   return rows.map((r) => ({
@@ -158,6 +185,19 @@ export async function claimDueDeliveries(
     extraHeaders: r.extra_headers,
     attempts: Number(r.attempts),
     createdAt: r.created_at,
+    ...(r.target_kind === 'webhook'
+      ? {
+          webhook: r.w_found
+            ? {
+                url: r.w_url!,
+                method: r.w_method!,
+                active: r.w_active!,
+                headersSealed: r.w_headers_sealed,
+                secretSealed: r.w_secret_sealed!,
+              }
+            : null,
+        }
+      : {}),
   }));
 }
 

@@ -6,8 +6,10 @@
  *   (within the lease: an attempt ends within the timeout), so one slow receiver only ever
  *   waits on itself, a large backlog for one endpoint is never claimed and released, and no
  *   claim round trip sits between two attempts of a busy endpoint;
- * - loads the target fresh for every claim (once per endpoint in it; a deleted or deactivated
- *   webhook drops the delivery with a record saying so), delivers, and records the attempt with
+ * - reads the target fresh for every claim (a tenant webhook by the claim statement itself, the
+ *   other kinds once per endpoint in it; their sealed headers and secret are opened once per
+ *   process, unseal-cache.ts; a deleted or deactivated webhook drops the delivery with a record
+ *   saying so), delivers, and records the attempt with
  *   the next state (outcomes of concurrent attempts in one statement, recorder.ts): delivered,
  *   retrying at now + schedule delay (with jitter), or dropped once the schedule is used up.
  * A crash between claim and record leaves the row due again after the lease: at-least-once.
@@ -29,6 +31,7 @@ import { attemptLatency, attempts } from './metrics';
 import { GroupWriter } from './recorder';
 import { nextRetryDelayMs, retryWindowMs, retryWindowS } from './schedule';
 import type { DispatcherSettings } from './settings';
+import { UnsealCache } from './unseal-cache';
 
 interface Target {
   url: string;
@@ -59,8 +62,10 @@ export class DeliveryWorker {
 
   /** Attempt outcomes, written together (group commit). */
   private readonly records: GroupWriter<AttemptRecord>;
+  private readonly unsealed: UnsealCache;
 
   constructor(private readonly deps: WorkerDeps) {
+    this.unsealed = new UnsealCache((sealed) => deps.sealer.openText(sealed));
     this.records = new GroupWriter(
       (items) => recordDeliveryAttempts(deps.db, items),
       (err, items) =>
@@ -251,6 +256,20 @@ export class DeliveryWorker {
       const hook = await loadMailerWebhook(db, sealer, row.tenantId, row.webhookId);
       if (!hook) return 'the mailer or its incoming webhook was removed';
       return { url: hook.url, method: hook.method, headers: hook.headers, secret: null };
+    }
+    if (row.webhook !== undefined) {
+      // Read by the claim statement.
+      const hook = row.webhook;
+      if (!hook) return 'the webhook was deleted';
+      if (!hook.active) return 'the webhook is deactivated';
+      return {
+        url: hook.url,
+        method: hook.method,
+        headers: hook.headersSealed
+          ? (JSON.parse(this.unsealed.openText(hook.headersSealed)) as Record<string, string>)
+          : {},
+        secret: this.unsealed.openText(hook.secretSealed),
+      };
     }
     const hook = await loadWebhookById(db, sealer, row.tenantId, row.webhookId);
     if (!hook) return 'the webhook was deleted';
