@@ -11,9 +11,10 @@ import { type Page, pageAfter, toPage } from './cursor';
 /**
  * Webhook deliveries (services/webhook-dispatcher): one row per HTTP request body and target,
  * every attempt recorded beside it. The table is the retry schedule: the dispatcher claims due
- * rows (`next_attempt_at <= now()`, FOR UPDATE SKIP LOCKED), which moves `next_attempt_at`
- * forward by a lease, and records the outcome with the next due time, so a dispatcher that is
- * killed at any moment leaves nothing behind: the row comes due again.
+ * rows (`next_attempt_at <= now()`, not leased, FOR UPDATE SKIP LOCKED), which sets a lease
+ * (`leased_until`, a column no index names: the claim is a HOT update, migration 0024), and
+ * records the outcome with the next due time and the lease cleared, so a dispatcher that is
+ * killed at any moment leaves nothing behind: the row comes due again when its lease ends.
  */
 
 export type DeliveryTargetKind = 'webhook' | 'mailer' | 'inbound';
@@ -158,13 +159,14 @@ export async function claimDueDeliveries(
          CROSS JOIN LATERAL (
            SELECT d.id FROM webhook_deliveries d
             WHERE d.webhook_id = t.webhook_id AND d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
+              AND (d.leased_until IS NULL OR d.leased_until <= now())
             ORDER BY d.next_attempt_at
             LIMIT GREATEST(0, $5::int - COALESCE(busy.running, 0))
             FOR UPDATE SKIP LOCKED) due
         WHERE t.webhook_id IS NOT NULL
         LIMIT $1
      ), claimed AS (
-       UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => $2::double precision / 1000)
+       UPDATE webhook_deliveries d SET leased_until = now() + make_interval(secs => $2::double precision / 1000)
          FROM picked WHERE d.id = picked.id
        RETURNING d.id, d.tenant_id, d.target_kind, d.webhook_id, d.body, d.traceparent, d.extra_headers, d.attempts,
          d.created_at
@@ -228,7 +230,7 @@ export async function recordDeliveryAttempts(
        SELECT delivery_id, attempt, at, status_code, latency_ms, error FROM r ON CONFLICT DO NOTHING
      )
      UPDATE webhook_deliveries d SET status = r.status, attempts = GREATEST(d.attempts, r.attempt),
-       next_attempt_at = r.next_at, dropped_reason = r.reason, updated_at = now()
+       next_attempt_at = r.next_at, leased_until = NULL, dropped_reason = r.reason, updated_at = now()
        FROM r WHERE d.id = r.delivery_id AND d.status <> 'delivered'`,
     [
       records.map((r) => r.deliveryId),
@@ -244,18 +246,19 @@ export async function recordDeliveryAttempts(
   );
 }
 
-/** Drops a delivery without an attempt (its webhook was deleted or deactivated meanwhile). */
 /** Makes claimed deliveries due again now (claimed but not started: endpoint at its limit). */
 export async function releaseClaimedDeliveries(db: Queryable, deliveryIds: readonly string[]): Promise<void> {
   if (deliveryIds.length === 0) return;
-  await db.query('UPDATE webhook_deliveries SET next_attempt_at = now() WHERE id = ANY($1::text[])', [
+  await db.query('UPDATE webhook_deliveries SET leased_until = NULL WHERE id = ANY($1::text[])', [
     [...deliveryIds],
   ]);
 }
 
+/** Drops a delivery without an attempt (its webhook was deleted or deactivated meanwhile). */
 export async function dropDelivery(db: Queryable, deliveryId: string, reason: string): Promise<void> {
   await db.query(
-    `UPDATE webhook_deliveries SET status = 'dropped', next_attempt_at = NULL, dropped_reason = $2, updated_at = now()
+    `UPDATE webhook_deliveries SET status = 'dropped', next_attempt_at = NULL, leased_until = NULL, dropped_reason = $2,
+       updated_at = now()
       WHERE id = $1 AND status IN ('pending', 'retrying')`,
     [deliveryId, reason],
   );
@@ -299,7 +302,7 @@ const toView = (r: ViewRow): WebhookDeliveryView => ({
     latency_ms: a.latency_ms,
     error: a.error,
   })),
-  // A claimed row's next_attempt_at is its lease, not a schedule: shown only while waiting.
+  // Shown only while waiting (a claimed row keeps its due time; its lease is leased_until).
   next_attempt_at:
     r.status === 'pending' || r.status === 'retrying' ? (r.next_attempt_at?.toISOString() ?? null) : null,
   dropped_reason: r.dropped_reason,
