@@ -346,8 +346,10 @@ it('a retry goes to the webhook as configured now (URL, headers, rotated secret)
     expect(retry.headers['webhook-id']).toBe(receiver.to(a.path)[0]!.headers['webhook-id']);
     expect(retry.headers['x-new']).toBe('2');
     expect(retry.headers['x-old']).toBeUndefined();
-    expect(() => new Webhook(rotated.body.signing_secret).verify(retry.body, retry.headers)).not.toThrow();
-    expect(() => new Webhook(a.secret).verify(retry.body, retry.headers)).toThrow();
+    expect(() =>
+      new Webhook(rotated.body.signing_secret).verify(retry.body, retry.headers as Record<string, string>),
+    ).not.toThrow();
+    expect(() => new Webhook(a.secret).verify(retry.body, retry.headers as Record<string, string>)).toThrow();
 
     // Deleted while its delivery waits for a retry: the retry is dropped, nothing is sent.
     const b = await account({ delivery: true });

@@ -43,20 +43,23 @@ export interface DueDelivery {
   attempts: number;
   createdAt: Date;
   /**
-   * A tenant webhook's configuration as stored at claim time (read by the claim statement itself,
-   * so every attempt uses the current URL, headers, secret and state): null when it was deleted;
-   * undefined for the other target kinds (their loaders read them).
+   * The target as configured at claim time, read by the claim statement itself (so every attempt
+   * uses the current URL, headers, secret and state): null when it is gone (the webhook deleted,
+   * the incoming domain removed, the mailer or its incoming webhook removed).
    */
-  webhook?: SealedWebhookTarget | null;
+  target: SealedTarget | null;
 }
 
-/** A tenant webhook as the dispatcher needs it, its headers and secret still sealed. */
-export interface SealedWebhookTarget {
+/** A delivery target as the dispatcher needs it, its headers and signing secret still sealed. */
+export interface SealedTarget {
   url: string;
   method: string;
+  /** False for a deactivated tenant webhook (the other kinds have no such state). */
   active: boolean;
+  /** JSON object of custom headers, sealed; null when there are none. */
   headersSealed: Uint8Array | null;
-  secretSealed: Uint8Array;
+  /** `whsec_...`, sealed: tenant webhooks only (incoming webhooks are not signed). */
+  secretSealed: Uint8Array | null;
 }
 
 export interface AttemptOutcome {
@@ -122,12 +125,12 @@ type DueRow = {
   extra_headers: Record<string, string> | null;
   attempts: number;
   created_at: Date;
-  w_found: boolean;
-  w_url: string | null;
-  w_method: string | null;
-  w_active: boolean | null;
-  w_headers_sealed: Uint8Array | null;
-  w_secret_sealed: Uint8Array | null;
+  t_found: boolean | null;
+  t_url: string | null;
+  t_method: string | null;
+  t_active: boolean | null;
+  t_headers_sealed: Uint8Array | null;
+  t_secret_sealed: Uint8Array | null;
 };
 
 /**
@@ -136,8 +139,9 @@ type DueRow = {
  * rows another dispatcher holds. The targets with work are found by a skip scan over
  * webhook_deliveries_target_due_idx (one index probe per target), so a large backlog for one
  * endpoint costs no more than its own few rows. A claim is a lease of `leaseMs`: unless an
- * outcome is recorded by then, the row is due again. A tenant webhook's configuration comes back
- * with its rows (`webhook`), read by the same statement: no query per target.
+ * outcome is recorded by then, the row is due again. Each row comes back with its target as
+ * configured now (`target`: the tenant webhook, incoming domain or mailer's incoming webhook),
+ * read by the same statement: no query per target.
  */
 export async function claimDueDeliveries(
   db: Queryable,
@@ -171,10 +175,20 @@ export async function claimDueDeliveries(
        RETURNING d.id, d.tenant_id, d.target_kind, d.webhook_id, d.body, d.traceparent, d.extra_headers, d.attempts,
          d.created_at
      )
-     SELECT c.*, w.id IS NOT NULL AS w_found, w.url AS w_url, w.method AS w_method, w.active AS w_active,
-            w.headers_sealed AS w_headers_sealed, w.secret_sealed AS w_secret_sealed
-       FROM claimed c
-       LEFT JOIN webhooks w ON c.target_kind = 'webhook' AND w.tenant_id = c.tenant_id AND w.id = c.webhook_id`,
+     SELECT c.*, t.* FROM claimed c LEFT JOIN LATERAL (
+         SELECT true AS t_found, w.url AS t_url, w.method AS t_method, w.active AS t_active,
+                w.headers_sealed AS t_headers_sealed, w.secret_sealed AS t_secret_sealed
+           FROM webhooks w WHERE c.target_kind = 'webhook' AND w.tenant_id = c.tenant_id AND w.id = c.webhook_id
+         UNION ALL
+         SELECT true, i.url, i.method, true, i.headers_sealed, NULL
+           FROM inbound_domains i
+          WHERE c.target_kind = 'inbound' AND i.tenant_id = c.tenant_id AND i.domain = c.webhook_id
+         UNION ALL
+         SELECT true, m.incoming_webhook->>'url', m.incoming_webhook->>'method', true, m.incoming_webhook_secret, NULL
+           FROM mailers m
+          WHERE c.target_kind = 'mailer' AND m.tenant_id = c.tenant_id AND m.id = c.webhook_id
+            AND m.deleted_at IS NULL AND m.incoming_webhook IS NOT NULL
+       ) t ON true`,
     [opts.limit, opts.leaseMs, busy.map(([id]) => id), busy.map(([, n]) => n), opts.perTarget],
   );
   return rows.map((r) => ({
@@ -187,19 +201,15 @@ export async function claimDueDeliveries(
     extraHeaders: r.extra_headers,
     attempts: Number(r.attempts),
     createdAt: r.created_at,
-    ...(r.target_kind === 'webhook'
+    target: r.t_found
       ? {
-          webhook: r.w_found
-            ? {
-                url: r.w_url!,
-                method: r.w_method!,
-                active: r.w_active!,
-                headersSealed: r.w_headers_sealed,
-                secretSealed: r.w_secret_sealed!,
-              }
-            : null,
+          url: r.t_url!,
+          method: r.t_method!,
+          active: r.t_active!,
+          headersSealed: r.t_headers_sealed,
+          secretSealed: r.t_secret_sealed,
         }
-      : {}),
+      : null,
   }));
 }
 
