@@ -141,7 +141,9 @@ type DueRow = {
  * endpoint costs no more than its own few rows. A claim is a lease of `leaseMs`: unless an
  * outcome is recorded by then, the row is due again. Each row comes back with its target as
  * configured now (`target`: the tenant webhook, incoming domain or mailer's incoming webhook),
- * read by the same statement: no query per target.
+ * read by the same statement: no query per target. The claimed rows are updated by their ids as an
+ * array (primary key probes): joined to the CTE, the planner's guess of `limit` rows made a hash
+ * join over a sequential scan of the whole table (every delivered row) cheaper until ~15k rows.
  */
 export async function claimDueDeliveries(
   db: Queryable,
@@ -171,7 +173,7 @@ export async function claimDueDeliveries(
         LIMIT $1
      ), claimed AS (
        UPDATE webhook_deliveries d SET leased_until = now() + make_interval(secs => $2::double precision / 1000)
-         FROM picked WHERE d.id = picked.id
+        WHERE d.id = ANY(ARRAY(SELECT id FROM picked))
        RETURNING d.id, d.tenant_id, d.target_kind, d.webhook_id, d.body, d.traceparent, d.extra_headers, d.attempts,
          d.created_at
      )
