@@ -9,8 +9,9 @@
  * - reads the target fresh for every claim (the claim statement returns it with the rows; its
  *   sealed headers and secret are opened once per process, unseal-cache.ts; a deleted or
  *   deactivated webhook drops the delivery with a record saying so), delivers, and records the
- *   attempt with the next state (outcomes of concurrent attempts in one statement, recorder.ts): delivered,
- *   retrying at now + schedule delay (with jitter), or dropped once the schedule is used up.
+ *   attempt with the next state (outcomes of concurrent attempts in one statement, recorder.ts):
+ *   delivered, retrying at now + schedule delay (with jitter), or dropped once the schedule is
+ *   used up.
  * A crash between claim and record leaves the row due again after the lease: at-least-once.
  */
 import { type Logger, type Queryable, type Sealer, childTraceparent } from '@mailyard/platform';
