@@ -321,6 +321,65 @@ it('retries after a 500 and after a timeout, recording every attempt; the delive
   }
 });
 
+it('a retry goes to the webhook as configured now (URL, headers, rotated secret); a deleted webhook’s retry is dropped', async () => {
+  const a = await account({ delivery: true }, { 'X-Old': '1' });
+  let release: () => void = () => {};
+  const updated = new Promise<void>((r) => {
+    release = r;
+  });
+  // The old URL fails every attempt, each held until the webhook is updated.
+  receiver.reply((req) => (req.path === a.path ? { status: 500, hold: updated } : { status: 200 }));
+  try {
+    await publishEmailEvent(ctx.bus, a.tenantId, emailEvent('MAIL_DELIVERED', at(1)));
+    await eventually(() => receiver.to(a.path).length >= 1, 'first attempt');
+    await api(a)
+      .put('/v1/webhook/update', {
+        event: 'EMAIL_EVENT',
+        webhook_url: receiver.url(`${a.path}-new`),
+        headers: { 'X-New': '2' },
+      })
+      .expect(200);
+    const rotated = await api(a).post('/v1/webhook/rotate-secret', { event: 'EMAIL_EVENT' }).expect(200);
+    release();
+    await eventually(() => receiver.to(`${a.path}-new`).length === 1, 'retry at the new URL');
+    const retry = receiver.to(`${a.path}-new`)[0]!;
+    expect(retry.headers['webhook-id']).toBe(receiver.to(a.path)[0]!.headers['webhook-id']);
+    expect(retry.headers['x-new']).toBe('2');
+    expect(retry.headers['x-old']).toBeUndefined();
+    expect(() =>
+      new Webhook(rotated.body.signing_secret).verify(retry.body, retry.headers as Record<string, string>),
+    ).not.toThrow();
+    expect(() => new Webhook(a.secret).verify(retry.body, retry.headers as Record<string, string>)).toThrow();
+
+    // Deleted while its delivery waits for a retry: the retry is dropped, nothing is sent.
+    const b = await account({ delivery: true });
+    let deleted: () => void = () => {};
+    const gone = new Promise<void>((r) => {
+      deleted = r;
+    });
+    receiver.reply((req) => (req.path === b.path ? { status: 500, hold: gone } : { status: 200 }));
+    await publishEmailEvent(ctx.bus, b.tenantId, emailEvent('MAIL_DELIVERED', at(1)));
+    await eventually(() => receiver.to(b.path).length >= 1, 'first attempt');
+    await request(app)
+      .delete('/v1/webhook/delete')
+      .set({ Authorization: `Bearer ${b.key}` })
+      .send({ event: 'EMAIL_EVENT' })
+      .expect(200);
+    deleted();
+    const dropped = await eventually(async () => {
+      const { rows } = await ctx.db.query<{ status: string; dropped_reason: string }>(
+        'SELECT status, dropped_reason FROM webhook_deliveries WHERE tenant_id = $1',
+        [b.tenantId],
+      );
+      return rows[0]?.status === 'dropped' ? rows[0] : null;
+    }, 'dropped after the delete');
+    expect(dropped.dropped_reason).toBe('the webhook was deleted');
+  } finally {
+    release();
+    receiver.reply(() => ({ status: 200 }));
+  }
+});
+
 it('drops a delivery when the retry window is used up, with a record saying so; replay sends it again', async () => {
   const a = await account({ delivery: true });
   let failing = true;

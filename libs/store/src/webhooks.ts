@@ -181,13 +181,22 @@ export interface WebhookRoute {
   events: WebhookEventToggles | null;
 }
 
-/** The routing view of one account's webhooks (one query per dispatcher batch). */
-export async function loadWebhookRoutes(db: Queryable, tenantId: string): Promise<WebhookRoute[]> {
-  const { rows } = await db.query<WebhookRoute>(
-    'SELECT id, event, active, events FROM webhooks WHERE tenant_id = $1',
-    [tenantId],
+/**
+ * The routing view of these accounts' webhooks, by account (one query per dispatcher store, which
+ * holds the batches of every account flushed at that moment); an account without any has none.
+ */
+export async function loadWebhookRoutes(
+  db: Queryable,
+  tenantIds: readonly string[],
+): Promise<Map<string, WebhookRoute[]>> {
+  const out = new Map<string, WebhookRoute[]>(tenantIds.map((id) => [id, []]));
+  if (tenantIds.length === 0) return out;
+  const { rows } = await db.query<WebhookRoute & { tenant_id: string }>(
+    'SELECT tenant_id, id, event, active, events FROM webhooks WHERE tenant_id = ANY($1::text[])',
+    [[...new Set(tenantIds)]],
   );
-  return rows;
+  for (const { tenant_id, ...route } of rows) out.get(tenant_id)?.push(route);
+  return out;
 }
 
 /** Every tenant webhook of these tenants, unsealed. */

@@ -3,9 +3,10 @@ import type { RunningService, ServiceContext } from '@mailyard/platform';
 import { AccountBatcher } from './batch';
 import { createDispatchHandler } from './consumer';
 import { deliver } from './deliver';
-import { flushAccount } from './flush';
+import { type AccountBatch, flushAccounts } from './flush';
 import { deliveriesPlanned, eventsFlushed } from './metrics';
 import { outboundGuard } from './outbound';
+import { GroupWriter } from './recorder';
 import type { DispatchEvent } from './route-event';
 import { dispatcherSettings } from './settings';
 import { DeliveryWorker } from './worker';
@@ -32,15 +33,17 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
     settings,
     deliver: (req) => deliver(req, { guard, timeoutMs: settings.timeoutMs }),
   });
+  // Batches flushed at the same moment (of any accounts) are stored by one statement.
+  const store = new GroupWriter<AccountBatch>(async (batches) => {
+    const ids = await flushAccounts({ db, sealer }, batches);
+    eventsFlushed.inc(batches.reduce((n, b) => n + b.events.length, 0));
+    deliveriesPlanned.inc(ids.length);
+    if (ids.length > 0) worker.poll();
+  }, null);
   const batcher = new AccountBatcher<DispatchEvent>({
     maxItems: settings.batchMax,
     waitMs: settings.batchWaitMs,
-    flush: async (tenantId, events) => {
-      const ids = await flushAccount({ db, sealer }, tenantId, events);
-      eventsFlushed.inc(events.length);
-      deliveriesPlanned.inc(ids.length);
-      if (ids.length > 0) worker.poll();
-    },
+    flush: (tenantId, events) => store.add({ tenantId, events }),
   });
   const consumer = await bus.consume(
     {

@@ -37,4 +37,17 @@ describe('GroupWriter', () => {
     expect(failed).toEqual([[1, 2]]);
     expect(calls).toBe(2);
   });
+
+  it('without onError, a failed write rejects every item of its group', async () => {
+    let calls = 0;
+    const w = new GroupWriter<number>(
+      async () => {
+        if (++calls === 1) throw new Error('db down');
+      },
+      null,
+      2,
+    );
+    const results = await Promise.allSettled([w.add(1), w.add(2), w.add(3)]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'fulfilled']);
+  });
 });

@@ -1,24 +1,27 @@
 /**
- * Group commit: items handed in while a write is running are written together by the next one
- * (the dispatcher's attempt outcomes: libs/store recordDeliveryAttempts, one statement), so
- * concurrent attempts cost one round trip instead of one each, and an attempt's slot is free as
- * soon as its HTTP exchange ends. An outcome not yet written when the process dies leaves its
- * row leased: it comes due again after the lease and is attempted again (at-least-once).
+ * Group commit: items handed in while a write is running are written together by the next one,
+ * so concurrent work costs one round trip instead of one each. Used twice by the dispatcher:
+ * - attempt outcomes (libs/store recordDeliveryAttempts, one statement): an attempt's slot is free
+ *   as soon as its HTTP exchange ends, and an outcome not yet written when the process dies
+ *   leaves its row leased: it comes due again after the lease (at-least-once); a failed write is
+ *   reported (`onError`) and its items resolve;
+ * - stored batches (flush.ts: batches of several accounts in one INSERT): without `onError` a
+ *   failed write rejects every item of its group (their bus messages are then retried).
  */
 export class GroupWriter<T> {
-  private queued: Array<{ item: T; done: () => void }> = [];
+  private queued: Array<{ item: T; done: () => void; failed: (err: unknown) => void }> = [];
   private writing: Promise<void> | null = null;
 
   constructor(
     private readonly write: (items: T[]) => Promise<void>,
-    private readonly onError: (err: unknown, items: T[]) => void,
+    private readonly onError: ((err: unknown, items: T[]) => void) | null,
     private readonly maxItems = 500,
   ) {}
 
   /** Queues an item; resolves once its group is written (or the failed write was reported). */
   add(item: T): Promise<void> {
-    return new Promise((done) => {
-      this.queued.push({ item, done });
+    return new Promise((done, failed) => {
+      this.queued.push({ item, done, failed });
       this.writing ??= this.loop();
     });
   }
@@ -29,17 +32,20 @@ export class GroupWriter<T> {
   }
 
   private async loop(): Promise<void> {
-    // The first item waits a tick, so outcomes of the same moment go together.
+    // The first item waits a tick, so items of the same moment go together.
     await new Promise<void>((r) => setImmediate(r));
     while (this.queued.length > 0) {
       const group = this.queued.splice(0, this.maxItems);
       const items = group.map((g) => g.item);
       try {
         await this.write(items);
+        for (const g of group) g.done();
       } catch (err) {
-        this.onError(err, items);
+        if (this.onError) {
+          this.onError(err, items);
+          for (const g of group) g.done();
+        } else for (const g of group) g.failed(err);
       }
-      for (const g of group) g.done();
     }
     this.writing = null;
   }

@@ -12,7 +12,9 @@ describe('dispatcherSettings', () => {
       concurrency: 256,
       pollMs: 1000,
       allowInsecure: false,
+      prefetch: 2000,
     });
+    expect(dispatcherSettings(loadConfig({ WEBHOOK_BATCH_MAX: '1' })).prefetch).toBe(256);
   });
 
   it('reads its variables and the shared WEBHOOK_ALLOW_INSECURE', () => {

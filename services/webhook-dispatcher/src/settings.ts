@@ -21,7 +21,11 @@ export interface DispatcherSettings {
   leaseMs: number;
   /** http:// and private/loopback targets allowed (WEBHOOK_ALLOW_INSECURE). */
   allowInsecure: boolean;
-  /** Bus messages in flight: enough to fill batches. */
+  /**
+   * Bus messages in flight. An account's batch fills only while its events are among them, so
+   * with batches that do not fill the rate is at most prefetch per WEBHOOK_BATCH_WAIT_MS: 20
+   * batches' worth (2,000 at the defaults, ~10,000 events/s), at least 256 (one store groups them).
+   */
   prefetch: number;
 }
 
@@ -50,6 +54,6 @@ export function dispatcherSettings(config: Config): DispatcherSettings {
     pollMs: env.WEBHOOK_POLL_MS,
     leaseMs: 2 * env.WEBHOOK_TIMEOUT_MS + 5_000,
     allowInsecure: config.WEBHOOK_ALLOW_INSECURE,
-    prefetch: Math.max(64, Math.min(env.WEBHOOK_BATCH_MAX * 4, 2000)),
+    prefetch: Math.max(256, Math.min(env.WEBHOOK_BATCH_MAX * 20, 2000)),
   };
 }

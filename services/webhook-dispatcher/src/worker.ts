@@ -6,10 +6,12 @@
  *   (within the lease: an attempt ends within the timeout), so one slow receiver only ever
  *   waits on itself, a large backlog for one endpoint is never claimed and released, and no
  *   claim round trip sits between two attempts of a busy endpoint;
- * - loads the target fresh for every claim (once per endpoint in it; a deleted or deactivated
- *   webhook drops the delivery with a record saying so), delivers, and records the attempt with
- *   the next state (outcomes of concurrent attempts in one statement, recorder.ts): delivered,
- *   retrying at now + schedule delay (with jitter), or dropped once the schedule is used up.
+ * - reads the target fresh for every claim (the claim statement returns it with the rows; its
+ *   sealed headers and secret are opened once per process, unseal-cache.ts; a deleted or
+ *   deactivated webhook drops the delivery with a record saying so), delivers, and records the
+ *   attempt with the next state (outcomes of concurrent attempts in one statement, recorder.ts):
+ *   delivered, retrying at now + schedule delay (with jitter), or dropped once the schedule is
+ *   used up.
  * A crash between claim and record leaves the row due again after the lease: at-least-once.
  */
 import { type Logger, type Queryable, type Sealer, childTraceparent } from '@mailyard/platform';
@@ -18,9 +20,6 @@ import {
   type DueDelivery,
   claimDueDeliveries,
   dropDelivery,
-  loadInboundWebhook,
-  loadMailerWebhook,
-  loadWebhookById,
   recordDeliveryAttempts,
   releaseClaimedDeliveries,
 } from '@mailyard/store';
@@ -29,6 +28,7 @@ import { attemptLatency, attempts } from './metrics';
 import { GroupWriter } from './recorder';
 import { nextRetryDelayMs, retryWindowMs, retryWindowS } from './schedule';
 import type { DispatcherSettings } from './settings';
+import { UnsealCache } from './unseal-cache';
 
 interface Target {
   url: string;
@@ -48,8 +48,8 @@ export interface WorkerDeps {
 
 export class DeliveryWorker {
   private readonly perEndpoint = new Map<string, number>();
-  /** Claimed rows waiting for a slot of their endpoint, with the target loaded at claim time. */
-  private readonly queued = new Map<string, Array<{ row: DueDelivery; target: Promise<Target | string> }>>();
+  /** Claimed rows waiting for a slot of their endpoint, with the target read at claim time. */
+  private readonly queued = new Map<string, Array<{ row: DueDelivery; target: Target | string }>>();
   private readonly running = new Set<Promise<void>>();
   private inFlight = 0;
   private pollTimer: NodeJS.Timeout | null = null;
@@ -59,8 +59,10 @@ export class DeliveryWorker {
 
   /** Attempt outcomes, written together (group commit). */
   private readonly records: GroupWriter<AttemptRecord>;
+  private readonly unsealed: UnsealCache;
 
   constructor(private readonly deps: WorkerDeps) {
+    this.unsealed = new UnsealCache((sealed) => deps.sealer.openText(sealed));
     this.records = new GroupWriter(
       (items) => recordDeliveryAttempts(deps.db, items),
       (err, items) =>
@@ -130,8 +132,8 @@ export class DeliveryWorker {
       perTarget: 2 * settings.endpointConcurrency,
       running: this.holding(),
     });
-    // The target of each endpoint is loaded once per claim, not once per attempt.
-    const targets = new Map<string, Promise<Target | string>>();
+    // The target of each endpoint is opened once per claim, not once per attempt.
+    const targets = new Map<string, Target | string>();
     const release: string[] = [];
     for (const row of rows) {
       if (this.stopped) {
@@ -140,9 +142,14 @@ export class DeliveryWorker {
       }
       const key = `${row.targetKind}:${row.webhookId}`;
       let target = targets.get(key);
-      if (!target) {
-        target = this.loadTarget(row);
-        target.catch(() => {}); // each attempt awaits it and reports a failure itself
+      if (target === undefined) {
+        try {
+          target = this.openTarget(row);
+        } catch (err) {
+          // A secret sealed with another SECRET_KEY: left for the lease, retried like a failure.
+          this.deps.logger.error('opening a webhook target failed', { err, webhook_id: row.webhookId });
+          continue;
+        }
         targets.set(key, target);
       }
       const q = this.queued.get(row.webhookId) ?? [];
@@ -185,12 +192,12 @@ export class DeliveryWorker {
     if (q && q.length === 0) this.queued.delete(webhookId);
   }
 
-  private async attempt(row: DueDelivery, loaded: Promise<Target | string>): Promise<void> {
+  private async attempt(row: DueDelivery, loaded: Target | string): Promise<void> {
     const { db, settings, logger } = this.deps;
     const window = formatWindow(retryWindowS(settings.retryDelaysS));
     const tooOld =
       Date.now() - row.createdAt.getTime() > retryWindowMs(settings.retryDelaysS, settings.timeoutMs);
-    const target = tooOld ? `older than the retry window (${window})` : await loaded;
+    const target = tooOld ? `older than the retry window (${window})` : loaded;
     if (typeof target === 'string') {
       await dropDelivery(db, row.id, target);
       attempts.inc({ result: 'dropped' });
@@ -239,23 +246,24 @@ export class DeliveryWorker {
       });
   }
 
-  /** The target as configured now, or why the delivery is dropped. */
-  private async loadTarget(row: DueDelivery): Promise<Target | string> {
-    const { db, sealer } = this.deps;
-    if (row.targetKind === 'inbound') {
-      const hook = await loadInboundWebhook(db, sealer, row.tenantId, row.webhookId);
-      if (!hook) return 'the incoming domain was removed';
-      return { url: hook.url, method: hook.method, headers: hook.headers, secret: null };
-    }
-    if (row.targetKind === 'mailer') {
-      const hook = await loadMailerWebhook(db, sealer, row.tenantId, row.webhookId);
-      if (!hook) return 'the mailer or its incoming webhook was removed';
-      return { url: hook.url, method: hook.method, headers: hook.headers, secret: null };
-    }
-    const hook = await loadWebhookById(db, sealer, row.tenantId, row.webhookId);
-    if (!hook) return 'the webhook was deleted';
-    if (!hook.active) return 'the webhook is deactivated';
-    return { url: hook.url, method: hook.method, headers: hook.headers, secret: hook.secret };
+  /** The target as configured now (read by the claim), or why the delivery is dropped. */
+  private openTarget(row: DueDelivery): Target | string {
+    const t = row.target;
+    if (!t)
+      return row.targetKind === 'inbound'
+        ? 'the incoming domain was removed'
+        : row.targetKind === 'mailer'
+          ? 'the mailer or its incoming webhook was removed'
+          : 'the webhook was deleted';
+    if (!t.active) return 'the webhook is deactivated';
+    return {
+      url: t.url,
+      method: t.method,
+      headers: t.headersSealed
+        ? (JSON.parse(this.unsealed.openText(t.headersSealed)) as Record<string, string>)
+        : {},
+      secret: t.secretSealed ? this.unsealed.openText(t.secretSealed) : null,
+    };
   }
 }
 
