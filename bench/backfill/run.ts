@@ -236,9 +236,10 @@ async function main(): Promise<void> {
   ];
   const processes: Spawned[] = [];
   try {
+    // PGAPPNAME names each process's PostgreSQL sessions, so the database's CPU splits by client.
     const dispatcher = spawnTs(
       service('webhook-dispatcher'),
-      { ...stores, ...envList(process.env.BENCH_DISPATCHER_ENV) },
+      { ...stores, PGAPPNAME: 'bench-dispatcher', ...envList(process.env.BENCH_DISPATCHER_ENV) },
       [],
       profile('webhook-dispatcher'),
     );
@@ -247,7 +248,7 @@ async function main(): Promise<void> {
     const workerOps = await freePort();
     const worker = spawnTs(
       WORKER_FORM === 'tsx' ? service('imap-backfill') : await bundleWorker(),
-      { ...stores, ...workerEnv, OPS_PORT: String(workerOps) },
+      { ...stores, ...workerEnv, OPS_PORT: String(workerOps), PGAPPNAME: 'bench-worker' },
       [],
       profile('imap-backfill'),
     );
@@ -256,6 +257,7 @@ async function main(): Promise<void> {
     const gwPort = await freePort();
     const gateway = spawnTs(service('gateway'), {
       ...stores,
+      PGAPPNAME: 'bench-gateway',
       PORT: String(gwPort),
       BOOTSTRAP_API_KEY: KEY,
       BOOTSTRAP_TIER: 'enterprise',
@@ -288,21 +290,46 @@ async function main(): Promise<void> {
     // backends (and autovacuum workers) of its own database, listed by pg_stat_activity.
     const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
     await admin.connect();
-    let ourBackends: number[] = [];
+    let ourBackends: Array<{ pid: number; application_name: string }> = [];
     const refreshBackends = async () => {
-      const { rows } = await admin.query<{ pid: number }>(
-        'SELECT pid FROM pg_stat_activity WHERE datname = $1',
+      const { rows } = await admin.query<{ pid: number; application_name: string }>(
+        'SELECT pid, application_name FROM pg_stat_activity WHERE datname = $1',
         [db.name],
       );
-      ourBackends = rows.map((r) => r.pid);
+      ourBackends = rows;
     };
+    const backendsOf = (app: string) =>
+      ourBackends.filter((b) => b.application_name === app).map((b) => b.pid);
     await refreshBackends();
+    // Rows written per table during the run (this database only), per imported message.
+    const runDb = new pg.Client({ connectionString: db.url });
+    await runDb.connect();
+    const tableWrites = async () => {
+      const { rows } = await runDb.query<{ relname: string; ins: string; upd: string; del: string }>(
+        `SELECT relname, n_tup_ins AS ins, n_tup_upd AS upd, n_tup_del AS del FROM pg_stat_user_tables`,
+      );
+      return new Map(rows.map((r) => [r.relname, [Number(r.ins), Number(r.upd), Number(r.del)] as const]));
+    };
+    const commits = async () =>
+      Number(
+        (
+          await admin.query<{ n: string }>(
+            'SELECT xact_commit AS n FROM pg_stat_database WHERE datname = $1',
+            [db.name],
+          )
+        ).rows[0]?.n ?? 0,
+      );
+    const writesBefore = await tableWrites();
+    const commitsBefore = await commits();
     const tallies = {
       imap_backfill_worker: new CpuTally(() => [worker.child.pid!]),
       webhook_dispatcher: new CpuTally(() => [dispatcher.child.pid!]),
       gateway: new CpuTally(() => [gateway.child.pid!]),
       dovecot_imap: new CpuTally(() => pidsByName('imap')),
-      postgresql_this_database: new CpuTally(() => ourBackends),
+      postgresql_this_database: new CpuTally(() => ourBackends.map((b) => b.pid)),
+      postgresql_for_worker: new CpuTally(() => backendsOf('bench-worker')),
+      postgresql_for_dispatcher: new CpuTally(() => backendsOf('bench-dispatcher')),
+      postgresql_for_gateway: new CpuTally(() => backendsOf('bench-gateway')),
       postgresql_server_all_sessions: new CpuTally(() => pidsByName('postgres')),
       rabbitmq: new CpuTally(() => pidsByName('beam.smp')),
       bench_receiver: new CpuTally(() => [process.pid]),
@@ -354,6 +381,8 @@ async function main(): Promise<void> {
       if (ticks++ % 5 === 0) await sampleHeap();
       await refreshBackends();
       tallies.postgresql_this_database.sample();
+      tallies.postgresql_for_worker.sample();
+      tallies.postgresql_for_dispatcher.sample();
       if (ticks % 5 === 1) for (const t of Object.values(tallies)) t.sample();
       countDelivered();
       if (!tDelivered && delivered >= MESSAGES) tDelivered = Date.now();
@@ -363,7 +392,20 @@ async function main(): Promise<void> {
       }
     }
     const cpu = Object.fromEntries(Object.entries(tallies).map(([k, t]) => [k, t.seconds()]));
+    // pg_stat counters reach the view within PGSTAT flush interval (about a second): let them settle.
+    await new Promise((r) => setTimeout(r, 1500));
+    const writesAfter = await tableWrites();
+    const commitsRun = (await commits()) - commitsBefore;
+    await runDb.end();
     await admin.end();
+    const perMessage = (n: number) => Number((n / MESSAGES).toFixed(3));
+    const rowsWritten: Record<string, { ins: number; upd: number; del: number }> = {};
+    for (const [table, after] of writesAfter) {
+      const before = writesBefore.get(table) ?? [0, 0, 0];
+      const d = after.map((v, i) => v - before[i]!);
+      if (d.some((v) => v > 0))
+        rowsWritten[table] = { ins: perMessage(d[0]!), upd: perMessage(d[1]!), del: perMessage(d[2]!) };
+    }
     const workerPeak = Math.max(rssPeakSampled, rssMb(worker.child.pid!).peak);
     if (!tImported || status.status !== 'done')
       throw new Error(`job did not finish: ${JSON.stringify(status)}`);
@@ -380,6 +422,7 @@ async function main(): Promise<void> {
       },
       notes: [
         "postgresql_this_database: the backends of this run's database; postgresql_server_all_sessions and rabbitmq include other sessions on the shared servers",
+        'postgresql_for_<service>: the backends of that service (PGAPPNAME); postgresql_rows_per_message: rows inserted/updated/deleted per table (pg_stat_user_tables) per message, commits from pg_stat_database',
         'bench_receiver: this process (the local HTTP receiver parsing every body, and the status polls)',
       ],
       messages: MESSAGES,
@@ -411,6 +454,8 @@ async function main(): Promise<void> {
       cpu_ms_per_message: Object.fromEntries(
         Object.entries(cpu).map(([k, v]) => [k, Number(((v * 1000) / MESSAGES).toFixed(3))]),
       ),
+      postgresql_rows_per_message: rowsWritten,
+      postgresql_commits_per_message: perMessage(commitsRun),
       imap_ceiling: { ...ceiling, command: 'imapflow FETCH 1:* BODY[] on one connection, nothing else' },
       ratio_imported_to_imap_ceiling: Number((processed / importSeconds / ceiling.msgs_per_sec).toFixed(3)),
       aim: { msgs_per_sec: 500, worker_rss_mb_below: 200 },
