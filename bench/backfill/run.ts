@@ -229,6 +229,8 @@ async function main(): Promise<void> {
     IMAP_SYNC: '0',
     ...envList(process.env.BENCH_WORKER_ENV),
   };
+  /** Node flags of the worker alone (the image's and k8s's come first: see WORKER_NODE_FLAGS). */
+  const workerNodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
   const profDir = join(RESULTS, `prof-${Date.now()}`);
   const profile = (name: string) => [
     ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${join(profDir, name)}`] : []),
@@ -250,7 +252,7 @@ async function main(): Promise<void> {
       WORKER_FORM === 'tsx' ? service('imap-backfill') : await bundleWorker(),
       { ...stores, ...workerEnv, OPS_PORT: String(workerOps), PGAPPNAME: 'bench-worker' },
       [],
-      profile('imap-backfill'),
+      [...profile('imap-backfill'), ...workerNodeArgs],
     );
     processes.push(worker);
     await worker.waitFor(/Mailyard imap-backfill started/, 60_000);
@@ -306,7 +308,7 @@ async function main(): Promise<void> {
     await runDb.connect();
     const tableWrites = async () => {
       const { rows } = await runDb.query<{ relname: string; ins: string; upd: string; del: string }>(
-        `SELECT relname, n_tup_ins AS ins, n_tup_upd AS upd, n_tup_del AS del FROM pg_stat_user_tables`,
+        'SELECT relname, n_tup_ins AS ins, n_tup_upd AS upd, n_tup_del AS del FROM pg_stat_user_tables',
       );
       return new Map(rows.map((r) => [r.relname, [Number(r.ins), Number(r.upd), Number(r.del)] as const]));
     };
@@ -402,9 +404,8 @@ async function main(): Promise<void> {
     const rowsWritten: Record<string, { ins: number; upd: number; del: number }> = {};
     for (const [table, after] of writesAfter) {
       const before = writesBefore.get(table) ?? [0, 0, 0];
-      const d = after.map((v, i) => v - before[i]!);
-      if (d.some((v) => v > 0))
-        rowsWritten[table] = { ins: perMessage(d[0]!), upd: perMessage(d[1]!), del: perMessage(d[2]!) };
+      const [ins, upd, del] = after.map((v, i) => perMessage(v - before[i]!)) as [number, number, number];
+      if (ins || upd || del) rowsWritten[table] = { ins, upd, del };
     }
     const workerPeak = Math.max(rssPeakSampled, rssMb(worker.child.pid!).peak);
     if (!tImported || status.status !== 'done')
@@ -431,6 +432,7 @@ async function main(): Promise<void> {
       services_from: SERVICES_ROOT === REPO_ROOT ? 'this checkout' : SERVICES_ROOT,
       worker_form: WORKER_FORM === 'tsx' ? 'source through tsx' : 'esbuild bundle (as in the image)',
       worker_env: workerEnv,
+      worker_node_args: workerNodeArgs,
       dispatcher_env: envList(process.env.BENCH_DISPATCHER_ENV),
       ...(process.env.BENCH_CPU_PROF ? { cpu_profiles: profDir } : {}),
       imported: {
