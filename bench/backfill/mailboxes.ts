@@ -14,7 +14,8 @@
  *   time, over keep-alive HTTPS.
  * Benchmark support only.
  */
-import { Agent, request as httpsRequest } from 'node:https';
+import { Agent, globalAgent, request as httpsRequest } from 'node:https';
+import { rootCertificates } from 'node:tls';
 import { type Dovecot, type DovecotMessage, startDovecot } from '@mailyard/testkit/peers/dovecot';
 import { type GmailStandIn, startGmailApi } from '@mailyard/testkit/peers/gmail-api';
 import { type GoogleOAuthStandIn, startGoogleOAuth } from '@mailyard/testkit/peers/google-oauth';
@@ -211,6 +212,8 @@ async function apiMailbox(
 ): Promise<BenchMailbox> {
   const t0 = Date.now();
   const user = USERS[provider];
+  // The consent is followed from this process (started without NODE_EXTRA_CA_CERTS): trust the test CA here.
+  globalAgent.options.ca = [...rootCertificates, ca.toString()];
   const idp: GoogleOAuthStandIn | MicrosoftIdentityStandIn =
     provider === 'gmail' ? await startGoogleOAuth() : await startMicrosoftIdentity();
   idp.auth.addClient({ clientId: 'bench-client', clientSecret: 'bench-secret', redirectUris: [REDIRECT] });
