@@ -7,7 +7,7 @@
  * the poll's, not a lease-driven reconnect's.
  */
 import { LiveSync, backfillSettings, mailboxOpener } from '@mailyard/imap-backfill';
-import { OutboxRelay, type RunningService, metricsRegistry } from '@mailyard/platform';
+import { OutboxRelay, type RunningService } from '@mailyard/platform';
 import { type Dovecot, NO_IDLE_CAPABILITY, startDovecot } from '@mailyard/testkit/peers/dovecot';
 import { eventually } from '@mailyard/testkit/webhooks';
 import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
@@ -20,7 +20,9 @@ import {
   createImapMailer,
   eventsTo,
   mail,
+  readUpTo,
   startHarness,
+  syncFailures,
 } from './support/imap';
 
 jest.setTimeout(300_000);
@@ -69,10 +71,6 @@ async function capabilities(): Promise<string[]> {
   return caps;
 }
 
-const failures = async () =>
-  (await metricsRegistry.getSingleMetric('mailyard_imap_sync_connection_failures_total')?.get())?.values[0]
-    ?.value ?? 0;
-
 const arrived = (subject: string) =>
   eventsTo(h, '/poll', 'INCOMING_EMAIL').filter(
     (r) => (r.json as { details: { subject: string } }).details.subject === subject,
@@ -102,11 +100,7 @@ it('without IDLE on the server, new INBOX mail arrives by polling, once each', a
   });
   sync.start();
   // Mail appended before the first read of INBOX is existing mail (the backfill's): wait for it.
-  await eventually(
-    async () =>
-      (await h.ctx.db.query('SELECT last_uid FROM imap_sync_state WHERE mailer_id = $1', [id])).rows[0],
-    'the watcher to read INBOX',
-  );
+  await eventually(() => readUpTo(h, id), 'the watcher to read INBOX');
 
   const first = await appendAndReceive('poll-1');
   expect(first.json).toMatchObject({
@@ -122,5 +116,5 @@ it('without IDLE on the server, new INBOX mail arrives by polling, once each', a
   expect(eventsTo(h, '/poll', 'INCOMING_EMAIL')).toHaveLength(3);
   expect(sync.watching()).toEqual([id]);
   // Polling, not reconnecting: the watch never lost its connection.
-  expect(await failures()).toBe(0);
+  expect(await syncFailures()).toBe(0);
 });
