@@ -14,7 +14,8 @@
  *   BENCH_MESSAGES=50000 pnpm bench:backfill              # memory stays flat?
  *   BENCH_WORKER_ENV='BACKFILL_SLICE_DAYS=30' pnpm bench:backfill
  *   BENCH_DISPATCHER_ENV='WEBHOOK_ENDPOINT_CONCURRENCY=8' pnpm bench:backfill
- *   BENCH_WORKER_NODE_ARGS='--trace-gc' pnpm bench:backfill   # node flags of the worker only
+ *   BENCH_WORKER_NODE_ARGS='--enable-source-maps' pnpm bench:backfill  # node flags of the worker only (the image's)
+ *   BENCH_WORKER_ENV='NODE_OPTIONS=' pnpm bench:backfill  # without the deployments' --max-semi-space-size=2
  *   BENCH_WORKER=tsx pnpm bench:backfill    # the worker from source (tsx) instead of a bundle
  *   BENCH_SERVICES_ROOT=/tmp/base pnpm bench:backfill   # services of another checkout (baseline)
  *   BENCH_CPU_PROF=1 pnpm bench:backfill    # worker and dispatcher --cpu-prof into bench/results/prof-*
@@ -113,6 +114,8 @@ async function main(): Promise<void> {
   const workerEnv = {
     BACKFILL_POLL_MS: '100',
     IMAP_SYNC: '0',
+    // As k8s/base/imap-backfill.yaml and docker-compose.yml run it (docs/backfill.md "Memory").
+    NODE_OPTIONS: '--max-semi-space-size=2',
     ...envList(process.env.BENCH_WORKER_ENV),
   };
   /** Node flags of the worker alone (e.g. the ones k8s/base/imap-backfill.yaml gives it). */
