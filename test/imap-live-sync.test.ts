@@ -7,7 +7,7 @@
  * the outbox and the webhook dispatcher to a real HTTP receiver.
  */
 import { type BackfillSettings, LiveSync, backfillSettings, mailboxOpener } from '@mailyard/imap-backfill';
-import { OutboxRelay, type RunningService, metricsRegistry } from '@mailyard/platform';
+import { OutboxRelay, type RunningService } from '@mailyard/platform';
 import { type Dovecot, startDovecot } from '@mailyard/testkit/peers/dovecot';
 import { type Spawned, spawnTs, startOnFreePort } from '@mailyard/testkit/process';
 import { eventually } from '@mailyard/testkit/webhooks';
@@ -20,7 +20,9 @@ import {
   createImapMailer,
   eventsTo,
   mail,
+  readUpTo as readInboxUpTo,
   startHarness,
+  syncFailures,
 } from './support/imap';
 
 jest.setTimeout(300_000);
@@ -88,13 +90,7 @@ async function appendAndReceive(path: string, subject: string) {
   return eventually(() => arrived(path, subject)[0], `${subject} at ${path}`);
 }
 
-/** Where the watcher of `mailer` has read INBOX up to (set once it is watching). */
-const readUpTo = async (mailer: string) =>
-  (await h.ctx.db.query('SELECT last_uid FROM imap_sync_state WHERE mailer_id = $1', [mailer])).rows[0];
-
-const failures = async () =>
-  (await metricsRegistry.getSingleMetric('mailyard_imap_sync_connection_failures_total')?.get())?.values[0]
-    ?.value ?? 0;
+const readUpTo = (mailer: string) => readInboxUpTo(h, mailer);
 
 it('a message appended to INBOX arrives once as INCOMING_EMAIL; existing mail is not posted', async () => {
   const id = await createImapMailer(h, '/live', dovecot.host);
@@ -171,7 +167,7 @@ it('connection failures reconnect with back-off; IMAP_ERROR once after repeated 
   const id = await createImapMailer(h, '/flaky', dovecot.host);
   replica();
   await eventually(() => readUpTo(id), 'the watcher to read INBOX');
-  const before = await failures();
+  const before = await syncFailures();
   await dovecot.pause();
   try {
     const error = await eventually(() => eventsTo(h, '/flaky', 'IMAP_ERROR')[0], 'IMAP_ERROR');
@@ -187,7 +183,7 @@ it('connection failures reconnect with back-off; IMAP_ERROR once after repeated 
     });
     expect(JSON.stringify(error.json)).not.toContain(PASS);
     // More failures in the same stretch send no further event.
-    await eventually(async () => (await failures()) - before >= 5, 'two more failed reconnects');
+    await eventually(async () => (await syncFailures()) - before >= 5, 'two more failed reconnects');
   } finally {
     await dovecot.resume();
   }

@@ -12,6 +12,7 @@ import {
   closeContext,
   configFrom,
   createLogger,
+  metricsRegistry,
   openContext,
 } from '@mailyard/platform';
 import { createTenant } from '@mailyard/store';
@@ -211,3 +212,12 @@ export async function appendToInbox(host: string, m: DovecotMessage): Promise<vo
   await client.append('INBOX', m.raw, [], m.date);
   await client.logout();
 }
+
+/** Live sync connection failures counted so far in this process (all watchers). */
+export const syncFailures = async (): Promise<number> =>
+  (await metricsRegistry.getSingleMetric('mailyard_imap_sync_connection_failures_total')?.get())?.values[0]
+    ?.value ?? 0;
+
+/** Where the watcher of `mailer` has read INBOX up to (set once it is watching). */
+export const readUpTo = async (h: ImapHarness, mailer: string) =>
+  (await h.ctx.db.query('SELECT last_uid FROM imap_sync_state WHERE mailer_id = $1', [mailer])).rows[0];

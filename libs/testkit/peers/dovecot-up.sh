@@ -6,6 +6,8 @@
 #   dovecot-up.sh DIR start     env: DOVE_USER DOVE_PASS DOVE_CERT DOVE_KEY
 #                                    DOVE_PORT (IMAPS, default 993) DOVE_IMAP_PORT (plain IMAP, default 0 = off)
 #                                    DOVE_ADDR (listen address, default 127.0.0.1; any 127.x.y.z works)
+#                                    DOVE_IMAP_CAPABILITY (the CAPABILITY list announced, e.g. one
+#                                    without IDLE; default: Dovecot's own)
 #   dovecot-up.sh DIR stop      kills the master by DIR/run/master.pid and waits for it to exit
 # Needs: dovecot-core dovecot-imapd (Debian). Run as root (port 993) or as any user for ports > 1023.
 set -euo pipefail
@@ -33,6 +35,7 @@ KEY=${DOVE_KEY:?DOVE_KEY is required}
 IMAPS_PORT=${DOVE_PORT:-993}
 ADDR=${DOVE_ADDR:-127.0.0.1}
 IMAP_PORT=${DOVE_IMAP_PORT:-0}
+CAPABILITY=""; [[ -n "${DOVE_IMAP_CAPABILITY:-}" ]] && CAPABILITY="imap_capability = $DOVE_IMAP_CAPABILITY"
 
 if [[ $(id -u) -eq 0 ]]; then
   MUID=$(id -u nobody); MGID=$(id -g nobody 2>/dev/null || echo 65534)
@@ -69,6 +72,7 @@ $DH
 disable_plaintext_auth = no
 auth_mechanisms = plain login
 mail_location = maildir:~/Maildir
+$CAPABILITY
 passdb {
   driver = passwd-file
   args = scheme=PLAIN username_format=%u $DIR/users

@@ -47,7 +47,19 @@ export interface DovecotOptions {
    * `127.0.0.1` serves the test CA certificate itself and waits while 127.0.0.1:<port> is taken.
    */
   host?: string;
+  /**
+   * The CAPABILITY list Dovecot announces (its `imap_capability` setting) instead of its own,
+   * e.g. `NO_IDLE_CAPABILITY` for a server without IDLE.
+   */
+  imapCapability?: string;
 }
+
+/**
+ * A plain IMAP4rev1 server's capabilities, all of which Dovecot has, without IDLE: clients must
+ * poll for new mail.
+ */
+export const NO_IDLE_CAPABILITY =
+  'IMAP4rev1 SASL-IR LOGIN-REFERRALS ID ENABLE LITERAL+ UIDPLUS NAMESPACE CHILDREN SPECIAL-USE UNSELECT ESEARCH';
 
 export interface Dovecot {
   host: string;
@@ -170,6 +182,7 @@ async function startOn(opts: DovecotOptions, host: string): Promise<Dovecot> {
       DOVE_KEY: served.key,
       DOVE_PORT: String(port),
       DOVE_ADDR: host,
+      DOVE_IMAP_CAPABILITY: opts.imapCapability ?? '',
     };
     await run('bash', [script, dir, 'start'], { env });
   } catch (err) {

@@ -1,6 +1,9 @@
 import { runProcess } from '@mailyard/platform';
+import { tuneHeap } from './heap-tuning';
 import { start } from './index';
 import { backfillSettings } from './settings';
+
+tuneHeap();
 
 void runProcess({
   name: 'imap-backfill',

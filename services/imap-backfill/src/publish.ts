@@ -20,8 +20,9 @@ import type { BackfillJob } from '@mailyard/store';
 
 export const BACKFILL_JOB_HEADER = 'X-History-Backfill-Job-Id';
 
-export async function postToMailer(bus: Bus, tenantId: string, message: MailerWebhookMessage): Promise<void> {
-  await bus.publish(
+/** Not `async`: the payload is not kept alive until the confirm (an async function holds its arguments). */
+export function postToMailer(bus: Bus, tenantId: string, message: MailerWebhookMessage): Promise<void> {
+  return bus.publish(
     Exchange.events,
     RoutingKey.mailerWebhook,
     envelope(MAILER_WEBHOOK_MESSAGE, message, { version: MAILER_WEBHOOK_MESSAGE_VERSION, tenantId }),

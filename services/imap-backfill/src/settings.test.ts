@@ -15,6 +15,8 @@ describe('backfillSettings', () => {
       syncPollMs: 60_000,
       syncLeaseMs: 30_000,
       syncErrorAfter: 3,
+      inFlight: 16,
+      inFlightBytes: 8 * 1024 * 1024,
     });
   });
 

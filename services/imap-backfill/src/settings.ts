@@ -12,6 +12,8 @@
  * - `BACKFILL_RETRY_BASE_MS` (2000): first retry delay; doubles up to 5 minutes.
  * - `BACKFILL_FETCH_BATCH` (500): UIDs per IMAP FETCH command (sources stream one at a time).
  * - `BACKFILL_INFLIGHT` (16): messages of a job parsed and posted at once.
+ * - `BACKFILL_INFLIGHT_BYTES` (8388608, 8 MiB): source bytes of a job's messages between fetch
+ *   and broker confirm; large messages go through fewer at a time (one alone when larger).
  * - `BACKFILL_CHECKPOINT_EVERY` (200): messages between checkpoints (what a restart re-posts at most).
  * - `IMAP_TIMEOUT_MS` (15000): connect/greeting timeout of IMAP connections.
  * - `IMAP_SYNC` (1): live sync of IMAP-capable mailers on/off.
@@ -41,6 +43,7 @@ export const BackfillEnvSchema = z
     BACKFILL_RETRY_BASE_MS: int(2000, 1),
     BACKFILL_FETCH_BATCH: int(500),
     BACKFILL_INFLIGHT: int(16),
+    BACKFILL_INFLIGHT_BYTES: int(8 * 1024 * 1024, 1024),
     BACKFILL_CHECKPOINT_EVERY: int(200),
     IMAP_TIMEOUT_MS: int(15_000, 100),
     IMAP_SYNC: z.enum(['0', '1', 'true', 'false']).default('1'),
@@ -66,6 +69,7 @@ export interface BackfillSettings {
   retryBaseMs: number;
   fetchBatch: number;
   inFlight: number;
+  inFlightBytes: number;
   checkpointEvery: number;
   imapTimeoutMs: number;
   sync: boolean;
@@ -101,6 +105,7 @@ export function backfillSettings(
     retryBaseMs: e.BACKFILL_RETRY_BASE_MS,
     fetchBatch: e.BACKFILL_FETCH_BATCH,
     inFlight: e.BACKFILL_INFLIGHT,
+    inFlightBytes: e.BACKFILL_INFLIGHT_BYTES,
     checkpointEvery: e.BACKFILL_CHECKPOINT_EVERY,
     imapTimeoutMs: e.IMAP_TIMEOUT_MS,
     sync: e.IMAP_SYNC === '1' || e.IMAP_SYNC === 'true',

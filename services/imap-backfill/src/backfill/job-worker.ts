@@ -106,6 +106,7 @@ export class JobWorker {
             sliceTarget: settings.sliceTarget,
             checkpointEvery: settings.checkpointEvery,
             inFlight: settings.inFlight,
+            inFlightBytes: settings.inFlightBytes,
             signal: this.stopping.signal,
           },
           job,

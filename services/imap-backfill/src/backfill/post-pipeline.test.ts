@@ -1,10 +1,10 @@
 import type { RawMessage } from '../mailbox/mailbox-client';
 import { PostPipeline } from './post-pipeline';
 
-const msg = (uid: number): RawMessage => ({
+const msg = (uid: number, bytes?: number): RawMessage => ({
   id: String(uid),
   receivedAt: new Date(0),
-  source: Buffer.from(`m${uid}`),
+  source: bytes ? Buffer.alloc(bytes, 'm') : Buffer.from(`m${uid}`),
 });
 
 /** A deferred confirm per post, so the test decides when the broker "confirms". */
@@ -66,6 +66,46 @@ describe('PostPipeline', () => {
     for (let uid = 1; uid <= 20; uid++) await p.add(msg(uid));
     await p.drain();
     expect(most).toBe(3);
+  });
+
+  it('holds at most `inFlightBytes` of sources until their confirms; a larger message goes alone', async () => {
+    const b = broker();
+    const p = new PostPipeline({
+      inFlight: 16,
+      inFlightBytes: 1000,
+      checkpointEvery: 100,
+      build: async (m) => ({ uid: Number(m.id) }),
+      post: b.post,
+      save: async () => true,
+    });
+    const settle = () => new Promise((r) => setImmediate(r));
+    for (const uid of [1, 2, 3]) await p.add(msg(uid, 300));
+    expect(p.heldBytes).toBe(900);
+    let taken = false;
+    const fourth = p.add(msg(4, 300)).then(() => {
+      taken = true;
+    });
+    await settle();
+    expect(taken).toBe(false); // 1,200 bytes would be over the budget
+    b.confirms.get(1)!.resolve();
+    await fourth;
+    expect(p.heldBytes).toBe(900);
+
+    let big = false;
+    const large = p.add(msg(5, 5000)).then(() => {
+      big = true;
+    });
+    for (const uid of [2, 3]) b.confirms.get(uid)!.resolve();
+    await settle();
+    expect(big).toBe(false); // waits until nothing else is held
+    b.confirms.get(4)!.resolve();
+    await large;
+    expect(p.heldBytes).toBe(5000);
+    const draining = p.drain();
+    await settle();
+    b.confirms.get(5)!.resolve();
+    await draining;
+    expect(p.heldBytes).toBe(0);
   });
 
   it('stops when a checkpoint finds the job gone; a failed publish is thrown and never recorded', async () => {

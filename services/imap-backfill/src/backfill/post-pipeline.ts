@@ -5,8 +5,12 @@
  * broker confirm collected; every `checkpointEvery` messages a checkpoint waits for the confirms
  * it covers and then records the handled message ids (`save`), in the background while the next
  * messages stream in. Checkpoints run one at a time and in order; a checkpoint never records an
- * id before the broker confirmed its post (at-least-once). Memory is bounded: at most
- * `inFlight` sources and two checkpoints' worth of confirms are held.
+ * id before the broker confirmed its post (at-least-once). Memory is bounded in bytes as well
+ * as in messages: a message's source size stays counted against `inFlightBytes` from `add`
+ * until its post is confirmed (its payload, about as large, is held until then), and `add` waits
+ * while the sum would exceed it; a single message larger than the budget goes through alone.
+ * Beside that at most `inFlight` messages are being built and two checkpoints' worth of
+ * confirms are awaited.
  *
  * `build` returns null for a message that is handled without a post (the service's own sent
  * mail). `save` returns false when the job is no longer this worker's (cancelled, lease lost):
@@ -17,6 +21,8 @@ import type { RawMessage } from '../mailbox/mailbox-client';
 
 export interface PostPipelineOptions {
   inFlight: number;
+  /** Source bytes of the messages taken and not yet confirmed (default: unbounded). */
+  inFlightBytes?: number;
   checkpointEvery: number;
   build(msg: RawMessage): Promise<Record<string, unknown> | null>;
   /** Publishes; resolves once the broker confirmed. */
@@ -37,6 +43,9 @@ export class PostPipeline {
   private saving: Promise<void> = Promise.resolve();
   private failure: { error: unknown } | null = null;
   private halted = false;
+  /** Source bytes taken and not yet settled, and who waits for some to be released. */
+  private bytes = 0;
+  private released: (() => void) | null = null;
 
   constructor(private readonly o: PostPipelineOptions) {}
 
@@ -49,7 +58,15 @@ export class PostPipeline {
   async add(msg: RawMessage): Promise<void> {
     this.rethrow();
     while (this.building.size >= this.o.inFlight) await Promise.race(this.building);
-    const task: Promise<void> = this.handle(msg)
+    const size = msg.source.length;
+    const budget = this.o.inFlightBytes ?? Number.POSITIVE_INFINITY;
+    while (this.bytes > 0 && this.bytes + size > budget && !this.failure)
+      await new Promise<void>((resolve) => {
+        this.released = resolve;
+      });
+    this.rethrow();
+    this.bytes += size;
+    const task: Promise<void> = this.handle(msg, size)
       .catch((error) => this.fail(error))
       .finally(() => this.building.delete(task));
     this.building.add(task);
@@ -69,14 +86,37 @@ export class PostPipeline {
     this.rethrow();
   }
 
-  private async handle(msg: RawMessage): Promise<void> {
-    const body = await this.o.build(msg);
+  /** Source bytes of the messages taken and not confirmed yet. */
+  get heldBytes(): number {
+    return this.bytes;
+  }
+
+  private async handle(msg: RawMessage, size: number): Promise<void> {
+    const id = msg.id;
+    let body: Record<string, unknown> | null;
+    try {
+      body = await this.o.build(msg);
+    } catch (error) {
+      this.release(size);
+      throw error;
+    }
     let confirm: Promise<void> | null = null;
     if (body) {
       confirm = this.o.post(body);
-      confirm.catch(() => {}); // awaited (and its error thrown) by the checkpoint that covers it
-    }
-    this.pending.push({ id: msg.id, confirm });
+      // Released when settled; awaited (and its error thrown) by the checkpoint that covers it.
+      confirm.then(
+        () => this.release(size),
+        () => this.release(size),
+      );
+    } else this.release(size);
+    this.pending.push({ id, confirm });
+  }
+
+  private release(size: number): void {
+    this.bytes -= size;
+    const wake = this.released;
+    this.released = null;
+    wake?.();
   }
 
   private checkpoint(): void {
@@ -104,6 +144,9 @@ export class PostPipeline {
 
   private fail(error: unknown): void {
     this.failure ??= { error };
+    const wake = this.released;
+    this.released = null;
+    wake?.();
   }
 
   private rethrow(): void {

@@ -56,6 +56,8 @@ export interface RunJobDeps {
   checkpointEvery: number;
   /** Messages parsed and posted at once. */
   inFlight: number;
+  /** Source bytes between fetch and broker confirm. */
+  inFlightBytes: number;
   /** Aborted when the worker stops: the job checkpoints and returns 'stopped'. */
   signal?: AbortSignal;
 }
@@ -122,6 +124,7 @@ export async function runJob(
         throw new MailboxError('transient', `UIDVALIDITY of ${state.path} changed during the backfill`);
       const pipeline = new PostPipeline({
         inFlight: deps.inFlight,
+        inFlightBytes: deps.inFlightBytes,
         checkpointEvery: deps.checkpointEvery,
         build: async (msg) =>
           role === 'sent' && isServiceSent(msg.source)

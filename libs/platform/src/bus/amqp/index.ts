@@ -45,11 +45,27 @@ class AmqpBus implements Bus {
     this.publisher = new Publisher(this.connection, settings);
   }
 
-  async publish(exchange: ExchangeName, routingKey: string, envelope: BusEnvelope): Promise<void> {
-    if (this.connection.closed) throw new Error('publish: AMQP bus is closed');
-    if (!EXCHANGES.includes(exchange)) throw new Error(`publish: unknown exchange "${exchange}"`);
-    const { content, properties } = encode(envelope);
-    await this.publisher.send(exchange, routingKey, content, properties, `publish ${exchange}/${routingKey}`);
+  /**
+   * Not `async` on purpose: an async function keeps its arguments alive until it returns, i.e.
+   * the whole envelope until the broker's confirm; this one lets go of it once encoded.
+   */
+  publish(exchange: ExchangeName, routingKey: string, envelope: BusEnvelope): Promise<void> {
+    if (this.connection.closed) return Promise.reject(new Error('publish: AMQP bus is closed'));
+    if (!EXCHANGES.includes(exchange))
+      return Promise.reject(new Error(`publish: unknown exchange "${exchange}"`));
+    let encoded: ReturnType<typeof encode>;
+    try {
+      encoded = encode(envelope);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.publisher.send(
+      exchange,
+      routingKey,
+      encoded.content,
+      encoded.properties,
+      `publish ${exchange}/${routingKey}`,
+    );
   }
 
   async publishDelayed(queue: string, envelope: BusEnvelope, delayMs: number): Promise<void> {

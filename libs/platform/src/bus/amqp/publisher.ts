@@ -30,7 +30,9 @@ export class Publisher {
     options: Options.Publish,
     what: string,
   ): Promise<void> {
-    const done = this.sendUntilWritten(exchange, routingKey, content, options, what);
+    // The content is held only until the channel took it (a confirm can take a while under load,
+    // and whatever survives young-generation collections meanwhile is only freed by a full GC).
+    const done = this.sendUntilWritten(exchange, routingKey, { content }, options, what);
     this.pending.add(done);
     const forget = () => this.pending.delete(done);
     done.then(forget, forget);
@@ -58,7 +60,7 @@ export class Publisher {
   private async sendUntilWritten(
     exchange: string,
     routingKey: string,
-    content: Buffer,
+    message: { content: Buffer | null },
     options: Options.Publish,
     what: string,
   ): Promise<void> {
@@ -66,7 +68,7 @@ export class Publisher {
     for (;;) {
       const link = await this.connection.live(what);
       try {
-        return await this.confirmPublish(link, exchange, routingKey, content, options, what);
+        return await this.confirmPublish(link, exchange, routingKey, message, options, what);
       } catch (err) {
         if (!(err instanceof NotSentError) || Date.now() > deadline || this.connection.closed) throw err;
         // Never written: safe to send again once the connection is replaced.
@@ -79,7 +81,7 @@ export class Publisher {
     link: Link,
     exchange: string,
     routingKey: string,
-    content: Buffer,
+    message: { content: Buffer | null },
     options: Options.Publish,
     what: string,
   ): Promise<void> {
@@ -97,10 +99,11 @@ export class Publisher {
         this.o.confirmTimeoutMs,
       );
       try {
-        link.publisher.publish(exchange, routingKey, content, options, (err) => {
+        link.publisher.publish(exchange, routingKey, message.content!, options, (err) => {
           if (err) settle(new Error(`${what}: not confirmed by RabbitMQ (${errorMessage(err)})`));
           else settle();
         });
+        message.content = null; // written: never sent again
       } catch (err) {
         settle(new NotSentError(`${what}: ${errorMessage(err)}`));
       }
