@@ -17,7 +17,7 @@
  * event every time (attempt 0, key `<recipient>@<event_at>`), as SendGrid and Postmark report them.
  *
  * Single winner (send events): the transaction first locks the recipients' log rows
- * (lockUnfinishedLogRows) and keeps, in every send event, only the recipients without a send
+ * (lockUnfinishedLogRows, in the same round trip as the advisory locks below) and keeps, in every send event, only the recipients without a send
  * outcome yet; an event left without recipients is dropped. When two processes deliver the same
  * copy at the same time, the first to commit records the outcome and the other records nothing.
  *
@@ -150,7 +150,19 @@ export async function recordEmailEventBatchIn(
   const sendLogIds = records.flatMap((r) =>
     r.attempt === undefined ? [] : r.recipients.map((x) => x.logId),
   );
-  const unfinished = sendLogIds.length > 0 ? await lockUnfinishedLogRows(tx, sendLogIds) : new Set<string>();
+  // Lock order is fixed (advisory keys sorted, then log rows by id) so concurrent writers of
+  // several keys cannot deadlock; one round trip takes both. A record that turns out to have no
+  // recipient left still had its key locked: harmless.
+  const lockKeys = [
+    ...new Set(
+      records
+        .filter((r) => r.recipients.length > 0)
+        .map((r) => `${r.tenantId}/${r.event.details.ref_id}/${r.event.event}`),
+    ),
+  ];
+  lockKeys.sort();
+  const unfinished =
+    sendLogIds.length > 0 ? await lockUnfinishedLogRows(tx, sendLogIds, lockKeys) : new Set<string>();
   const items: Array<{ index: number; record: EmailEventRecord; event: EmailEvent }> = [];
   records.forEach((record, index) => {
     if (record.attempt === undefined) {
@@ -166,15 +178,11 @@ export async function recordEmailEventBatchIn(
     items.push({ index, record: { ...record, recipients }, event });
   });
   if (items.length === 0) return out;
-
-  // Lock order is fixed (sorted) so concurrent writers of several keys cannot deadlock.
-  const lockKeys = [
-    ...new Set(items.map((i) => `${i.record.tenantId}/${i.event.details.ref_id}/${i.event.event}`)),
-  ];
-  lockKeys.sort();
-  await tx.query('SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k', [
-    lockKeys,
-  ]);
+  if (sendLogIds.length === 0) {
+    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k', [
+      lockKeys,
+    ]);
+  }
 
   const messages = items.map((i) =>
     outboxMessage(BusMessages.emailEvent, i.event, {

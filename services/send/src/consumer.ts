@@ -212,9 +212,10 @@ async function commit(deps: ConsumerDeps, ctx: EventContext, attempt: Attempt): 
   for (const e of recorded) eventsTotal.inc({ event: e.event });
   if (recorded.length > 0) deps.afterCommit?.();
   for (const e of recorded) {
-    const log =
-      e.event === 'MAIL_DELIVERED' ? deps.logger.debug.bind(deps.logger) : deps.logger.info.bind(deps.logger);
-    log('email event', {
+    const level = e.event === 'MAIL_DELIVERED' ? 'debug' : 'info';
+    // winston formats an entry (timestamp, JSON) before its transports drop it by level: ask first.
+    if (!deps.logger.isLevelEnabled(level)) continue;
+    deps.logger.log(level, 'email event', {
       event: e.event,
       ref_id: ctx.refId,
       attempt: ctx.attempt,
