@@ -96,10 +96,10 @@ ev AS (
          jsonb_set(payload, '{details,event_at}', to_jsonb(stamp))
     FROM final ORDER BY k
   ON CONFLICT (copy_id, event, attempt, recipient_key) DO NOTHING
-  RETURNING copy_id, event, attempt, recipient_key, payload
+  RETURNING copy_id, event, attempt, recipient_key
 ),
 fresh AS (
-  SELECT DISTINCT ON (f.copy_id, f.event, f.attempt, f.ekey) f.*, ev.payload AS recorded
+  SELECT DISTINCT ON (f.copy_id, f.event, f.attempt, f.ekey) f.*
     FROM final f JOIN ev ON ev.copy_id = f.copy_id AND ev.event = f.event AND ev.attempt = f.attempt
                         AND ev.recipient_key = f.ekey
    ORDER BY f.copy_id, f.event, f.attempt, f.ekey, f.k
@@ -127,7 +127,7 @@ ob AS (
     `SELECT exchange, routing_key, jsonb_set(message, '{payload,details,event_at}', to_jsonb(stamp)) FROM fresh ORDER BY k`,
   )}
 )
-SELECT k, recorded FROM fresh ORDER BY k`;
+SELECT k, stamp FROM fresh ORDER BY k`;
 
 const lower = (s: string) => s.toLowerCase();
 
@@ -198,7 +198,7 @@ export async function recordEmailEventBatchIn(
       reason: x.failureReason ?? i.event.details.failed_reason,
     })),
   );
-  const { rows } = await tx.query<{ k: number; recorded: EmailEvent }>(SQL, [
+  const { rows } = await tx.query<{ k: number; stamp: string }>(SQL, [
     items.map((_, k) => k),
     col((i) => i.record.tenantId),
     col((i) => i.event.details.ref_id),
@@ -226,7 +226,12 @@ export async function recordEmailEventBatchIn(
     links.map((l) => l.logId),
     links.map((l) => l.reason),
   ]);
-  for (const { k, recorded } of rows) out[items[k]!.index] = recorded;
+  // The row as inserted is the item's event with its stamp (jsonb_set above): rebuilt here rather
+  // than read back and parsed.
+  for (const { k, stamp } of rows) {
+    const { index, event } = items[k]!;
+    out[index] = { ...event, details: { ...event.details, event_at: stamp } };
+  }
   return out;
 }
 
