@@ -17,7 +17,7 @@
  * event every time (attempt 0, key `<recipient>@<event_at>`), as SendGrid and Postmark report them.
  *
  * Single winner (send events): the transaction first locks the recipients' log rows
- * (lockUnfinishedLogRows) and keeps, in every send event, only the recipients without a send
+ * (lockUnfinishedLogRows, in the same round trip as the advisory locks below) and keeps, in every send event, only the recipients without a send
  * outcome yet; an event left without recipients is dropped. When two processes deliver the same
  * copy at the same time, the first to commit records the outcome and the other records nothing.
  *
@@ -96,10 +96,10 @@ ev AS (
          jsonb_set(payload, '{details,event_at}', to_jsonb(stamp))
     FROM final ORDER BY k
   ON CONFLICT (copy_id, event, attempt, recipient_key) DO NOTHING
-  RETURNING copy_id, event, attempt, recipient_key, payload
+  RETURNING copy_id, event, attempt, recipient_key
 ),
 fresh AS (
-  SELECT DISTINCT ON (f.copy_id, f.event, f.attempt, f.ekey) f.*, ev.payload AS recorded
+  SELECT DISTINCT ON (f.copy_id, f.event, f.attempt, f.ekey) f.*
     FROM final f JOIN ev ON ev.copy_id = f.copy_id AND ev.event = f.event AND ev.attempt = f.attempt
                         AND ev.recipient_key = f.ekey
    ORDER BY f.copy_id, f.event, f.attempt, f.ekey, f.k
@@ -127,7 +127,7 @@ ob AS (
     `SELECT exchange, routing_key, jsonb_set(message, '{payload,details,event_at}', to_jsonb(stamp)) FROM fresh ORDER BY k`,
   )}
 )
-SELECT k, recorded FROM fresh ORDER BY k`;
+SELECT k, stamp FROM fresh ORDER BY k`;
 
 const lower = (s: string) => s.toLowerCase();
 
@@ -150,7 +150,19 @@ export async function recordEmailEventBatchIn(
   const sendLogIds = records.flatMap((r) =>
     r.attempt === undefined ? [] : r.recipients.map((x) => x.logId),
   );
-  const unfinished = sendLogIds.length > 0 ? await lockUnfinishedLogRows(tx, sendLogIds) : new Set<string>();
+  // Lock order is fixed (advisory keys sorted, then log rows by id) so concurrent writers of
+  // several keys cannot deadlock; one round trip takes both. A record that turns out to have no
+  // recipient left still had its key locked: harmless.
+  const lockKeys = [
+    ...new Set(
+      records
+        .filter((r) => r.recipients.length > 0)
+        .map((r) => `${r.tenantId}/${r.event.details.ref_id}/${r.event.event}`),
+    ),
+  ];
+  lockKeys.sort();
+  const unfinished =
+    sendLogIds.length > 0 ? await lockUnfinishedLogRows(tx, sendLogIds, lockKeys) : new Set<string>();
   const items: Array<{ index: number; record: EmailEventRecord; event: EmailEvent }> = [];
   records.forEach((record, index) => {
     if (record.attempt === undefined) {
@@ -166,15 +178,11 @@ export async function recordEmailEventBatchIn(
     items.push({ index, record: { ...record, recipients }, event });
   });
   if (items.length === 0) return out;
-
-  // Lock order is fixed (sorted) so concurrent writers of several keys cannot deadlock.
-  const lockKeys = [
-    ...new Set(items.map((i) => `${i.record.tenantId}/${i.event.details.ref_id}/${i.event.event}`)),
-  ];
-  lockKeys.sort();
-  await tx.query('SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k', [
-    lockKeys,
-  ]);
+  if (sendLogIds.length === 0) {
+    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k', [
+      lockKeys,
+    ]);
+  }
 
   const messages = items.map((i) =>
     outboxMessage(BusMessages.emailEvent, i.event, {
@@ -190,7 +198,7 @@ export async function recordEmailEventBatchIn(
       reason: x.failureReason ?? i.event.details.failed_reason,
     })),
   );
-  const { rows } = await tx.query<{ k: number; recorded: EmailEvent }>(SQL, [
+  const { rows } = await tx.query<{ k: number; stamp: string }>(SQL, [
     items.map((_, k) => k),
     col((i) => i.record.tenantId),
     col((i) => i.event.details.ref_id),
@@ -218,7 +226,12 @@ export async function recordEmailEventBatchIn(
     links.map((l) => l.logId),
     links.map((l) => l.reason),
   ]);
-  for (const { k, recorded } of rows) out[items[k]!.index] = recorded;
+  // The row as inserted is the item's event with its stamp (jsonb_set above): rebuilt here rather
+  // than read back and parsed.
+  for (const { k, stamp } of rows) {
+    const { index, event } = items[k]!;
+    out[index] = { ...event, details: { ...event.details, event_at: stamp } };
+  }
   return out;
 }
 

@@ -104,13 +104,35 @@ export const emailLogs = {
  * (`send_outcome` NULL, migration 0006). The send service records an attempt's events only for
  * these and sets the outcome of terminal ones in the same transaction: a recipient leaves QUEUED
  * once, so of two processes that deliver the same copy at the same time (a redelivered command)
- * exactly one records the outcome.
+ * exactly one records the outcome. `advisoryKeys`: transaction-scoped advisory locks (hashed
+ * text keys, taken in the given order) to hold first, in the same round trip.
  */
-export async function lockUnfinishedLogRows(tx: Queryable, logIds: readonly string[]): Promise<Set<string>> {
+export async function lockUnfinishedLogRows(
+  tx: Queryable,
+  logIds: readonly string[],
+  advisoryKeys: readonly string[] = [],
+): Promise<Set<string>> {
   if (logIds.length === 0) return new Set();
+  const ids = [...new Set(logIds)];
+  if (advisoryKeys.length === 0) {
+    const { rows } = await tx.query<{ id: string; finished: boolean }>(
+      'SELECT id, send_outcome IS NOT NULL AS finished FROM email_logs WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+      [ids],
+    );
+    return new Set(rows.filter((r) => !r.finished).map((r) => r.id));
+  }
+  // One round trip: the advisory locks (in the given order) are all held before the first row
+  // is locked, since no joined row leaves the join before the aggregate over them returned.
   const { rows } = await tx.query<{ id: string; finished: boolean }>(
-    'SELECT id, send_outcome IS NOT NULL AS finished FROM email_logs WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
-    [[...new Set(logIds)]],
+    `WITH locks AS MATERIALIZED (
+       SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) AS n
+         FROM (SELECT k FROM unnest($1::text[]) WITH ORDINALITY AS u(k, i) ORDER BY i) AS ordered
+     )
+     SELECT l.id, l.send_outcome IS NOT NULL AS finished
+       FROM locks, email_logs l
+      WHERE l.id = ANY($2::text[]) AND locks.n >= 0
+      ORDER BY l.id FOR UPDATE OF l`,
+    [advisoryKeys, ids],
   );
   return new Set(rows.filter((r) => !r.finished).map((r) => r.id));
 }

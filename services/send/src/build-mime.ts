@@ -19,6 +19,7 @@ import type { CopyRecipient, StoredSendRequest } from '@mailyard/contracts';
 import { isProtectedHeader, isThreadingHeader } from '@mailyard/contracts';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { composerAttachments } from './attachment-parts';
+import { memoizeHeaderKeys } from './mime-header-key';
 import { serializeMimeTree } from './mime-serialize';
 import type { RenderedCopy } from './render';
 
@@ -41,6 +42,9 @@ export interface BuiltMessage {
 }
 
 export const MESSAGE_ID_PREFIX = 'svc_mailer_';
+
+// The same header names are normalized for every copy: once is enough (mime-header-key.ts).
+memoizeHeaderKeys();
 
 function headerValue(headers: Record<string, string> | undefined, name: string): string | undefined {
   if (!headers) return undefined;

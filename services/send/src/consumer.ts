@@ -52,7 +52,8 @@ import { envelopesFor } from './envelopes';
 import type { CopyLoader, CopyRecipientRow, LoadedCopy, RecordedEvent } from './load-copy';
 import type { MailerCache } from './mailer-cache';
 import { deactivationReason, recordedDeactivation } from './mailer-deactivation';
-import { checkPhishingAsync } from './phishing';
+import { type PhishingInput, checkPhishingAsync } from './phishing';
+import type { PhishingVerdicts } from './phishing-verdicts';
 import { renderCopy } from './render';
 import { withRetryAfter } from './retry-delay';
 import { type SendSettings, retryDelayMs } from './settings';
@@ -73,6 +74,8 @@ export interface ConsumerDeps {
   events: EventWriter;
   /** Bounds the bytes of copies being built and delivered at once (SEND_INFLIGHT_BYTES). */
   budget: ByteBudget;
+  /** Phishing verdicts of recent contents (the settings' rules); without it every copy is scanned. */
+  verdicts?: PhishingVerdicts;
   /** Called after events were committed (wakes the outbox relay). */
   afterCommit?: () => void;
 }
@@ -212,9 +215,10 @@ async function commit(deps: ConsumerDeps, ctx: EventContext, attempt: Attempt): 
   for (const e of recorded) eventsTotal.inc({ event: e.event });
   if (recorded.length > 0) deps.afterCommit?.();
   for (const e of recorded) {
-    const log =
-      e.event === 'MAIL_DELIVERED' ? deps.logger.debug.bind(deps.logger) : deps.logger.info.bind(deps.logger);
-    log('email event', {
+    const level = e.event === 'MAIL_DELIVERED' ? 'debug' : 'info';
+    // winston formats an entry (timestamp, JSON) before its transports drop it by level: ask first.
+    if (!deps.logger.isLevelEnabled(level)) continue;
+    deps.logger.log(level, 'email event', {
       event: e.event,
       ref_id: ctx.refId,
       attempt: ctx.attempt,
@@ -314,11 +318,14 @@ async function sendCopy(
 
   // Sliced and budgeted (see phishing.ts): a hostile body never holds the process, and one that
   // exceeds the budget is refused (final), so no retry or restart checks it again.
-  const verdict = await checkPhishingAsync(rendered, {
-    blocklist: deps.settings.phishingBlocklist,
-    budgetMs: deps.settings.phishingBudgetMs,
-    maxLinks: deps.settings.phishingMaxLinks,
-  });
+  const check = (input: PhishingInput) =>
+    checkPhishingAsync(input, {
+      blocklist: deps.settings.phishingBlocklist,
+      budgetMs: deps.settings.phishingBudgetMs,
+      maxLinks: deps.settings.phishingMaxLinks,
+    });
+  // Copies with the same content (phishing-verdicts.ts) are scanned once.
+  const verdict = deps.verdicts ? await deps.verdicts.verdict(rendered, check) : await check(rendered);
   if (verdict) {
     attempt.other('PHISHING', toSend, verdict.reason);
     return;

@@ -7,12 +7,20 @@
  * the RSA signature itself): the header block is parsed as nodemailer's MessageParser parses it,
  * the body hash is computed here (relaxed-body.ts, in slices for large messages so the process
  * stays responsive) and the DKIM-Signature field is nodemailer's own (dkim/sign: header
- * selection, canonicalization, folding). The output is byte for byte what nodemailer's signer
+ * selection and canonicalization, folding). The output is byte for byte what nodemailer's signer
  * writes (dkim.test.ts checks it against it). Parsed keys are cached by PEM, so a busy domain
  * does not parse its key per message.
+ *
+ * The RSA signature (about 0.3 CPU-ms per copy, a quarter of a copy's work) runs on libuv's
+ * thread pool (crypto.sign with a callback), not on the event loop: the field is assembled the
+ * way nodemailer's dkim/sign assembles it (its relaxedHeaders, the tag list folded by its
+ * foldLines, the signature folded by its rule), only the signing call is asynchronous. RSA
+ * PKCS#1 v1.5 signatures are deterministic, so the bytes are the same.
  */
-import { type KeyObject, createPrivateKey } from 'node:crypto';
-import signatureField from 'nodemailer/lib/dkim/sign';
+import { type KeyObject, createPrivateKey, sign as rsaSign } from 'node:crypto';
+import nodemailerSign from 'nodemailer/lib/dkim/sign';
+import { foldLines } from 'nodemailer/lib/mime-funcs';
+import { normalizeDomain } from 'nodemailer/lib/shared';
 import { relaxedBodyHash } from './relaxed-body';
 
 export class DkimError extends Error {
@@ -73,6 +81,45 @@ export function parseHeaderFields(head: Buffer): Array<{ key: string; line: stri
     .map((line) => ({ key: trimWsp(line.slice(0, Math.max(0, line.indexOf(':')))).toLowerCase(), line }));
 }
 
+/** nodemailer dkim/sign's default field list (RFC 4871 5.5, plus List-Unsubscribe-Post for RFC 8058). */
+const FIELD_NAMES =
+  'From:Sender:Reply-To:Subject:Date:Message-ID:To:' +
+  'Cc:MIME-Version:Content-Type:Content-Transfer-Encoding:Content-ID:' +
+  'Content-Description:Resent-Date:Resent-From:Resent-Sender:' +
+  'Resent-To:Resent-Cc:Resent-Message-ID:In-Reply-To:References:' +
+  'List-Id:List-Help:List-Unsubscribe:List-Unsubscribe-Post:List-Subscribe:List-Post:' +
+  'List-Owner:List-Archive:OTP-Token';
+
+const relaxedHeaders = (
+  nodemailerSign as unknown as {
+    relaxedHeaders(
+      headers: Array<{ key: string; line: string }>,
+      fieldNames: string,
+      skipFields?: string,
+    ): { headers: string; fieldNames: string };
+  }
+).relaxedHeaders;
+
+/** What a tag value may not carry (it would end the value or open a tag of its own). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it drops
+const cleanTagValue = (value: string) => value.replace(/[\x00-\x1f\x7f;=]/g, '');
+
+/** The relaxed form of one header field's value (nodemailer dkim/sign relaxedHeaderLine). */
+function relaxedHeaderLine(line: string): string {
+  return line
+    .slice(line.indexOf(':') + 1)
+    .replace(/\r?\n/g, '')
+    .replace(/[ \t]+/g, ' ')
+    .replace(/^ | $/g, '');
+}
+
+/** The RSA-SHA256 signature of `data`, computed on libuv's thread pool. */
+function signOffLoop(data: Buffer, key: KeyObject): Promise<Buffer> {
+  return new Promise((resolve, reject) =>
+    rsaSign('sha256', data, key, (err, signature) => (err ? reject(err) : resolve(signature))),
+  );
+}
+
 /** Returns `raw` with a DKIM-Signature header prepended. */
 export async function dkimSign(raw: Buffer, key: DkimKey): Promise<Buffer> {
   if (!key.domainName || !key.keySelector || !key.privateKeyPem)
@@ -80,17 +127,36 @@ export async function dkimSign(raw: Buffer, key: DkimKey): Promise<Buffer> {
   const privateKey = keyObject(key.privateKeyPem);
   const start = bodyStart(raw);
   const bodyHash = await relaxedBodyHash(raw.subarray(start));
-  let field: string | false;
+  let head: string;
+  let signed: Buffer;
   try {
-    field = signatureField(parseHeaderFields(raw.subarray(0, start)), 'sha256', bodyHash, {
-      domainName: key.domainName,
-      keySelector: key.keySelector,
-      // dkim/sign passes the key to crypto's Sign, which takes a KeyObject as well as a PEM.
-      privateKey: privateKey as unknown as string,
-    }) as string | false;
+    const canonical = relaxedHeaders(parseHeaderFields(raw.subarray(0, start)), FIELD_NAMES);
+    const tags = [
+      'v=1',
+      'a=rsa-sha256',
+      'c=relaxed/relaxed',
+      `d=${normalizeDomain(cleanTagValue(key.domainName), false)}`,
+      'q=dns/txt',
+      `s=${cleanTagValue(key.keySelector)}`,
+      `bh=${bodyHash}`,
+      `h=${cleanTagValue(canonical.fieldNames)}`,
+    ].join('; ');
+    head = `${foldLines(`DKIM-Signature: ${tags}`, 76)};\r\n b=`;
+    // The header lines are 'binary' strings: latin1 gives back the original bytes.
+    signed = Buffer.from(`${canonical.headers}dkim-signature:${relaxedHeaderLine(head)}`, 'latin1');
   } catch (err) {
     throw new DkimError(`DKIM signing failed: ${(err as Error).message}`);
   }
-  if (!field) throw new DkimError('DKIM signing failed (the key could not sign)');
-  return Buffer.concat([Buffer.from(`${field}\r\n`), raw]);
+  let signature: Buffer;
+  try {
+    signature = await signOffLoop(signed, privateKey);
+  } catch {
+    // As nodemailer's signer reports a key that does not sign (e.g. not an RSA key).
+    throw new DkimError('DKIM signing failed (the key could not sign)');
+  }
+  const b = signature
+    .toString('base64')
+    .replace(/(^.{73}|.{75}(?!\r?\n|\r))/g, '$&\r\n ')
+    .trim();
+  return Buffer.concat([Buffer.from(`${head}${b}\r\n`), raw]);
 }

@@ -6,6 +6,7 @@ import { type ConsumerDeps, createSendHandler } from './consumer';
 import { EventWriter } from './emit-event';
 import { CopyLoader, RequestCache } from './load-copy';
 import { MailerCache } from './mailer-cache';
+import { PhishingVerdicts } from './phishing-verdicts';
 import { recommandUnfinishedCopies } from './recover-in-process';
 import { type SendSettings, sendSettings } from './settings';
 import { Transports } from './transports';
@@ -40,6 +41,7 @@ export function consumerDeps(
     copies: new CopyLoader(db, new RequestCache()),
     mailers: new MailerCache(),
     events: new EventWriter(db),
+    verdicts: new PhishingVerdicts(),
     budget: new ByteBudget(settings.inflightBytes),
     ...(afterCommit ? { afterCommit } : {}),
   };
