@@ -18,6 +18,7 @@ import {
   applyFeedbackIn,
   inboundMessages,
 } from '@mailyard/store';
+import type { InboundRoundTrips } from './group-commit';
 import { serviceMailOutcomes } from './service-mail';
 
 export interface ProcessDeps {
@@ -29,6 +30,11 @@ export interface ProcessDeps {
   returnPathKey: Buffer;
   /** Called after outcomes were committed (wakes the outbox relay that publishes the events). */
   afterCommit?: () => void;
+  /**
+   * The message's read and its final statement shared with the other messages in work
+   * (group-commit.ts); without it, one round trip each.
+   */
+  roundTrips?: Pick<InboundRoundTrips, 'load' | 'complete'>;
 }
 
 export async function processInboundMessage(
@@ -47,12 +53,15 @@ export async function processInboundMessage(
           service,
         )
       : [];
-  const done = await inboundMessages.complete(
-    deps.db,
-    message.id,
-    deliveries,
-    outcomes.length > 0 ? (tx) => writeOutcomes(tx, outcomes) : undefined,
-  );
+  const done =
+    outcomes.length === 0 && deps.roundTrips
+      ? await deps.roundTrips.complete(message.id, deliveries)
+      : await inboundMessages.complete(
+          deps.db,
+          message.id,
+          deliveries,
+          outcomes.length > 0 ? (tx) => writeOutcomes(tx, outcomes) : undefined,
+        );
   if (done && outcomes.length > 0) deps.afterCommit?.();
   deps.logger.info('inbound message processed', {
     inbound_message_id: message.id,
@@ -83,7 +92,7 @@ async function writeOutcomes(tx: Queryable, outcomes: FeedbackOutcome[]): Promis
 }
 
 async function loadMessage(deps: ProcessDeps, id: string): Promise<StoredInboundMessage | null> {
-  const message = await inboundMessages.get(deps.db, id);
+  const message = deps.roundTrips ? await deps.roundTrips.load(id) : await inboundMessages.get(deps.db, id);
   if (!message) {
     deps.logger.warn('inbound message not found', { inbound_message_id: id });
     return null;
