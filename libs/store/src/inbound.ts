@@ -317,8 +317,11 @@ export const inboundMessages = {
       status: 'stored' | 'processed';
       received_at: Date | string;
     }>(
-      `SELECT id, remote_ip, helo, mail_from, raw, recipients, status, received_at FROM inbound_messages
-        WHERE id = ANY($1::text[])`,
+      // One primary-key probe per id (OFFSET 0 keeps the subquery a parameterised index scan): with
+      // `id = ANY(...)` a table without statistics yet (a new installation) was read in full.
+      `SELECT m.id, m.remote_ip, m.helo, m.mail_from, m.raw, m.recipients, m.status, m.received_at
+         FROM unnest($1::text[]) AS k(id),
+              LATERAL (SELECT * FROM inbound_messages WHERE id = k.id OFFSET 0) m`,
       [ids],
     );
     const byId = new Map(rows.map((r) => [r.id, r]));
