@@ -9,7 +9,7 @@
  * crash between any two steps never post or record twice from here (the dispatcher retries posting).
  */
 import { INCOMING_EMAIL_EVENT, type IncomingEmailPayload } from '@mailyard/contracts';
-import { type Db, type Logger, type Queryable, buildIncomingEmail } from '@mailyard/platform';
+import { type Db, type Logger, type Queryable, buildIncomingEmails } from '@mailyard/platform';
 import {
   type FeedbackOutcome,
   type InboundRecipient,
@@ -105,30 +105,31 @@ interface RecipientPayload {
   payload: IncomingEmailPayload;
 }
 
-/** One event per recipient (SPEC.md: each recipient of a transaction gets its own). */
+/** One event per recipient (SPEC.md: each recipient of a transaction gets its own), one parse. */
 async function buildPayloads(
   message: StoredInboundMessage,
   recipients: InboundRecipient[],
   authResults: string | null,
 ): Promise<RecipientPayload[]> {
-  const out: RecipientPayload[] = [];
-  for (const recipient of recipients) {
-    const payload = await buildIncomingEmail(message.raw, {
+  const payloads = await buildIncomingEmails(
+    message.raw,
+    recipients.map((recipient) => ({
       recipient: recipient.address,
       webhookId: recipient.domain,
       mailerId: recipient.mailerId,
-      mailerService: 'smtp',
+      mailerService: 'smtp' as const,
       labelIds: [],
-    });
+    })),
+  );
+  return payloads.map((payload, i) => {
     if (payload.success && authResults) {
       payload.details.headers['Authentication-Results'] = [
         authResults,
         ...(payload.details.headers['Authentication-Results'] ?? []),
       ];
     }
-    out.push({ recipient, payload });
-  }
-  return out;
+    return { recipient: recipients[i]!, payload };
+  });
 }
 
 /** Single object to the domain's configured url/method/headers (read by the dispatcher at each attempt). */
