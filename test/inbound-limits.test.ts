@@ -188,14 +188,12 @@ describe('greeting delay (INBOUND_GREETING_DELAY_MS, early talkers)', () => {
   let waiting: InboundHarness;
   let immediate: InboundHarness;
   beforeAll(async () => {
-    [waiting, immediate] = await Promise.all([
-      // long enough that the client's first line surely arrives before the greeting
-      startInbound({
-        env: { INBOUND_GREETING_DELAY_MS: '60000' },
-        domains: [{ domain: DOMAIN, wildcard: true }],
-      }),
-      startInbound({ domains: [{ domain: DOMAIN, wildcard: true }] }),
-    ]);
+    // long enough that the client's first line surely arrives before the greeting
+    waiting = await startInbound({
+      env: { INBOUND_GREETING_DELAY_MS: '60000' },
+      domains: [{ domain: DOMAIN, wildcard: true }],
+    });
+    immediate = await startInbound({ domains: [{ domain: DOMAIN, wildcard: true }] });
   });
   afterAll(async () => {
     await Promise.all([waiting?.stop(), immediate?.stop()]);
