@@ -3,7 +3,8 @@
  * addresses: INBOUND_MAX_PER_IP (our onConnect: `421 4.7.0` beyond it, counted per address and
  * released when a session closes, refused ones included), INBOUND_MAX_CLIENTS (smtp-server's own
  * `421 ... Too many connected clients`), INBOUND_SOCKET_TIMEOUT_MS (an idle session, also one in
- * the middle of DATA, gets `421 Timeout` and is closed; a half-received message is not stored).
+ * the middle of DATA, gets `421 Timeout` and is closed; a half-received message is not stored),
+ * INBOUND_GREETING_DELAY_MS (a client talking before the greeting gets 421; 0 greets at once).
  */
 import { type Socket, connect } from 'node:net';
 import { eventually } from '@mailyard/testkit/eventually';
@@ -180,5 +181,36 @@ describe('idle timeout (INBOUND_SOCKET_TIMEOUT_MS=1000)', () => {
       'Subject: after',
     ]);
     expect(out).toMatch(/<- {2}250 2\.0\.0 Ok: queued/);
+  });
+});
+
+describe('greeting delay (INBOUND_GREETING_DELAY_MS, early talkers)', () => {
+  let waiting: InboundHarness;
+  let immediate: InboundHarness;
+  beforeAll(async () => {
+    // long enough that the client's first line surely arrives before the greeting
+    waiting = await startInbound({
+      env: { INBOUND_GREETING_DELAY_MS: '60000' },
+      domains: [{ domain: DOMAIN, wildcard: true }],
+    });
+    immediate = await startInbound({ domains: [{ domain: DOMAIN, wildcard: true }] });
+  });
+  afterAll(async () => {
+    await Promise.all([waiting?.stop(), immediate?.stop()]);
+  });
+
+  test('with a delay, a client that talks before the greeting gets 421 "You talk too soon"', async () => {
+    const s = await open(waiting.port, '127.0.0.1');
+    s.send('EHLO early.example.org');
+    expect(await s.reply()).toMatch(/^421 \S+ You talk too soon$/);
+    await s.close();
+  });
+
+  test('by default (0) the greeting is sent at once: nothing a client sends comes too early', async () => {
+    const s = await open(immediate.port, '127.0.0.1');
+    s.send('EHLO early.example.org');
+    expect(await s.reply()).toMatch(/^220 /);
+    expect(await s.reply()).toMatch(/^250 /);
+    await s.close();
   });
 });

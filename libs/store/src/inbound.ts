@@ -169,24 +169,42 @@ export async function findInboundRoute(
   domain: string,
   username: string,
 ): Promise<InboundRoute | null> {
+  return (await findInboundRoutes(db, [{ domain, username }]))[0]!;
+}
+
+/**
+ * findInboundRoute for several recipients in one query (the MX service's concurrent RCPT TO
+ * lookups share a round trip), answers in the order of `keys`.
+ */
+export async function findInboundRoutes(
+  db: Queryable,
+  keys: ReadonlyArray<{ domain: string; username: string }>,
+): Promise<Array<InboundRoute | null>> {
+  if (keys.length === 0) return [];
   const { rows } = await db.query<
-    DomainRow & { active: boolean | null; strict_replies: boolean | null; mailer_id: string | null }
+    DomainRow & {
+      n: number;
+      active: boolean | null;
+      strict_replies: boolean | null;
+      mailer_id: string | null;
+    }
   >(
-    `SELECT d.tenant_id, d.domain, d.url, d.method, d.header_names, d.headers_sealed, d.wildcard,
+    `SELECT k.n::int AS n, d.tenant_id, d.domain, d.url, d.method, d.header_names, d.headers_sealed, d.wildcard,
             a.active, a.strict_replies, s.id AS mailer_id
-       FROM inbound_domains d
-       LEFT JOIN inbound_addresses a ON a.tenant_id = d.tenant_id AND a.domain = d.domain AND a.username = $2
-       LEFT JOIN domains s ON s.tenant_id = d.tenant_id AND s.name = d.domain AND s.deleted_at IS NULL
-      WHERE d.domain = $1`,
-    [domain, username],
+       FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(domain, username, n)
+       JOIN inbound_domains d ON d.domain = k.domain
+       LEFT JOIN inbound_addresses a ON a.tenant_id = d.tenant_id AND a.domain = d.domain AND a.username = k.username
+       LEFT JOIN domains s ON s.tenant_id = d.tenant_id AND s.name = d.domain AND s.deleted_at IS NULL`,
+    [keys.map((k) => k.domain), keys.map((k) => k.username)],
   );
-  const r = rows[0];
-  if (!r) return null;
-  return {
-    domain: toDomain(r),
-    mailerId: r.mailer_id ?? '',
-    address: r.active === null ? null : { active: r.active, strictReplies: r.strict_replies === true },
-  };
+  const out: Array<InboundRoute | null> = keys.map(() => null);
+  for (const r of rows)
+    out[r.n - 1] = {
+      domain: toDomain(r),
+      mailerId: r.mailer_id ?? '',
+      address: r.active === null ? null : { active: r.active, strictReplies: r.strict_replies === true },
+    };
+  return out;
 }
 
 /** The incoming webhook of a domain as the dispatcher posts to it: header values unsealed. */
@@ -218,6 +236,14 @@ export interface InboundRecipient {
   service?: 'bounce' | 'feedback' | 'unsubscribe';
 }
 
+export interface NewInboundMessage {
+  remoteIp: string;
+  helo: string;
+  mailFrom: string;
+  recipients: InboundRecipient[];
+  raw: Buffer;
+}
+
 export interface StoredInboundMessage {
   id: string;
   remoteIp: string;
@@ -234,33 +260,53 @@ export const inboundMessages = {
    * Stores the raw message and announces it through the outbox, in one statement (atomic on its
    * own: one round trip and one commit per accepted message).
    */
-  async store(
-    db: Queryable,
-    msg: { remoteIp: string; helo: string; mailFrom: string; recipients: InboundRecipient[]; raw: Buffer },
-  ): Promise<string> {
-    const id = newId(IdPrefix.inboundMessage);
-    const announce = outboxParams([outboxMessage(BusMessages.inboundMessageStored, { message_id: id })]);
-    await db.query(
-      `WITH m AS (
-         INSERT INTO inbound_messages (id, remote_ip, helo, mail_from, recipients, raw, size)
-         VALUES ($4, $5, $6, $7, $8::jsonb, $9, $10) RETURNING id
-       )
-       ${outboxInsertSql('$1', '$2', '$3', 'm')}`,
-      [
-        ...announce,
-        id,
+  async store(db: Queryable, msg: NewInboundMessage): Promise<string> {
+    return (await inboundMessages.storeBatch(db, [msg]))[0]!;
+  },
+
+  /**
+   * Stores several messages and their announcements in ONE statement (group commit of the MX
+   * service's concurrent sessions): all are committed or none. Returns their ids in order.
+   */
+  async storeBatch(db: Queryable, msgs: readonly NewInboundMessage[]): Promise<string[]> {
+    if (msgs.length === 0) return [];
+    const ids = msgs.map(() => newId(IdPrefix.inboundMessage));
+    const announce = outboxParams(
+      ids.map((id) => outboxMessage(BusMessages.inboundMessageStored, { message_id: id })),
+    );
+    const params: unknown[] = [...announce];
+    const values = msgs.map((msg, i) => {
+      const at = params.length;
+      params.push(
+        ids[i],
         msg.remoteIp,
         msg.helo,
         msg.mailFrom,
         JSON.stringify(msg.recipients),
         msg.raw,
         msg.raw.length,
-      ],
+      );
+      return `($${at + 1}, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5}::jsonb, $${at + 6}::bytea, $${at + 7}::int)`;
+    });
+    // Both inserts belong to the one statement, so a message is announced exactly when it is stored.
+    await db.query(
+      `WITH m AS (
+         INSERT INTO inbound_messages (id, remote_ip, helo, mail_from, recipients, raw, size)
+         VALUES ${values.join(', ')}
+       )
+       ${outboxInsertSql('$1', '$2', '$3')}`,
+      params,
     );
-    return id;
+    return ids;
   },
 
   async get(db: Queryable, id: string): Promise<StoredInboundMessage | null> {
+    return (await inboundMessages.getMany(db, [id]))[0]!;
+  },
+
+  /** Several messages in one query, in the order of `ids` (null for an unknown id). */
+  async getMany(db: Queryable, ids: readonly string[]): Promise<Array<StoredInboundMessage | null>> {
+    if (ids.length === 0) return [];
     const { rows } = await db.query<{
       id: string;
       remote_ip: string;
@@ -271,21 +317,28 @@ export const inboundMessages = {
       status: 'stored' | 'processed';
       received_at: Date | string;
     }>(
-      'SELECT id, remote_ip, helo, mail_from, raw, recipients, status, received_at FROM inbound_messages WHERE id = $1',
-      [id],
+      // One primary-key probe per id (OFFSET 0 keeps the subquery a parameterised index scan): with
+      // `id = ANY(...)` a table without statistics yet (a new installation) was read in full.
+      `SELECT m.id, m.remote_ip, m.helo, m.mail_from, m.raw, m.recipients, m.status, m.received_at
+         FROM unnest($1::text[]) AS k(id),
+              LATERAL (SELECT * FROM inbound_messages WHERE id = k.id OFFSET 0) m`,
+      [ids],
     );
-    const r = rows[0];
-    if (!r) return null;
-    return {
-      id: r.id,
-      remoteIp: r.remote_ip,
-      helo: r.helo,
-      mailFrom: r.mail_from,
-      raw: Buffer.from(r.raw),
-      recipients: r.recipients,
-      status: r.status,
-      receivedAt: new Date(r.received_at),
-    };
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return ids.map((id) => {
+      const r = byId.get(id);
+      if (!r) return null;
+      return {
+        id: r.id,
+        remoteIp: r.remote_ip,
+        helo: r.helo,
+        mailFrom: r.mail_from,
+        raw: Buffer.from(r.raw),
+        recipients: r.recipients,
+        status: r.status,
+        receivedAt: new Date(r.received_at),
+      };
+    });
   },
 
   /**
@@ -309,13 +362,34 @@ export const inboundMessages = {
         await effects(tx);
         return true;
       });
-    if (deliveries.length === 0) return (await db.query(mark, [id])).rowCount > 0;
-    const { params } = deliveryParams(deliveries);
-    const { rows } = await db.query<{ marked: number }>(
-      `WITH m AS (${mark}), d AS (${insertDeliveriesSql(2, 'm')})
-       SELECT count(*)::int AS marked FROM m`,
-      [id, ...params],
+    return (await inboundMessages.completeBatch(db, [{ id, deliveries }]))[0]!;
+  },
+
+  /**
+   * complete() without effects for several messages in ONE statement: each message is marked
+   * processed and its deliveries written only if it was still `stored` (a message another
+   * consumer already completed gets false and writes nothing). Answers in the order of `items`.
+   */
+  async completeBatch(
+    db: Queryable,
+    items: ReadonlyArray<{ id: string; deliveries: NewDelivery[] }>,
+  ): Promise<boolean[]> {
+    if (items.length === 0) return [];
+    const ids = items.map((i) => i.id);
+    const all = items.flatMap((i) => i.deliveries);
+    const owners = items.flatMap((i) => i.deliveries.map(() => i.id));
+    // Each delivery is written only beside its own message's mark: o pairs delivery ids ($3, the
+    // first column of deliveryParams) with their message, joined to the rows m marked.
+    const { rows } = await db.query<{ id: string }>(
+      `WITH m AS (
+         UPDATE inbound_messages SET status = 'processed', processed_at = now()
+          WHERE id = ANY($1::text[]) AND status = 'stored' RETURNING id
+       ), d AS (${insertDeliveriesSql(3, 'm, unnest($3::text[], $2::text[]) AS o(delivery_id, owner)')}
+          WHERE o.delivery_id = t.id AND o.owner = m.id)
+       SELECT id FROM m`,
+      [ids, owners, ...deliveryParams(all).params],
     );
-    return rows[0]!.marked > 0;
+    const marked = new Set(rows.map((r) => r.id));
+    return ids.map((id) => marked.has(id));
   },
 };

@@ -13,6 +13,7 @@ import {
   storeReadiness,
 } from '@mailyard/platform';
 import { authenticationResults, createAuthResolver } from './authenticate';
+import { inboundRoundTrips } from './group-commit';
 import { processInboundMessage } from './process-message';
 import { createInboundServer } from './server';
 import { inboundSettings } from './settings';
@@ -41,6 +42,7 @@ export async function start(
   relay.start();
   const resolver = createAuthResolver(settings.dnsServers, settings.dnsTimeoutMs, settings.dnsCacheMs);
   const key = returnPathKey(ctx.sealer);
+  const roundTrips = inboundRoundTrips(db);
   const consumer = await bus.consume(
     {
       queue: INBOUND_MESSAGE_QUEUE,
@@ -66,6 +68,7 @@ export async function start(
             ),
           returnPathKey: key,
           afterCommit: () => relay.notify(),
+          roundTrips,
         },
         parsed.data.message_id,
       );
@@ -76,6 +79,7 @@ export async function start(
     logger,
     settings,
     returnPathKey: key,
+    roundTrips,
     onStored: () => relay.notify(),
   });
   server.on('error', (err) => logger.error('SMTP server error', { error: err.message }));

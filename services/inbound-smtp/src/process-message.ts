@@ -9,7 +9,7 @@
  * crash between any two steps never post or record twice from here (the dispatcher retries posting).
  */
 import { INCOMING_EMAIL_EVENT, type IncomingEmailPayload } from '@mailyard/contracts';
-import { type Db, type Logger, type Queryable, buildIncomingEmail } from '@mailyard/platform';
+import { type Db, type Logger, type Queryable, buildIncomingEmails } from '@mailyard/platform';
 import {
   type FeedbackOutcome,
   type InboundRecipient,
@@ -18,6 +18,7 @@ import {
   applyFeedbackIn,
   inboundMessages,
 } from '@mailyard/store';
+import type { InboundRoundTrips } from './group-commit';
 import { serviceMailOutcomes } from './service-mail';
 
 export interface ProcessDeps {
@@ -29,6 +30,11 @@ export interface ProcessDeps {
   returnPathKey: Buffer;
   /** Called after outcomes were committed (wakes the outbox relay that publishes the events). */
   afterCommit?: () => void;
+  /**
+   * The message's read and its final statement shared with the other messages in work
+   * (group-commit.ts); without it, one round trip each.
+   */
+  roundTrips?: Pick<InboundRoundTrips, 'load' | 'complete'>;
 }
 
 export async function processInboundMessage(
@@ -47,12 +53,15 @@ export async function processInboundMessage(
           service,
         )
       : [];
-  const done = await inboundMessages.complete(
-    deps.db,
-    message.id,
-    deliveries,
-    outcomes.length > 0 ? (tx) => writeOutcomes(tx, outcomes) : undefined,
-  );
+  const done =
+    outcomes.length === 0 && deps.roundTrips
+      ? await deps.roundTrips.complete(message.id, deliveries)
+      : await inboundMessages.complete(
+          deps.db,
+          message.id,
+          deliveries,
+          outcomes.length > 0 ? (tx) => writeOutcomes(tx, outcomes) : undefined,
+        );
   if (done && outcomes.length > 0) deps.afterCommit?.();
   deps.logger.info('inbound message processed', {
     inbound_message_id: message.id,
@@ -83,7 +92,7 @@ async function writeOutcomes(tx: Queryable, outcomes: FeedbackOutcome[]): Promis
 }
 
 async function loadMessage(deps: ProcessDeps, id: string): Promise<StoredInboundMessage | null> {
-  const message = await inboundMessages.get(deps.db, id);
+  const message = deps.roundTrips ? await deps.roundTrips.load(id) : await inboundMessages.get(deps.db, id);
   if (!message) {
     deps.logger.warn('inbound message not found', { inbound_message_id: id });
     return null;
@@ -96,30 +105,31 @@ interface RecipientPayload {
   payload: IncomingEmailPayload;
 }
 
-/** One event per recipient (SPEC.md: each recipient of a transaction gets its own). */
+/** One event per recipient (SPEC.md: each recipient of a transaction gets its own), one parse. */
 async function buildPayloads(
   message: StoredInboundMessage,
   recipients: InboundRecipient[],
   authResults: string | null,
 ): Promise<RecipientPayload[]> {
-  const out: RecipientPayload[] = [];
-  for (const recipient of recipients) {
-    const payload = await buildIncomingEmail(message.raw, {
+  const payloads = await buildIncomingEmails(
+    message.raw,
+    recipients.map((recipient) => ({
       recipient: recipient.address,
       webhookId: recipient.domain,
       mailerId: recipient.mailerId,
-      mailerService: 'smtp',
+      mailerService: 'smtp' as const,
       labelIds: [],
-    });
+    })),
+  );
+  return payloads.map((payload, i) => {
     if (payload.success && authResults) {
       payload.details.headers['Authentication-Results'] = [
         authResults,
         ...(payload.details.headers['Authentication-Results'] ?? []),
       ];
     }
-    out.push({ recipient, payload });
-  }
-  return out;
+    return { recipient: recipients[i]!, payload };
+  });
 }
 
 /** Single object to the domain's configured url/method/headers (read by the dispatcher at each attempt). */

@@ -7,16 +7,18 @@
  *   no relaying);
  * - onData: collects the message (SIZE announced in EHLO; 552 when exceeded), applies the
  *   strict_replies check per recipient, stores the raw message durably (row + outbox message in
- *   one transaction) and only then answers 250. A storage failure answers 451 (try again).
+ *   one statement, shared with the other sessions storing at that moment: group-commit.ts) and
+ *   only then answers 250. A storage failure answers 451 (try again).
  * SMTP has one reply per DATA: when strict_replies rejects some but not all recipients, the
  * others are accepted and the rejected ones are logged (LMTP-style per-recipient replies do not
  * exist in SMTP); when it rejects all, the reply is 550 with the rule's text.
  */
 import type { Readable } from 'node:stream';
 import type { Db, Logger } from '@mailyard/platform';
-import { type InboundRecipient, findInboundRoute, inboundMessages } from '@mailyard/store';
+import type { InboundRecipient } from '@mailyard/store';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp-server';
 import { decideAfterData, decideRecipient, decideServiceRecipient, splitRecipient } from './acceptance';
+import type { InboundRoundTrips } from './group-commit';
 import { kindOf, resolveServiceAddress } from './service-address';
 import type { InboundSettings } from './settings';
 
@@ -26,6 +28,8 @@ export interface InboundServerDeps {
   settings: InboundSettings;
   /** Key of the signed service addresses (libs/platform returnPathKey). */
   returnPathKey: Buffer;
+  /** The RCPT TO lookups and the group commit of stored messages (group-commit.ts). */
+  roundTrips: InboundRoundTrips;
   /** Called after a message is stored (wakes the outbox relay). */
   onStored?: (id: string) => void;
 }
@@ -54,6 +58,10 @@ export function createInboundServer(deps: InboundServerDeps): SMTPServer {
     // The client's PTR name is used nowhere (no Received header is added, mailauth takes the IP
     // and HELO), and smtp-server would look it up with the system resolver, not DNS_SERVERS.
     disableReverseLookup: true,
+    // The wait before the greeting that catches early talkers (421 "You talk too soon"):
+    // INBOUND_GREETING_DELAY_MS, 0 by default (smtp-server hard-codes 100 ms; the option comes
+    // from patches/smtp-server@3.21.6.patch).
+    earlyTalkerDelay: settings.greetingDelayMs,
     ...(settings.tls ? { key: settings.tls.key, cert: settings.tls.cert } : {}),
     logger: false,
 
@@ -108,7 +116,7 @@ export function createInboundServer(deps: InboundServerDeps): SMTPServer {
     const parts = splitRecipient(address.address);
     if (!parts) throw smtpError(553, '5.1.3 Malformed recipient address');
     if (parts.domain === settings.bounceDomain) return serviceRcptTo(address.address, parts, session);
-    const route = await findInboundRoute(db, parts.domain, parts.username);
+    const route = await deps.roundTrips.route(parts.domain, parts.username);
     const decision = decideRecipient(
       address.address,
       route ? { wildcard: route.domain.wildcard, address: route.address } : null,
@@ -167,7 +175,7 @@ export function createInboundServer(deps: InboundServerDeps): SMTPServer {
       }
     }
     if (recipients.length === 0) throw smtpError(550, lastRejection || '5.5.1 No valid recipients');
-    const id = await inboundMessages.store(db, {
+    const id = await deps.roundTrips.store({
       remoteIp: session.remoteAddress,
       helo: session.hostNameAppearsAs ?? '',
       mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',

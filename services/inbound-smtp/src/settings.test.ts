@@ -16,7 +16,13 @@ describe('inboundSettings', () => {
       maxPerIp: 10,
       socketTimeoutMs: 60_000,
       tls: null,
+      greetingDelayMs: 0,
     });
+  });
+
+  it('reads the greeting delay (0 allowed, negative refused)', () => {
+    expect(settings({ INBOUND_GREETING_DELAY_MS: '1500' }).greetingDelayMs).toBe(1500);
+    expect(() => settings({ INBOUND_GREETING_DELAY_MS: '-1' })).toThrow(ConfigError);
   });
 
   it('reads the STARTTLS files; a missing one is a ConfigError naming the variable', () => {

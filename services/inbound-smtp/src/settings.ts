@@ -10,6 +10,11 @@
  * - BOUNCE_DOMAIN (shared with the send service, default SERVICE_DOMAIN): the domain of the
  *   service's own addresses (VERP return paths, `fbl@`, mailto unsubscribes).
  * - INBOUND_DNS_CACHE_MS (30000): how long authentication keeps DNS answers (0: not at all).
+ * - INBOUND_GREETING_DELAY_MS (0): wait before the 220 greeting; a client that talks before it
+ *   gets 421 (early-talker / pregreet check). 0 greets at once and checks nothing, like Postfix
+ *   (postscreen's pregreet test is off by default): a session costs no idle wait, which bounds
+ *   one-message sessions (20 sessions at 100 ms: 200 messages/s at most). Set it (e.g. 1000-6000,
+ *   postscreen's greet wait) to refuse bots that do not wait for the greeting.
  */
 import { readFileSync } from 'node:fs';
 import { type Config, ConfigError, bounceDomain } from '@mailyard/platform';
@@ -26,6 +31,7 @@ export const InboundEnvSchema = z.object({
   INBOUND_TLS_KEY: z.string().optional(),
   INBOUND_HOSTNAME: z.string().optional(),
   INBOUND_DNS_CACHE_MS: int(30_000, 0),
+  INBOUND_GREETING_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
 });
 
 export interface InboundSettings {
@@ -42,6 +48,8 @@ export interface InboundSettings {
   dnsServers: string[];
   dnsTimeoutMs: number;
   dnsCacheMs: number;
+  /** Milliseconds before the greeting (early-talker check); 0: none. */
+  greetingDelayMs: number;
 }
 
 /** A PEM file named by `variable`; an unreadable one is a ConfigError line, not a stack trace. */
@@ -81,5 +89,6 @@ export function inboundSettings(config: Config, env: NodeJS.ProcessEnv): Inbound
     dnsServers: config.DNS_SERVERS,
     dnsTimeoutMs: config.DNS_TIMEOUT_MS,
     dnsCacheMs: s.INBOUND_DNS_CACHE_MS,
+    greetingDelayMs: s.INBOUND_GREETING_DELAY_MS,
   };
 }

@@ -1,4 +1,4 @@
-import { BatchItemError, Batcher } from './batcher';
+import { BatchItemError, Batcher, isDataError } from './batcher';
 
 describe('Batcher', () => {
   it('runs the calls of one turn as one batch and answers each with its own result', async () => {
@@ -71,5 +71,11 @@ describe('Batcher', () => {
 
   it('refuses a batch size below 1', () => {
     expect(() => new Batcher(async (i: number[]) => i, 0)).toThrow(/maxBatch/);
+  });
+
+  it('isDataError: PostgreSQL classes 22 and 23 only', () => {
+    expect(
+      [{ code: '22P02' }, { code: '23505' }, { code: '08006' }, { code: '57P01' }, {}, null].map(isDataError),
+    ).toEqual([true, true, false, false, false, false]);
   });
 });

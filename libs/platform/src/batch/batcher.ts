@@ -13,6 +13,16 @@ export class BatchItemError {
   constructor(readonly error: unknown) {}
 }
 
+/**
+ * A failure of a multi-row statement caused by the data of its rows (PostgreSQL SQLSTATE classes
+ * 22 and 23: a value or constraint one item breaks), not by the database: the run can write the
+ * items again one by one and fail only the faulty ones (BatchItemError).
+ */
+export function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^2[23]/.test(code);
+}
+
 /** Bounds the size of a batch by what its items weigh (e.g. the rows they write). */
 export interface BatchWeight<I> {
   weigh: (item: I) => number;

@@ -7,7 +7,7 @@ import {
   incomingEmailEventSchema,
 } from '@mailyard/contracts';
 import { CORPUS, NOT_A_MESSAGE } from './fixtures/corpus';
-import { buildIncomingEmail } from './incoming-email';
+import { buildIncomingEmail, buildIncomingEmails } from './incoming-email';
 
 /** The MIME corpus in ./fixtures (written for this project), checked field by field. */
 const context = {
@@ -73,5 +73,18 @@ describe('buildIncomingEmail', () => {
     expect(d['thread-id']).toBe('t1');
     expect(d['content-type']).toBe('text/plain');
     expect(d['body-plain']).toBe('body\n');
+  });
+
+  test('several recipients of one message: one payload each, equal but for the context, not shared', async () => {
+    const raw = readFileSync(join(__dirname, 'fixtures', 'alternative.eml'));
+    const other = { ...context, recipient: 'sales@inbound.example.com', webhookId: 'wh_2' };
+    const [a, b] = (await buildIncomingEmails(raw, [context, other])).map(
+      (p) => incomingEmailEventSchema.parse(p).details,
+    );
+    expect(a).toEqual(await build('alternative.eml'));
+    expect(b).toEqual({ ...a, recipient: 'sales@inbound.example.com', 'webhook-id': 'wh_2' });
+    expect(b!.headers).not.toBe(a!.headers);
+    const broken = await buildIncomingEmails(Buffer.alloc(0), [context, other]);
+    expect(broken.map((p) => p.details['webhook-id'])).toEqual(['wh_1', 'wh_2']);
   });
 });

@@ -27,8 +27,19 @@ export async function buildIncomingEmail(
   raw: Buffer,
   context: IncomingEmailContext,
 ): Promise<IncomingEmailPayload> {
+  return (await buildIncomingEmails(raw, [context]))[0]!;
+}
+
+/**
+ * buildIncomingEmail for several recipients of one message (the MX service: one event per
+ * recipient), parsing the message once; each payload is its own object.
+ */
+export async function buildIncomingEmails(
+  raw: Buffer,
+  contexts: readonly IncomingEmailContext[],
+): Promise<IncomingEmailPayload[]> {
   const problem = rawMessageProblem(raw);
-  if (problem) return errorForm(problem, context);
+  if (problem) return contexts.map((c) => errorForm(problem, c));
   let parsed: ParsedMail;
   try {
     parsed = await simpleParser(raw, {
@@ -40,13 +51,15 @@ export async function buildIncomingEmail(
       ignoreEmbedded: true,
     } as Parameters<typeof simpleParser>[1]);
   } catch (err) {
-    return errorForm(`MIME parse failed: ${(err as Error).message}`, context);
+    return contexts.map((c) => errorForm(`MIME parse failed: ${(err as Error).message}`, c));
   }
-  try {
-    return { event: INCOMING_EMAIL_EVENT, details: detailsOf(parsed, context), success: true };
-  } catch (err) {
-    return errorForm(`extraction failed: ${(err as Error).message}`, context);
-  }
+  return contexts.map((c) => {
+    try {
+      return { event: INCOMING_EMAIL_EVENT, details: detailsOf(parsed, c), success: true };
+    } catch (err) {
+      return errorForm(`extraction failed: ${(err as Error).message}`, c);
+    }
+  });
 }
 
 /** The error form (SPEC.md: MIME, encoding or extraction failures). */
