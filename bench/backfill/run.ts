@@ -36,7 +36,8 @@ import {
 import { build } from 'esbuild';
 import { ImapFlow } from 'imapflow';
 import pg from 'pg';
-import { CpuTally, pidsByName, rssMb } from '../proc';
+import { CpuTally, pidsByName } from '../support/cpu';
+import { memory } from '../support/proc';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 20_000);
 const KEY = 'myk_bench_backfill_bootstrap_key_0123456789ab';
@@ -307,7 +308,7 @@ async function main(): Promise<void> {
       rabbitmq: new CpuTally(() => pidsByName('beam.smp')),
       bench_receiver: new CpuTally(() => [process.pid]),
     };
-    const rssBefore = rssMb(worker.child.pid!).rss;
+    const rssBefore = memory(worker.child.pid!).rssMb;
     let rssPeakSampled = rssBefore;
     // The worker's own view (/metrics on its ops port): V8 heap and memory outside it (Buffers).
     const heapPeak = { heap_used: 0, heap_total: 0, external: 0 };
@@ -350,7 +351,7 @@ async function main(): Promise<void> {
     const deadline = t0 + Number(process.env.BENCH_TIMEOUT_S ?? 1800) * 1000;
     while ((!tImported || !tDelivered) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 100));
-      rssPeakSampled = Math.max(rssPeakSampled, rssMb(worker.child.pid!).rss);
+      rssPeakSampled = Math.max(rssPeakSampled, memory(worker.child.pid!).rssMb);
       if (ticks++ % 5 === 0) await sampleHeap();
       await refreshBackends();
       tallies.postgresql_this_database.sample();
@@ -364,7 +365,7 @@ async function main(): Promise<void> {
     }
     const cpu = Object.fromEntries(Object.entries(tallies).map(([k, t]) => [k, t.seconds()]));
     await admin.end();
-    const workerPeak = Math.max(rssPeakSampled, rssMb(worker.child.pid!).peak);
+    const workerPeak = Math.max(rssPeakSampled, memory(worker.child.pid!).peakMb);
     if (!tImported || status.status !== 'done')
       throw new Error(`job did not finish: ${JSON.stringify(status)}`);
     const importSeconds = (tImported - t0) / 1000;
