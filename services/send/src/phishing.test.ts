@@ -136,6 +136,14 @@ describe('checkPhishing: link text, attributes and scanning (mutation-testing ga
     },
   );
 
+  it('control characters other than \\t \\n \\v \\f \\r are not spaces: they do not end a word', () => {
+    // One word "bank.com\u0001evil.net": it shows evil.net (the host name at its end).
+    expect(checkPhishing(html(`<a href="${EVIL}">bank.com\u0001evil.net</a>`), [])?.reason).toBe(
+      'Link text shows evil.net but the link goes to evil.example.net',
+    );
+    expect(deceptive(`<a href="${EVIL}">bank.com\u001fevil.net</a>`)).toBe(true);
+  });
+
   it('letters outside ASCII are part of the address, not spaces', () => {
     const v = checkPhishing(html(`<a href="${EVIL}">bücher.de</a>`), []);
     expect(v?.reason).toBe('Link text shows xn--bcher-kva.de but the link goes to evil.example.net');
@@ -151,6 +159,11 @@ describe('checkPhishing: link text, attributes and scanning (mutation-testing ga
     expect(deceptive(`<a href="${EVIL}">bank.com</a> and more words`)).toBe(true);
     expect(deceptive(`<a href="${EVIL}"><b>bank</b>.com</a>`)).toBe(true);
     expect(deceptive(`<p><a href="${EVIL}">bank.com`)).toBe(true);
+  });
+
+  it('entities in link text are decoded: "bank&#46;com" shows bank.com', () => {
+    expect(deceptive(`<a href="${EVIL}">bank&#46;com</a>`)).toBe(true);
+    expect(deceptive(`<a href="${EVIL}">Visit&nbsp;bank.com</a>`)).toBe(false);
   });
 
   it('an <area> carries a link but no text: what follows it is not its text', () => {
