@@ -227,7 +227,10 @@ describe('checkPhishing: slices and budgets', () => {
   /** A clock that advances `step` ms every time it is read. */
   const ticking = (step: number) => {
     let t = 0;
-    return () => (t += step);
+    return () => {
+      t += step;
+      return t;
+    };
   };
 
   it('every slice of html is read once: one link counts once against maxLinks', () => {
