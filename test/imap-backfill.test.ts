@@ -15,10 +15,13 @@ import { eventually } from '@mailyard/testkit/webhooks';
 import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
 import request from 'supertest';
 import {
+  BACKFILL_TEST_ENV,
   DAY,
   type ImapHarness,
   NOW_S,
   PASS,
+  T0,
+  T1,
   USER,
   abortJob,
   ago,
@@ -36,10 +39,6 @@ import {
 } from './support/imap';
 
 jest.setTimeout(300_000);
-
-/** Window-bound probe: 100 days ago, to the second. */
-const T0 = ago(100 * DAY);
-const T1 = new Date(T0.getTime() + 10_000);
 
 const SEED: DovecotMessage[] = [
   // One INBOX message a month across the year (newest: m01, 10 days ago).
@@ -64,14 +63,7 @@ const SEED: DovecotMessage[] = [
   mail('trash-1', ago(50 * DAY), 'Trash'),
 ];
 
-const ENV = {
-  BACKFILL_POLL_MS: '100',
-  BACKFILL_SLICE_DAYS: '30',
-  BACKFILL_LEASE_MS: '4000',
-  BACKFILL_RETRY_BASE_MS: '200',
-  BACKFILL_RETRY_MAX: '3',
-  IMAP_SYNC: '0',
-};
+const ENV = { ...BACKFILL_TEST_ENV, IMAP_SYNC: '0' };
 
 let h: ImapHarness;
 let dovecot: Dovecot;

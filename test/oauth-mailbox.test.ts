@@ -26,8 +26,11 @@ import { eventually } from '@mailyard/testkit/webhooks';
 import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
 import request from 'supertest';
 import {
+  BACKFILL_TEST_ENV,
   DAY,
   type ImapHarness,
+  T0,
+  T1,
   ago,
   eventsTo,
   finished,
@@ -38,10 +41,10 @@ import {
   startHarness,
   startJob,
 } from './support/imap';
+import { REDIRECT, connectMailer, registerOAuthApps } from './support/oauth';
 
 jest.setTimeout(300_000);
 
-const REDIRECT = 'https://api.example.test/v1/oauth/callback';
 const GMAIL_USER = 'owner@gmail.test';
 const OUTLOOK_USER = 'owner@outlook.test';
 const GMAIL_READ = 'https://www.googleapis.com/auth/gmail.readonly';
@@ -49,19 +52,13 @@ const GMAIL_READ = 'https://www.googleapis.com/auth/gmail.readonly';
 const BOB_N = 1100;
 
 const ENV = {
-  BACKFILL_POLL_MS: '100',
-  BACKFILL_SLICE_DAYS: '30',
-  BACKFILL_LEASE_MS: '4000',
-  BACKFILL_RETRY_BASE_MS: '200',
-  BACKFILL_RETRY_MAX: '3',
+  ...BACKFILL_TEST_ENV,
   BACKFILL_API_CONCURRENCY: '4',
   IMAP_SYNC: '1',
   IMAP_SYNC_POLL_MS: '300',
   IMAP_SYNC_LEASE_MS: '3000',
 };
 
-const T0 = ago(100 * DAY);
-const T1 = new Date(T0.getTime() + 10_000);
 const raw = (id: string, h: Parameters<typeof mail>[3] = {}, date = new Date()) =>
   mail(id, date, 'INBOX', h).raw;
 
@@ -117,8 +114,6 @@ function seedGraph(s: GraphStandIn): void {
 
 beforeAll(async () => {
   [google, microsoft] = await Promise.all([startGoogleOAuth(), startMicrosoftIdentity()]);
-  google.auth.addClient({ clientId: 'g-client', clientSecret: 'g-secret', redirectUris: [REDIRECT] });
-  microsoft.auth.addClient({ clientId: 'm-client', clientSecret: 'm-secret', redirectUris: [REDIRECT] });
   [gmail, graph] = await Promise.all([
     startGmailApi({ email: GMAIL_USER, bearer: google.auth.bearer(GMAIL_USER, GMAIL_READ) }),
     startGraphApi({ email: OUTLOOK_USER, bearer: microsoft.auth.bearer(OUTLOOK_USER, 'Mail.Read') }),
@@ -135,8 +130,7 @@ beforeAll(async () => {
     OAUTH_REDIRECT_URI: REDIRECT,
   });
   services = [await startDispatcher(h.ctx), await startBackfill(h.ctx, { syncScanMs: 200 })];
-  const googleApp = await createApp('google', 'g-client', 'g-secret');
-  const msApp = await createApp('microsoft', 'm-client', 'm-secret');
+  const { googleApp, msApp } = await registerOAuthApps(h, google, microsoft);
   gmailMailer = await connect(google, GMAIL_USER, { app_id: googleApp, type: 'imap' }, '/gmail');
   outlookMailer = await connect(microsoft, OUTLOOK_USER, { app_id: msApp, type: 'smtp_imap' }, '/outlook');
 });
@@ -147,15 +141,6 @@ afterAll(async () => {
   await Promise.all([gmail?.close(), graph?.close(), google?.close(), microsoft?.close()]);
 });
 
-async function createApp(provider: string, clientId: string, secret: string): Promise<string> {
-  const res = await request(h.app)
-    .post('/v1/oauth/apps')
-    .set(h.auth)
-    .send({ provider, client_id: clientId, client_secret: secret })
-    .expect(201);
-  return res.body.app_id;
-}
-
 /** login -> consent at the stand-in -> callback; then the incoming webhook at `path` (if any). */
 async function connect(
   idp: GoogleOAuthStandIn | MicrosoftIdentityStandIn,
@@ -163,11 +148,7 @@ async function connect(
   body: object,
   path: string | null,
 ): Promise<string> {
-  idp.auth.account = account;
-  const login = await request(h.app).post('/v1/oauth/login').set(h.auth).send(body).expect(200);
-  const back = await idp.consent(login.body.url);
-  const res = await request(h.app).get(`/v1/oauth/callback${back.search}`).expect(201);
-  const id = res.body.mailer_id as string;
+  const id = await connectMailer(h, idp, account, body);
   if (path)
     await request(h.app)
       .put('/v1/mailer/imap')

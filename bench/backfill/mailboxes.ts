@@ -25,7 +25,7 @@ import {
   startMicrosoftIdentity,
 } from '@mailyard/testkit/peers/microsoft-identity';
 import { ImapFlow } from 'imapflow';
-import { pidsByName } from '../proc';
+import { pidsByName } from '../support/cpu';
 
 export type Provider = 'imap' | 'gmail' | 'graph';
 export const PROVIDERS: Provider[] = ['imap', 'gmail', 'graph'];

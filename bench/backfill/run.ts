@@ -35,7 +35,8 @@ import {
 } from '@mailyard/testkit/servers';
 import { build } from 'esbuild';
 import pg from 'pg';
-import { CpuTally, pidsByName, rssMb } from '../proc';
+import { CpuTally, pidsByName } from '../support/cpu';
+import { memory } from '../support/proc';
 import { PROVIDERS, type Provider, openBenchMailbox } from './mailboxes';
 
 /** Where the mailbox is: IMAP (Dovecot), or the Gmail API / Microsoft Graph stand-ins (mailboxes.ts). */
@@ -217,7 +218,7 @@ async function main(): Promise<void> {
       rabbitmq: new CpuTally(() => pidsByName('beam.smp')),
       bench_receiver: new CpuTally(() => [process.pid]),
     };
-    const rssBefore = rssMb(worker.child.pid!).rss;
+    const rssBefore = memory(worker.child.pid!).rssMb;
     let rssPeakSampled = rssBefore;
     // The worker's own view (/metrics on its ops port): V8 heap and memory outside it (Buffers).
     const heapPeak = { heap_used: 0, heap_total: 0, external: 0 };
@@ -260,7 +261,7 @@ async function main(): Promise<void> {
     const deadline = t0 + Number(process.env.BENCH_TIMEOUT_S ?? 1800) * 1000;
     while ((!tImported || !tDelivered) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 100));
-      rssPeakSampled = Math.max(rssPeakSampled, rssMb(worker.child.pid!).rss);
+      rssPeakSampled = Math.max(rssPeakSampled, memory(worker.child.pid!).rssMb);
       if (ticks++ % 5 === 0) await sampleHeap();
       await refreshBackends();
       tallies.postgresql_this_database.sample();
@@ -288,7 +289,7 @@ async function main(): Promise<void> {
       const [ins, upd, del] = after.map((v, i) => perMessage(v - before[i]!)) as [number, number, number];
       if (ins || upd || del) rowsWritten[table] = { ins, upd, del };
     }
-    const workerPeak = Math.max(rssPeakSampled, rssMb(worker.child.pid!).peak);
+    const workerPeak = Math.max(rssPeakSampled, memory(worker.child.pid!).peakMb);
     if (!tImported || status.status !== 'done')
       throw new Error(`job did not finish: ${JSON.stringify(status)}`);
     const importSeconds = (tImported - t0) / 1000;

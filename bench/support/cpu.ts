@@ -9,15 +9,20 @@ import { readFileSync, readdirSync } from 'node:fs';
 
 const USER_HZ = 100;
 
-/** CPU milliseconds (user + system) used so far by `pid`, or null when it is gone. */
-export function cpuMsOf(pid: number): number | null {
+/** CPU milliseconds (user + system) used so far by `pid` and its start time (ticks since boot); null when it is gone. */
+function statOf(pid: number): { ms: number; started: string } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / USER_HZ;
+    return { ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / USER_HZ, started: fields[19]! };
   } catch {
     return null;
   }
+}
+
+/** CPU milliseconds (user + system) used so far by `pid`, or null when it is gone. */
+export function cpuMsOf(pid: number): number | null {
+  return statOf(pid)?.ms ?? null;
 }
 
 function numericDirs(): number[] {
@@ -104,5 +109,38 @@ export class CpuMeter {
       out[name] = total;
     }
     return out;
+  }
+}
+
+/**
+ * CPU seconds of a changing set of processes (e.g. Dovecot's per-connection `imap` processes,
+ * which exit with their connection): sample() remembers each process's latest reading, so the
+ * CPU of a process that exited after its last sample still counts (unlike CpuMeter). Processes
+ * are told apart by pid and start time (a pid is reused by a later process).
+ */
+export class CpuTally {
+  private readonly start = new Map<string, number>();
+  private readonly last = new Map<string, number>();
+
+  constructor(private readonly pids: () => number[]) {
+    for (const pid of pids()) {
+      const s = statOf(pid);
+      if (s) this.start.set(`${pid}:${s.started}`, s.ms);
+    }
+  }
+
+  sample(): void {
+    for (const pid of this.pids()) {
+      const s = statOf(pid);
+      if (s) this.last.set(`${pid}:${s.started}`, s.ms);
+    }
+  }
+
+  /** CPU seconds used since construction. */
+  seconds(): number {
+    this.sample();
+    let total = 0;
+    for (const [key, now] of this.last) total += now - (this.start.get(key) ?? 0);
+    return total / 1000;
   }
 }

@@ -36,9 +36,14 @@ export async function stopProcess(p: Spawned): Promise<void> {
   await p.exited;
 }
 
-/** VmRSS and VmHWM (peak) of a process, in MB. */
+/** VmRSS and VmHWM (peak) of a process, in MB; zeros when it is gone. */
 export function memory(pid: number): { rssMb: number; peakMb: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return { rssMb: 0, peakMb: 0 };
+  }
   const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
   return { rssMb: Math.round(kb('VmRSS') / 1024), peakMb: Math.round(kb('VmHWM') / 1024) };
 }

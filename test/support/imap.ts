@@ -31,6 +31,19 @@ export const ago = (ms: number) => new Date(NOW_S - ms);
 /** RFC 3339 whole seconds. */
 export const rfc3339 = (d: Date) => d.toISOString().replace(/\.\d+Z$/, 'Z');
 
+/** A window-bound probe: T0 100 days ago (to the second), T1 ten seconds later. */
+export const T0 = ago(100 * DAY);
+export const T1 = new Date(T0.getTime() + 10_000);
+
+/** The backfill settings the end-to-end tests share (fast polls, short leases, quick retries). */
+export const BACKFILL_TEST_ENV = {
+  BACKFILL_POLL_MS: '100',
+  BACKFILL_SLICE_DAYS: '30',
+  BACKFILL_LEASE_MS: '4000',
+  BACKFILL_RETRY_BASE_MS: '200',
+  BACKFILL_RETRY_MAX: '3',
+};
+
 export function mail(
   id: string,
   date: Date,
@@ -66,6 +79,8 @@ export interface ImapHarness {
   ctx: ServiceContext;
   app: ReturnType<typeof buildGatewayApp>;
   auth: { Authorization: string };
+  /** The tenant's API key (the bearer in `auth`). */
+  key: string;
   tenantId: string;
   /** Environment of a spawned service on the same stores. */
   env: Record<string, string>;
@@ -96,6 +111,7 @@ export async function startHarness(serviceEnv: Record<string, string>): Promise<
     ctx,
     app: buildGatewayApp(ctx),
     auth: { Authorization: `Bearer ${tenant.apiKey}` },
+    key: tenant.apiKey,
     tenantId: tenant.id,
     env: {
       ...stores.env,

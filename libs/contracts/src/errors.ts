@@ -20,6 +20,11 @@ export const ErrorText = {
   unsupportedMediaType: 'Content-Type must be application/json',
   internal: 'Internal server error',
   starting: 'Service is starting: waiting for its database, bus or kv; retry shortly',
+  // A dependency outage (503 with Retry-After); `details` names the dependency.
+  unavailable: 'Service temporarily unavailable; retry later',
+  databaseUnavailable: 'the database is not answering',
+  kvUnavailable: 'the kv store (Redis) is not answering',
+  busUnavailable: 'the message bus (RabbitMQ) is not answering',
   invalidPageToken: 'Invalid pageToken',
   invalidPageSize: 'pageSize must be an integer between 1 and 50',
   invalidRequest: 'Invalid request',

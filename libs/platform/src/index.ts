@@ -8,6 +8,7 @@ export * from './bus';
 export * from './outbox';
 export * from './http/app';
 export * from './http/errors';
+export * from './http/dependency-outage';
 export * from './http/health';
 export * from './http/server';
 export * from './http/validate';

@@ -1,5 +1,11 @@
 import { JSON_INPUT_LIMITS } from '@mailyard/contracts';
-import { type ReadinessCheck, type ServiceContext, createHttpApp, prefixedRouter } from '@mailyard/platform';
+import {
+  type ReadinessCheck,
+  type ServiceContext,
+  createHttpApp,
+  dependencyEndpoints,
+  prefixedRouter,
+} from '@mailyard/platform';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { adminAuth } from './admin/admin-auth';
 import { adminRoutes } from './admin/routes';
@@ -55,6 +61,12 @@ export function buildGatewayApp(
       },
     ],
     readiness,
+    // A socket error to one of these answers 503 + Retry-After, not 500 (docs/deploy.md).
+    dependencies: dependencyEndpoints({
+      database: config.DATABASE_URL,
+      kv: config.REDIS_URL,
+      bus: config.AMQP_URL,
+    }),
     // Keys are checked before any body is read (README "API conventions").
     guards: (app) => {
       app.use('/admin/v1', adminAuth(config.ADMIN_API_KEY));

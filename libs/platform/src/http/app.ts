@@ -2,6 +2,7 @@ import { ErrorText, JSON_INPUT_LIMITS } from '@mailyard/contracts';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../logger/logger';
 import { histogram } from '../metrics/registry';
+import { type Dependency, type DependencyEndpoint, dependencyOutage } from './dependency-outage';
 import { HttpError } from './errors';
 import { type ReadinessCheck, opsRouter } from './health';
 import { inputGuard } from './input-guard';
@@ -29,6 +30,11 @@ export interface HttpAppOptions {
    */
   ignoreBodies?: boolean;
   readiness?: Record<string, ReadinessCheck>;
+  /**
+   * Where the service's database, kv and bus are (dependencyEndpoints(config URLs)): a socket
+   * error to one of them is answered as an outage (503), see dependency-outage.ts.
+   */
+  dependencies?: readonly DependencyEndpoint[];
   /**
    * Authentication and rate limits: run before the URL is validated and before any body is
    * read, so an unauthenticated request costs no parsing whatever it carries.
@@ -83,15 +89,49 @@ function observe(req: Request, res: Response, next: NextFunction): void {
   next();
 }
 
-/** Maps any error to the spec envelope; unexpected ones are logged and hidden behind a 500. */
-export function errorHandler(logger: Logger) {
+/** Seconds a client is asked to wait after a dependency outage (Retry-After of the 503). */
+export const OUTAGE_RETRY_AFTER_SECONDS = 5;
+
+const OUTAGE_DETAILS: Record<Dependency, string> = {
+  database: ErrorText.databaseUnavailable,
+  kv: ErrorText.kvUnavailable,
+  bus: ErrorText.busUnavailable,
+};
+
+/** The 503 a dependency outage is answered with: the spec's envelope, Retry-After. */
+export function outageError(dependency: Dependency): HttpError {
+  return new HttpError(503, ErrorText.unavailable, {
+    details: OUTAGE_DETAILS[dependency],
+    headers: { 'Retry-After': String(OUTAGE_RETRY_AFTER_SECONDS) },
+  });
+}
+
+/**
+ * Maps any error to the spec envelope: a dependency outage (dependency-outage.ts) to a 503 with
+ * Retry-After, logged as a warning at most once per dependency every 10 s; unexpected ones are
+ * logged with their stack and hidden behind a 500.
+ */
+export function errorHandler(logger: Logger, dependencies: readonly DependencyEndpoint[] = []) {
+  const lastWarn = new Map<Dependency, number>();
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     let httpError: HttpError;
     const clientError = clientErrorOf(err);
+    const outage = err instanceof HttpError ? null : dependencyOutage(err, dependencies);
     if (err instanceof HttpError) httpError = err;
     else if ((err as { type?: string })?.type === 'request.aborted') return;
     else if (clientError) httpError = clientError;
-    else {
+    else if (outage) {
+      if (Date.now() - (lastWarn.get(outage) ?? 0) > 10_000) {
+        lastWarn.set(outage, Date.now());
+        logger.warn('dependency unavailable, answering 503', {
+          dependency: outage,
+          error: (err as Error).message,
+          method: req.method,
+          path: req.path,
+        });
+      }
+      httpError = outageError(outage);
+    } else {
       logger.error('unhandled request error', { err, method: req.method, path: req.path });
       httpError = new HttpError(500, ErrorText.internal);
     }
@@ -138,6 +178,6 @@ export function createHttpApp(opts: HttpAppOptions): Express {
     );
   opts.routes?.(app);
   app.use((_req, _res, next) => next(new HttpError(404, ErrorText.notFound)));
-  app.use(errorHandler(opts.logger));
+  app.use(errorHandler(opts.logger, opts.dependencies));
   return app;
 }

@@ -10,6 +10,10 @@
  *   at most `maxAttempts` tries in all. A wait longer than `maxWaitMs` is not sat out here: the
  *   caller gets a ProviderThrottledError with `retryAfterMs` at once and retries on its own
  *   schedule (the send service's retry budget, the backfill worker's back-off).
+ * - A Retry-After is also recorded for the mailer (the token source's `throttle`,
+ *   throttle-gate.ts), and a call for a mailer that is held waits until the hold ends first (or,
+ *   when that is longer than `maxWaitMs`, throws ProviderThrottledError at once without calling):
+ *   a restarted process or another replica does not call the provider before it allowed.
  * - 403 for the account (not a rate limit): ProviderAuthError, without retrying.
  * - Anything else is the classifier's error (ProviderRequestError, ...), thrown as is.
  *
@@ -17,6 +21,7 @@
  */
 import { ProviderThrottledError } from '../oauth/types';
 import { ProviderAuthError } from './errors';
+import type { ThrottleGate } from './throttle-gate';
 import { type TokenSource, askToken } from './token';
 
 export interface RetryPolicy {
@@ -68,12 +73,33 @@ export interface CallOptions<T> {
   run: (token: string) => Promise<T>;
   classify: (err: unknown) => CallFailure;
   sleep?: (ms: number) => Promise<void>;
+  /** The mailer's recorded Retry-After (default: the token source's `throttle`). */
+  gate?: ThrottleGate;
+  now?: () => number;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** Waits out a recorded hold of the mailer, or throws when it is longer than the policy sits out. */
+async function honourHold<T>(o: CallOptions<T>, gate: ThrottleGate, now: () => number): Promise<void> {
+  const until = await gate.notBefore();
+  if (until === null) return;
+  const wait = Math.ceil(until - now());
+  if (wait <= 0) return;
+  if (wait > o.policy.maxWaitMs)
+    throw new ProviderThrottledError(
+      `${o.provider} 429: the provider asked not to be called before ${new Date(until).toISOString()} (Retry-After recorded for this mailer)`,
+      429,
+      wait,
+    );
+  await (o.sleep ?? defaultSleep)(wait);
+}
+
 export async function callProvider<T>(o: CallOptions<T>): Promise<T> {
   const sleep = o.sleep ?? defaultSleep;
+  const now = o.now ?? Date.now;
+  const gate = o.gate ?? o.tokens.throttle;
+  if (gate) await honourHold(o, gate, now);
   let token = await askToken(o.tokens);
   let refreshed = false;
   let attempt = 0;
@@ -95,6 +121,7 @@ export async function callProvider<T>(o: CallOptions<T>): Promise<T> {
           token = await askToken(o.tokens, { rejected: token });
           continue;
         case 'busy': {
+          if (gate && failure.retryAfterMs !== null) await gate.hold(now() + failure.retryAfterMs);
           const wait = retryDelay(o.policy, attempt, failure.retryAfterMs);
           if (wait === null)
             throw new ProviderThrottledError(

@@ -8,4 +8,5 @@ export {
 export { ProviderAuthError, ProviderRequestError } from './errors';
 export { MAIL_FOLDER_ROLES, type MailFolderRole } from './folders';
 export { parseRetryAfter } from './retry-after';
+export { type ThrottleGate, kvThrottleGate, notBeforeKey } from './throttle-gate';
 export type { TokenRequest, TokenSource } from './token';

@@ -6,13 +6,21 @@
  * whatever it gets).
  */
 import type { AccessTokenSource } from '../oauth/types';
+import type { ThrottleGate } from './throttle-gate';
 
 export interface TokenRequest {
   /** The token the provider just refused (401): do not return it again. */
   rejected?: string;
 }
 
-export type TokenSource = AccessTokenSource | ((request?: TokenRequest) => Promise<string>);
+/**
+ * `throttle`: the mailer's provider "not before" (throttle-gate.ts), when the source knows its
+ * mailer (oauthAccessTokens().forMailer attaches one): the clients honour and record Retry-After
+ * through it, across restarts and replicas.
+ */
+export type TokenSource = (AccessTokenSource | ((request?: TokenRequest) => Promise<string>)) & {
+  readonly throttle?: ThrottleGate;
+};
 
 export function askToken(source: TokenSource, request?: TokenRequest): Promise<string> {
   return (source as (request?: TokenRequest) => Promise<string>)(request);

@@ -20,11 +20,12 @@
  * googleapis builds upload URLs from the per-call rootUrl only, so rootUrl goes with every call.
  */
 import { Readable } from 'node:stream';
-import { type MethodOptions, gmail, type gmail_v1 } from 'googleapis/build/src/apis/gmail';
+import type { MethodOptions, gmail_v1 } from 'googleapis/build/src/apis/gmail';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, callProvider } from '../api/call-policy';
 import { ProviderRequestError } from '../api/errors';
 import type { MailFolderRole } from '../api/folders';
 import type { TokenSource } from '../api/token';
+import { loadGmailApi } from '../lazy-sdks';
 import { classifyGmailError } from './gmail-errors';
 import { type GmailListQuery, gmailListParams } from './gmail-query';
 
@@ -102,7 +103,8 @@ function metaOf(data: gmail_v1.Schema$Message, id: string): GmailMessageMeta {
 }
 
 export class GmailClient {
-  private readonly api: gmail_v1.Gmail;
+  /** googleapis' client, made on the first call (the SDK is loaded lazily, lazy-sdks.ts). */
+  private loaded: gmail_v1.Gmail | undefined;
   private readonly policy: RetryPolicy;
   private readonly pageSize: number;
   private readonly userId: string;
@@ -111,7 +113,6 @@ export class GmailClient {
     private readonly tokens: TokenSource,
     private readonly options: GmailClientOptions,
   ) {
-    this.api = gmail({ version: 'v1', rootUrl: options.apiUrl, retry: false });
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.policy };
     this.pageSize = Math.max(1, Math.min(500, options.pageSize ?? 100));
     this.userId = options.userId ?? 'me';
@@ -256,7 +257,17 @@ export class GmailClient {
     return { inbox: pick('inbox'), sent: pick('sent'), spam: pick('spam'), trash: pick('trash') };
   }
 
-  private call<T>(request: (options: MethodOptions) => Promise<{ data: T }>): Promise<T> {
+  /** The googleapis client; only read inside `call`, after it is made. */
+  private get api(): gmail_v1.Gmail {
+    if (!this.loaded) throw new Error('GmailClient: the API is used before it was loaded');
+    return this.loaded;
+  }
+
+  private async call<T>(request: (options: MethodOptions) => Promise<{ data: T }>): Promise<T> {
+    if (!this.loaded) {
+      const { gmail } = await loadGmailApi();
+      this.loaded ??= gmail({ version: 'v1', rootUrl: this.options.apiUrl, retry: false });
+    }
     return callProvider({
       provider: 'Gmail API',
       tokens: this.tokens,

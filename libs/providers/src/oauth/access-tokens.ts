@@ -39,6 +39,7 @@ import {
   loadOAuthGrant,
   saveRefreshedGrant,
 } from '@mailyard/store';
+import { type ThrottleGate, kvThrottleGate } from '../api/throttle-gate';
 import { type ProviderSettings, providerEndpoints } from '../settings';
 import { resolveOAuthApp } from './apps';
 import type { OAuthClientFactory } from './client';
@@ -51,7 +52,10 @@ import { OAuthRevokedError, ProviderThrottledError } from './types';
  * An AccessTokenSource that also takes the API clients' hint (the shape of api/token.ts
  * TokenSource): `rejected` = the token a provider API just refused.
  */
-export type MailerTokenSource = (request?: { rejected?: string }) => Promise<string>;
+export type MailerTokenSource = ((request?: { rejected?: string }) => Promise<string>) & {
+  /** The mailer's provider Retry-After, kept in the kv (api/throttle-gate.ts). */
+  readonly throttle?: ThrottleGate;
+};
 
 export interface OAuthAccessTokensDeps {
   db: Db;
@@ -189,7 +193,7 @@ export function oauthAccessTokens(deps: OAuthAccessTokensDeps): OAuthAccessToken
 
   return {
     forMailer(tenantId, mailerId) {
-      return (request) => {
+      const source = (request?: { rejected?: string }) => {
         // Callers naming the same refused token share one call; they never join a call that
         // may hand out the refused token again.
         const rejected = request?.rejected;
@@ -200,6 +204,7 @@ export function oauthAccessTokens(deps: OAuthAccessTokensDeps): OAuthAccessToken
         inFlight.set(key, p);
         return p;
       };
+      return Object.assign(source, { throttle: kvThrottleGate(kv, mailerId) });
     },
     invalidate: (tenantId, mailerId) => expireOAuthAccessToken(db, tenantId, mailerId),
   };

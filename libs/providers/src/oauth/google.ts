@@ -6,7 +6,8 @@
  * certificates, audience = our client id, issuer accounts.google.com) that gives the account's
  * verified email. Failures become the seam's errors (errors.ts tokenError).
  */
-import { type Credentials, OAuth2Client } from 'google-auth-library';
+import type { Credentials, OAuth2Client } from 'google-auth-library';
+import { loadGoogleAuth } from '../lazy-sdks';
 import type { OAuthAppConfig, OAuthClient, OAuthClientOptions, TokenGrant } from './client';
 import { tokenError } from './errors';
 import { consentScopes, parseScopes } from './scopes';
@@ -54,8 +55,8 @@ function failureOf(err: unknown) {
 }
 
 export function googleOAuthClient(app: OAuthAppConfig, opts: OAuthClientOptions): OAuthClient {
-  const newClient = () =>
-    new OAuth2Client({
+  const newClient = async () =>
+    new (await loadGoogleAuth()).OAuth2Client({
       clientId: app.clientId,
       clientSecret: app.clientSecret,
       endpoints: googleEndpoints(opts.endpoints.googleOAuthUrl),
@@ -81,7 +82,7 @@ export function googleOAuthClient(app: OAuthAppConfig, opts: OAuthClientOptions)
 
   return {
     async consentUrl(req) {
-      return newClient().generateAuthUrl({
+      return (await newClient()).generateAuthUrl({
         access_type: 'offline',
         prompt: 'consent',
         response_type: 'code',
@@ -96,7 +97,7 @@ export function googleOAuthClient(app: OAuthAppConfig, opts: OAuthClientOptions)
     },
 
     async exchangeCode(req): Promise<TokenGrant> {
-      const client = newClient();
+      const client = await newClient();
       let tokens: Credentials;
       try {
         ({ tokens } = await client.getToken({
@@ -119,7 +120,7 @@ export function googleOAuthClient(app: OAuthAppConfig, opts: OAuthClientOptions)
     },
 
     async refresh(req): Promise<TokenGrant> {
-      const client = newClient();
+      const client = await newClient();
       // The raw response: the client puts the old refresh token back over a rotated one.
       let raw: { refresh_token?: string | null } = {};
       client.on('tokens', (t) => {

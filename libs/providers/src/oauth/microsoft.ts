@@ -9,7 +9,8 @@
  * fresh application (an empty cache, nothing shared between tenants or mailers) and reads the
  * refresh token it received from that cache afterwards (Microsoft rotates refresh tokens).
  */
-import { type AuthenticationResult, ConfidentialClientApplication, LogLevel } from '@azure/msal-node';
+import type { AuthenticationResult, ConfidentialClientApplication } from '@azure/msal-node';
+import { loadMsal } from '../lazy-sdks';
 import type { OAuthAppConfig, OAuthClient, OAuthClientOptions, TokenGrant } from './client';
 import { tokenError } from './errors';
 import { microsoftAuthority } from './microsoft-metadata';
@@ -37,7 +38,8 @@ function refreshTokenIn(cca: ConfidentialClientApplication): string | null {
 export function microsoftOAuthClient(app: OAuthAppConfig, opts: OAuthClientOptions): OAuthClient {
   const meta = microsoftAuthority(opts.endpoints.microsoftLoginUrl, app.directoryTenant ?? 'common');
 
-  const application = () => {
+  const application = async () => {
+    const { ConfidentialClientApplication, LogLevel } = await loadMsal();
     const network = new RecordingNetwork(opts.timeoutMs);
     const cca = new ConfidentialClientApplication({
       auth: {
@@ -60,7 +62,7 @@ export function microsoftOAuthClient(app: OAuthAppConfig, opts: OAuthClientOptio
   const tokenRequest = async (
     run: (cca: ConfidentialClientApplication) => Promise<AuthenticationResult | null>,
   ): Promise<TokenGrant> => {
-    const { cca, network } = application();
+    const { cca, network } = await application();
     let result: AuthenticationResult | null;
     try {
       result = await run(cca);
@@ -84,7 +86,7 @@ export function microsoftOAuthClient(app: OAuthAppConfig, opts: OAuthClientOptio
 
   return {
     async consentUrl(req) {
-      return application().cca.getAuthCodeUrl({
+      return (await application()).cca.getAuthCodeUrl({
         scopes: consentScopes('microsoft', req.type),
         redirectUri: req.redirectUri,
         state: req.state,

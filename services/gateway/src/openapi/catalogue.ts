@@ -55,7 +55,7 @@ export interface Operation {
   query?: { schema: ZodTypeAny; example: Record<string, string> };
   headers?: Array<{ name: string; description: string }>;
   success: { status: number; description: string; example: unknown };
-  /** Error statuses besides 401/429/500 that every authenticated route may answer. */
+  /** Error statuses besides 401/429/500/503 that every authenticated route may answer. */
   errors: number[];
 }
 

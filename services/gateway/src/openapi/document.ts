@@ -17,7 +17,7 @@ const STATUS_TEXT: Record<number, string> = {
   422: 'Not processable',
   429: 'Rate limit exceeded (see Retry-After)',
   500: 'Internal server error',
-  503: 'A provider is unavailable or throttling (see Retry-After)',
+  503: 'A dependency (database, kv store) or a provider is unavailable or throttling (see Retry-After)',
 };
 
 export const ERROR_ENVELOPE_SCHEMA: Json = {
@@ -83,7 +83,7 @@ function operationObject(op: Operation): Json {
   const errors =
     op.auth === 'none'
       ? op.errors
-      : [...new Set([...op.errors, 401, ...(op.auth === 'apiKey' ? [429] : []), 500])];
+      : [...new Set([...op.errors, 401, ...(op.auth === 'apiKey' ? [429] : []), 500, 503])];
   for (const status of errors.sort())
     responses[String(status)] = {
       description: STATUS_TEXT[status] ?? 'Error',

@@ -5,7 +5,8 @@
  * the refused token (api/token.ts); if that is the token this source handed out last, the stored
  * token is marked expired (`invalidate`) and the next one is a fresh refresh, so a revoked grant
  * is found at once. Concurrent requests refused with the same token share one refresh; a request
- * that names an older token gets the current one.
+ * that names an older token gets the current one. The source's `throttle` (the mailer's recorded
+ * Retry-After) is kept, so the clients honour it.
  *
  * A token handed out is handed out again for `reuseMs` (10 s) without asking the lifecycle: each
  * ask reads and unseals the stored grant (a database query), and a backfill makes two API
@@ -41,7 +42,7 @@ export function mailerTokenSource(
       lastAt = now();
       return token;
     });
-  return (request?: TokenRequest): Promise<string> => {
+  const bridged = (request?: TokenRequest): Promise<string> => {
     if (renewing) return renewing;
     if (request?.rejected !== undefined && request.rejected === last) {
       last = null;
@@ -57,4 +58,6 @@ export function mailerTokenSource(
     });
     return asking;
   };
+  // The mailer's recorded Retry-After travels with it (libs/providers api/throttle-gate.ts).
+  return source.throttle ? Object.assign(bridged, { throttle: source.throttle }) : bridged;
 }
