@@ -115,9 +115,11 @@ export class OutboxRelay {
     try {
       return await this.db.transaction(async (tx) => {
         const { rows } = await tx.query<OutboxRow>(
-          `DELETE FROM outbox WHERE id IN (
+          // ARRAY(...) runs the locking LIMIT query once (an init plan), then the rows are found
+          // by primary key; as `IN (subquery)` the planner may run it once per deleted row.
+          `DELETE FROM outbox WHERE id = ANY(ARRAY(
              SELECT id FROM outbox WHERE sent_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED
-           ) RETURNING id, exchange, routing_key, message`,
+           )) RETURNING id, exchange, routing_key, message`,
           [this.o.batchSize],
         );
         rows.sort((a, b) => Number(a.id) - Number(b.id));
