@@ -34,6 +34,7 @@ import { ensureBootstrapTenant, templates } from '@mailyard/store';
 import { REDIS_URL, createTestDatabase, testRedisPrefix } from '@mailyard/testkit/servers';
 import express, { type Express } from 'express';
 import { buildGatewayApp } from '../../services/gateway/src/app';
+import { singleBody } from '../send/pipeline';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 20_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
@@ -63,7 +64,10 @@ class NullSocket extends Duplex {
 
 /** Answers the two statements a template read needs; anything else is an error. */
 function standInDb(): Db {
-  const query = async <T = Row>(sql: string): Promise<{ rows: T[]; rowCount: number }> => {
+  const query = async <T = Row>(
+    sql: string,
+    params?: unknown[],
+  ): Promise<{ rows: T[]; rowCount: number }> => {
     if (sql.includes('FROM api_keys k JOIN tenants'))
       return {
         rows: [{ tenantId: 'tenant_bench', tier: 'enterprise', keyId: 'key_bench' }] as T[],
@@ -82,6 +86,21 @@ function standInDb(): Db {
       return { rows: [row] as T[], rowCount: 1 };
     }
     if (sql.startsWith('INSERT INTO templates')) return { rows: [], rowCount: 1 };
+    // The send route's two statements (group commit): the accept contexts and the batch insert.
+    if (sql.includes('LEFT JOIN mailers m ON')) {
+      const keys = (params?.[0] as string[] | undefined) ?? [];
+      const rows = keys.map((_, i) => ({
+        k: i + 1,
+        config_type: 'domain',
+        state: 'active',
+        deleted: false,
+        domain: 'bench.test',
+        verified: true,
+        template_id: null,
+      }));
+      return { rows: rows as T[], rowCount: rows.length };
+    }
+    if (sql.includes('INSERT INTO sends')) return { rows: [], rowCount: 1 };
     throw new Error(`bench stand-in database has no answer for: ${sql}`);
   };
   const tx: Queryable = { query };
@@ -197,7 +216,9 @@ async function main(): Promise<void> {
     subject: 'Hello {{name}}',
     content: [{ type: 'text/html', value: '<p>Hello {{name}}, this is a benchmark template.</p>' }],
   });
-  const only = process.env.BENCH_ONLY; // one scenario (bare, get, post), e.g. for a --cpu-prof run
+  // POST /v1/email/send with the send benchmark's single-recipient body (bench/send/pipeline.ts).
+  const sendBody = singleBody('mlr_01JBENCHCHAIN000000000000', 1);
+  const only = process.env.BENCH_ONLY; // one scenario (bare, get, post, send), e.g. for a --cpu-prof run
   const skipped = { cpu_us_per_request: Number.NaN, runs: [] as number[] };
   const bareResult =
     !only || only === 'bare' ? await scenario(bare, 'GET', '/hello', { host: 'bench' }) : skipped;
@@ -207,6 +228,11 @@ async function main(): Promise<void> {
       : skipped;
   const postResult =
     !only || only === 'post' ? await scenario(gateway, 'POST', '/v1/email/template', headers, body) : skipped;
+  // The send route with the stand-in stores only (its insert would need a verified mailer row).
+  const sendResult =
+    (!only || only === 'send') && STORES === 'stand-in'
+      ? await scenario(gateway, 'POST', '/v1/email/send', headers, sendBody)
+      : skipped;
   const ratio = (r: { cpu_us_per_request: number }) =>
     Number((bareResult.cpu_us_per_request / r.cpu_us_per_request).toFixed(3));
   process.stdout.write(
@@ -220,6 +246,7 @@ async function main(): Promise<void> {
         bare_express: bareResult,
         get_template: { ...getResult, cpu_ratio_to_bare: ratio(getResult) },
         post_template: { ...postResult, cpu_ratio_to_bare: ratio(postResult) },
+        post_send: { ...sendResult, cpu_ratio_to_bare: ratio(sendResult) },
       },
       null,
       2,

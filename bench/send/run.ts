@@ -105,6 +105,8 @@ async function main(): Promise<void> {
     SERVICE_DOMAIN: 'mailyard.bench',
     LOG_LEVEL: 'warn',
     NODE_ENV: 'production',
+    // Outbox rows deleted as they are published (the setting docs/scaling.md recommends for volume).
+    OUTBOX_RETENTION_MS: process.env.BENCH_OUTBOX_RETENTION_MS ?? '0',
   };
   const sendEnv = {
     ...stores,
@@ -140,6 +142,8 @@ async function main(): Promise<void> {
     note: 'shared machine: compare figures as ratios to smtp_ceiling of the same run; CPU-ms per email is the steadier guide',
     transport: 'domain mailer, DKIM rsa-sha256 2048, SMTP_RELAY_URL -> Postfix smtp-sink',
     send_service_env: envList(process.env.BENCH_SEND_ENV),
+    services_root: process.env.BENCH_SERVICES_ROOT ?? '.',
+    outbox_retention_ms: Number(stores.OUTBOX_RETENTION_MS),
   };
   const windows: Array<{ phase: string; window: Window; processes: string[] }> = [];
   try {

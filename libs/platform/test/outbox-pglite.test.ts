@@ -49,88 +49,106 @@ const rowsOf = async () =>
     )
   ).rows;
 
-it('publishes committed rows in batches, never rolled-back ones, and marks them sent', async () => {
-  const relay = new OutboxRelay(db, bus, logger, { pollMs: 10, batchSize: 2 });
-  const committed = [envelope('t', { n: 1 }), envelope('t', { n: 2 }), envelope('t', { n: 3 })];
-  const ids = await db.transaction(async (tx) => {
-    const out: number[] = [];
-    for (const env of committed) out.push(await enqueueOutbox(tx, Exchange.events, 'ob.created', env));
-    return out;
-  });
-  expect(ids.every((id) => Number.isInteger(id))).toBe(true);
-  const rolledBack = envelope('t', { n: 4 });
-  await expect(
-    db.transaction(async (tx) => {
-      await enqueueOutbox(tx, Exchange.events, 'ob.created', rolledBack);
-      throw new Error('rollback');
-    }),
-  ).rejects.toThrow('rollback');
-
-  expect(await relay.drainOnce()).toBe(2);
-  expect(await relay.drainOnce()).toBe(1);
-  expect(await relay.drainOnce()).toBe(0);
-  await waitFor(() => received.length === 3, 'three messages');
-  expect(received.map((e) => e.id).sort()).toEqual(committed.map((e) => e.id).sort());
-  expect(received[0]).toEqual(JSON.parse(JSON.stringify(committed.find((e) => e.id === received[0]!.id))));
-  expect((await rowsOf()).map((r) => r.sent)).toEqual([true, true, true]);
-});
-
-it('keeps rows whose publish failed pending, marks the confirmed ones sent, and throws', async () => {
-  let failing = true;
-  const flaky: Bus = {
-    ...bus,
-    kind: 'memory',
-    publish: async (exchange: ExchangeName, key: string, env: BusEnvelope) => {
-      if (failing && key === 'ob.flaky') throw new Error('broker unavailable');
-      await bus.publish(exchange, key, env);
-    },
+// Both ways of settling a published row: deleted at once (OUTBOX_RETENTION_MS=0) or marked sent and kept.
+describe.each([
+  ['deleted on publish', 0],
+  ['kept for a retention', 3_600_000],
+])('published rows %s', (_how, retentionMs) => {
+  /** Each row: `pending`, or `done` (deleted, or marked sent when kept); a kept row must be marked. */
+  const statesOf = async (ids: number[]) => {
+    const sent = new Map((await rowsOf()).map((r) => [Number(r.id), r.sent]));
+    return ids.map((id) => {
+      const s = sent.get(Number(id));
+      if (s === undefined) return retentionMs === 0 ? 'done' : 'missing';
+      return s ? (retentionMs === 0 ? 'kept' : 'done') : 'pending';
+    });
   };
-  const relay = new OutboxRelay(db, flaky, logger, { pollMs: 10, batchSize: 10 });
-  await enqueueOutbox(db, Exchange.events, 'ob.ok', envelope('t', { n: 1 }));
-  await enqueueOutbox(db, Exchange.events, 'ob.flaky', envelope('t', { n: 2 }));
-  await enqueueOutbox(db, Exchange.events, 'ob.ok', envelope('t', { n: 3 }));
 
-  await expect(relay.drainOnce()).rejects.toThrow(
-    'outbox relay: 1 of 3 messages not published: broker unavailable',
-  );
-  expect((await rowsOf()).map((r) => r.sent)).toEqual([true, false, true]);
-  failing = false;
-  expect(await relay.drainOnce()).toBe(1);
-  expect((await rowsOf()).map((r) => r.sent)).toEqual([true, true, true]);
-  await waitFor(() => received.length === 3, 'three messages');
-});
-
-it('drops (and logs) a row that can never be published instead of stalling the outbox', async () => {
-  const logged: Record<string, unknown>[] = [];
-  const capture = winston.createLogger({
-    format: winston.format.json(),
-    transports: [
-      new winston.transports.Stream({
-        stream: new Writable({
-          write(chunk, _enc, cb) {
-            logged.push(JSON.parse(String(chunk)));
-            cb();
-          },
-        }),
+  it('publishes committed rows in batches, never rolled-back ones, and settles them', async () => {
+    const relay = new OutboxRelay(db, bus, logger, { pollMs: 10, batchSize: 2, retentionMs });
+    const committed = [envelope('t', { n: 1 }), envelope('t', { n: 2 }), envelope('t', { n: 3 })];
+    const ids = await db.transaction(async (tx) => {
+      const out: number[] = [];
+      for (const env of committed) out.push(await enqueueOutbox(tx, Exchange.events, 'ob.created', env));
+      return out;
+    });
+    expect(ids.every((id) => Number.isInteger(id))).toBe(true);
+    const rolledBack = envelope('t', { n: 4 });
+    await expect(
+      db.transaction(async (tx) => {
+        await enqueueOutbox(tx, Exchange.events, 'ob.created', rolledBack);
+        throw new Error('rollback');
       }),
-    ],
+    ).rejects.toThrow('rollback');
+
+    expect(await relay.drainOnce()).toBe(2);
+    expect(await relay.drainOnce()).toBe(1);
+    expect(await relay.drainOnce()).toBe(0);
+    await waitFor(() => received.length === 3, 'three messages');
+    expect(received.map((e) => e.id).sort()).toEqual(committed.map((e) => e.id).sort());
+    expect(received[0]).toEqual(JSON.parse(JSON.stringify(committed.find((e) => e.id === received[0]!.id))));
+    expect(await statesOf(ids)).toEqual(['done', 'done', 'done']);
   });
-  const relay = new OutboxRelay(db, bus, capture, { pollMs: 10, batchSize: 10 });
-  const bad = await db.query<{ id: number }>(
-    "INSERT INTO outbox (exchange, routing_key, message) VALUES ('no.such.exchange', 'ob.x', '{}'::jsonb) RETURNING id",
-  );
-  await enqueueOutbox(db, Exchange.events, 'ob.ok', envelope('t', { n: 1 }));
-  expect(await relay.drainOnce()).toBe(2);
-  expect((await rowsOf()).map((r) => r.sent)).toEqual([true, true]);
-  await waitFor(() => received.length === 1, 'the valid message');
-  expect(logged).toContainEqual(
-    expect.objectContaining({
-      level: 'error',
-      message: 'outbox row cannot be published; dropped',
-      outbox_id: bad.rows[0]!.id,
-      exchange: 'no.such.exchange',
-    }),
-  );
+
+  it('keeps rows whose publish failed pending, settles the confirmed ones, and throws', async () => {
+    let failing = true;
+    const flaky: Bus = {
+      ...bus,
+      kind: 'memory',
+      publish: async (exchange: ExchangeName, key: string, env: BusEnvelope) => {
+        if (failing && key === 'ob.flaky') throw new Error('broker unavailable');
+        await bus.publish(exchange, key, env);
+      },
+    };
+    const relay = new OutboxRelay(db, flaky, logger, { pollMs: 10, batchSize: 10, retentionMs });
+    const ids = [
+      await enqueueOutbox(db, Exchange.events, 'ob.ok', envelope('t', { n: 1 })),
+      await enqueueOutbox(db, Exchange.events, 'ob.flaky', envelope('t', { n: 2 })),
+      await enqueueOutbox(db, Exchange.events, 'ob.ok', envelope('t', { n: 3 })),
+    ];
+
+    await expect(relay.drainOnce()).rejects.toThrow(
+      'outbox relay: 1 of 3 messages not published: broker unavailable',
+    );
+    expect(await statesOf(ids)).toEqual(['done', 'pending', 'done']);
+    failing = false;
+    expect(await relay.drainOnce()).toBe(1);
+    expect(await statesOf(ids)).toEqual(['done', 'done', 'done']);
+    await waitFor(() => received.length === 3, 'three messages');
+  });
+
+  it('drops (and logs) a row that can never be published instead of stalling the outbox', async () => {
+    const logged: Record<string, unknown>[] = [];
+    const capture = winston.createLogger({
+      format: winston.format.json(),
+      transports: [
+        new winston.transports.Stream({
+          stream: new Writable({
+            write(chunk, _enc, cb) {
+              logged.push(JSON.parse(String(chunk)));
+              cb();
+            },
+          }),
+        }),
+      ],
+    });
+    const relay = new OutboxRelay(db, bus, capture, { pollMs: 10, batchSize: 10, retentionMs });
+    const bad = await db.query<{ id: number }>(
+      "INSERT INTO outbox (exchange, routing_key, message) VALUES ('no.such.exchange', 'ob.x', '{}'::jsonb) RETURNING id",
+    );
+    const ok = await enqueueOutbox(db, Exchange.events, 'ob.ok', envelope('t', { n: 1 }));
+    expect(await relay.drainOnce()).toBe(2);
+    expect(await statesOf([bad.rows[0]!.id, ok])).toEqual(['done', 'done']);
+    await waitFor(() => received.length === 1, 'the valid message');
+    expect(logged).toContainEqual(
+      expect.objectContaining({
+        level: 'error',
+        message: 'outbox row cannot be published; dropped',
+        outbox_id: bad.rows[0]!.id,
+        exchange: 'no.such.exchange',
+      }),
+    );
+  });
 });
 
 it('start() polls, notify() wakes it early, stop() returns while it is idle', async () => {
@@ -161,7 +179,7 @@ it('start() polls, notify() wakes it early, stop() returns while it is idle', as
 });
 
 it('cleanup() deletes rows sent more than the retention ago, nothing else', async () => {
-  const relay = new OutboxRelay(db, bus, logger, { pollMs: 10, batchSize: 10 });
+  const relay = new OutboxRelay(db, bus, logger, { pollMs: 10, batchSize: 10, retentionMs: 3_600_000 });
   const insert = (sentAt: string | null) =>
     db.query(
       `INSERT INTO outbox (exchange, routing_key, message, sent_at) VALUES ($1, 'ob.c', '{}'::jsonb, ${sentAt ?? 'NULL'}) RETURNING id`,
@@ -181,5 +199,8 @@ it('rejects bad options', () => {
   );
   expect(() => new OutboxRelay(db, bus, logger, { pollMs: 0, batchSize: 1 })).toThrow(
     /pollMs must be at least 1/,
+  );
+  expect(() => new OutboxRelay(db, bus, logger, { pollMs: 10, batchSize: 1, retentionMs: -1 })).toThrow(
+    /retentionMs must be 0 or more/,
   );
 });

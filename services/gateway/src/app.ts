@@ -81,15 +81,16 @@ export function buildGatewayApp(
         ),
       );
     },
-    // Each router is entered only by paths its routes can match (prefixedRouter).
+    // Each router is entered only by paths its routes can match (prefixedRouter). The send route
+    // first: it is the busiest, and no other router serves POST /v1/email/send.
     routes: (app) => {
+      app.use(prefixedRouter(sendRoutes({ db, sealer: ctx.sealer, onOutboxWrite: hooks.onOutboxWrite })));
       app.use(prefixedRouter(openApiRoutes()));
       app.use(prefixedRouter(adminRoutes(db, keyCache)));
       app.use(prefixedRouter(templateRoutes(db)));
       app.use(prefixedRouter(domainRoutes(ctx, { onOutboxWrite: hooks.onOutboxWrite })));
       app.use(prefixedRouter(mailerRoutes(ctx)));
       app.use(prefixedRouter(oauthRoutes(ctx)));
-      app.use(prefixedRouter(sendRoutes({ db, sealer: ctx.sealer, onOutboxWrite: hooks.onOutboxWrite })));
       app.use(prefixedRouter(logRoutes(db)));
       app.use(prefixedRouter(suppressionRoutes(db)));
       app.use(prefixedRouter(webhookRoutes(ctx)));

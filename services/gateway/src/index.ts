@@ -36,6 +36,7 @@ export async function start(serviceCtx: ServiceContext): Promise<RunningService>
   const relay = new OutboxRelay(db, ctx.bus, logger, {
     pollMs: config.OUTBOX_POLL_MS,
     batchSize: config.OUTBOX_BATCH,
+    retentionMs: config.OUTBOX_RETENTION_MS,
   });
   relay.start();
   // Background DNS re-check of sending domains; a kv lock lets one replica run each pass.

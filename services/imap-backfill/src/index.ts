@@ -35,6 +35,7 @@ export async function start(ctx: ServiceContext, opts: StartOptions = {}): Promi
   const relay = new OutboxRelay(db, bus, logger, {
     pollMs: config.OUTBOX_POLL_MS,
     batchSize: config.OUTBOX_BATCH,
+    retentionMs: config.OUTBOX_RETENTION_MS,
   });
   relay.start();
   // OAuth mailboxes: tokens refreshed ahead of expiry; a revoked grant deactivates the mailer.

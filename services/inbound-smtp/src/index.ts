@@ -38,6 +38,7 @@ export async function start(
   const relay = new OutboxRelay(db, bus, logger, {
     pollMs: config.OUTBOX_POLL_MS,
     batchSize: config.OUTBOX_BATCH,
+    retentionMs: config.OUTBOX_RETENTION_MS,
   });
   relay.start();
   const resolver = createAuthResolver(settings.dnsServers, settings.dnsTimeoutMs, settings.dnsCacheMs);

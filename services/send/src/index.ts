@@ -76,6 +76,7 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
   const relay = new OutboxRelay(db, bus, logger, {
     pollMs: config.OUTBOX_POLL_MS,
     batchSize: config.OUTBOX_BATCH,
+    retentionMs: config.OUTBOX_RETENTION_MS,
   });
   const transports = new Transports(settings, sendTokens(ctx, settings, relay));
   // Events committed within RELAY_COALESCE_MS wake the relay once: one outbox batch instead of a

@@ -31,6 +31,7 @@ export async function start(
   const relay = new OutboxRelay(db, ctx.bus, logger, {
     pollMs: config.OUTBOX_POLL_MS,
     batchSize: config.OUTBOX_BATCH,
+    retentionMs: config.OUTBOX_RETENTION_MS,
   });
   relay.start();
   const readiness = storeReadiness(ctx);

@@ -5,24 +5,12 @@ import { decodedBase64Length, isBase64, stripBase64Whitespace } from '../validat
 import { hasControlChars } from '../validation/control';
 import { isFieldName, isProtectedHeader } from '../validation/headers';
 import { fieldErrorMap, fieldPath } from '../validation/messages';
+import { fastSendRequest } from './send-fast';
+import { SEND_LIMITS } from './send-limits';
+import { normalizeSubstitutions } from './send-substitutions';
 import { type Content, ContentSchema } from './templates';
 
-/** Limits of one POST /v1/email/send (README "Sending"). */
-export const SEND_LIMITS = {
-  /** Deliveries per request: to+cc+bcc, or with substitutions copies x (1 + cc + bcc). */
-  maxRecipients: 1000,
-  /** Decoded attachments plus the UTF-8 bytes of every body. */
-  maxMessageBytes: 30 * 1024 * 1024,
-  /** `custom_args` serialized as JSON. */
-  maxCustomArgsBytes: 10 * 1024,
-  maxNameLength: 256,
-  maxSubjectLength: 998,
-  maxIdLength: 255,
-  maxHeaders: 100,
-  maxHeaderNameLength: 100,
-  maxHeaderValueLength: 8192,
-  maxFilenameLength: 255,
-} as const;
+export { SEND_LIMITS } from './send-limits';
 
 export const ATTACHMENT_DISPOSITIONS = ['attachment', 'inline'] as const;
 export type AttachmentDisposition = (typeof ATTACHMENT_DISPOSITIONS)[number];
@@ -107,57 +95,10 @@ const contentList = z.array(ContentSchema).superRefine((list, ctx) => {
   else if (new Set(list.map((c) => c.type)).size !== list.length) issue(ctx, ErrorText.contentTypeTwice);
 });
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/**
- * Keyed by recipient address; keys are normalized and lowercased (see substitutionsFor). Values
- * are strings, numbers and booleans (kept as their string form); null renders empty. A plain
- * loop rather than nested zod records: a mail merge may carry 100,000 values, which zod's
- * per-value machinery turned into seconds of blocked event loop.
- */
+/** SPEC "Send payload" substitutions, normalized by normalizeSubstitutions (send-substitutions.ts). */
 const substitutionsSchema = z.unknown().transform((subs, ctx) => {
-  if (!isPlainObject(subs)) {
-    issue(ctx, `${fieldPath(ctx.path)} must be an object`);
-    return z.NEVER;
-  }
-  const out: Record<string, Record<string, string>> = {};
-  let valid = true;
-  for (const [key, vars] of Object.entries(subs)) {
-    if (!isPlainObject(vars)) {
-      issue(ctx, `${fieldPath([...ctx.path, key])} must be an object`, [key]);
-      valid = false;
-      continue;
-    }
-    const values: Record<string, string> = {};
-    for (const [name, v] of Object.entries(vars)) {
-      if (typeof v === 'string') values[name] = v;
-      else if (typeof v === 'number' || typeof v === 'boolean') values[name] = String(v);
-      else if (v === null) values[name] = '';
-      else {
-        issue(ctx, `${fieldPath([...ctx.path, key, name])} must be a string, number or boolean`, [key, name]);
-        valid = false;
-      }
-    }
-    out[key] = values;
-  }
-  if (!valid) return z.NEVER;
-  const byAddress: Record<string, Record<string, string>> = {};
-  for (const [key, vars] of Object.entries(out)) {
-    const parsed = parseAddress(key);
-    if (!parsed) {
-      issue(ctx, `substitutions keys must be recipient email addresses (got ${JSON.stringify(key)})`);
-      valid = false;
-      continue;
-    }
-    const k = addressKey(parsed.email);
-    if (byAddress[k]) {
-      issue(ctx, `substitutions has more than one entry for ${parsed.email}`);
-      valid = false;
-    }
-    byAddress[k] = vars;
-  }
-  return valid ? byAddress : z.NEVER;
+  const out = normalizeSubstitutions(subs, ctx.path, (message, path) => issue(ctx, message, path));
+  return out ?? z.NEVER;
 });
 
 const VISIBLE_ASCII = /^[\x21-\x7E]+$/;
@@ -388,11 +329,15 @@ export type ParseSendResult =
 /**
  * Validates a send payload: field rules (first problem's message, e.g. `to[0].email must be a
  * valid email address`), then no address twice across to/cc/bcc and at most
- * SEND_LIMITS.maxRecipients deliveries. Template-dependent rules (subject/content required,
+ * SEND_LIMITS.maxRecipients deliveries. Common valid payloads are checked without zod
+ * (send-fast.ts, same result). Template-dependent rules (subject/content required,
  * 30 MB) need the template and are checked by the gateway.
  */
 export function parseSendRequest(input: unknown): ParseSendResult {
-  const result = SendRequestSchema.safeParse(input ?? {}, { errorMap: fieldErrorMap });
+  const fast = fastSendRequest(input);
+  const result = fast
+    ? { success: true as const, data: fast }
+    : SendRequestSchema.safeParse(input ?? {}, { errorMap: fieldErrorMap });
   if (!result.success) {
     const issues = result.error.issues;
     const first = issues[0];

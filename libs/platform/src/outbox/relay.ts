@@ -10,7 +10,11 @@ export interface OutboxRelayOptions {
   pollMs: number;
   /** Rows taken (and locked) per transaction. */
   batchSize: number;
-  /** Sent rows older than this are deleted (default 1 h). */
+  /**
+   * How long published rows are kept (marked sent) before cleanup deletes them (default 1 h).
+   * 0: a row is deleted by the transaction that publishes it instead, which spares PostgreSQL
+   * the update (a full new version of the row, its WAL and index entries) and the later delete.
+   */
   retentionMs?: number;
   /** How often that cleanup runs (default 60 s). */
   cleanupEveryMs?: number;
@@ -31,9 +35,10 @@ const CLEANUP_CHUNK = 5_000;
 
 /**
  * Publishes committed outbox rows to the bus, at least once each. Each batch is one
- * transaction: `FOR UPDATE SKIP LOCKED` lets several relays share the table; rows are marked
- * sent only after the broker confirmed them, in the same transaction, so a crash at any point
- * leaves them pending (and they are published again: consumers are idempotent).
+ * transaction: `FOR UPDATE SKIP LOCKED` lets several relays share the table; rows are deleted
+ * (or, with a retention, marked sent) only after the broker confirmed them, in the same
+ * transaction, so a crash at any point leaves them pending (and they are published again:
+ * consumers are idempotent).
  */
 export class OutboxRelay {
   private readonly o: Required<OutboxRelayOptions>;
@@ -55,6 +60,9 @@ export class OutboxRelay {
     }
     if (!Number.isFinite(opts.pollMs) || opts.pollMs < 1) {
       throw new Error(`OutboxRelay: pollMs must be at least 1 (got ${opts.pollMs})`);
+    }
+    if (opts.retentionMs !== undefined && !(opts.retentionMs >= 0)) {
+      throw new Error(`OutboxRelay: retentionMs must be 0 or more (got ${opts.retentionMs})`);
     }
     this.o = {
       pollMs: opts.pollMs,
@@ -88,10 +96,50 @@ export class OutboxRelay {
 
   /**
    * Publishes one batch of pending rows; returns how many rows it took. Rows the broker
-   * confirmed are marked sent even when others in the batch failed; then it throws, and the
-   * failed rows stay pending for the next attempt.
+   * confirmed are settled (deleted, or marked sent with a retention) even when others in the
+   * batch failed; then it throws, and the failed rows stay pending for the next attempt.
    */
   async drainOnce(): Promise<number> {
+    return this.o.retentionMs === 0 ? this.drainDeleting() : this.drainMarking();
+  }
+
+  /**
+   * Without retention: the batch is taken by one `DELETE ... RETURNING` in a transaction that
+   * commits only after every confirm arrived (a crash or a failed publish rolls the rows back,
+   * pending again). A partly failed batch is rolled back whole, then its confirmed rows are
+   * deleted on their own; a row another relay takes in between is published twice (at least once).
+   */
+  private async drainDeleting(): Promise<number> {
+    let partial: { done: number[]; failed: number; taken: number; error: unknown } | undefined;
+    const rollback = new Error('outbox relay: batch partly published');
+    try {
+      return await this.db.transaction(async (tx) => {
+        const { rows } = await tx.query<OutboxRow>(
+          // ARRAY(...) runs the locking LIMIT query once (an init plan), then the rows are found
+          // by primary key; as `IN (subquery)` the planner may run it once per deleted row.
+          `DELETE FROM outbox WHERE id = ANY(ARRAY(
+             SELECT id FROM outbox WHERE sent_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED
+           )) RETURNING id, exchange, routing_key, message`,
+          [this.o.batchSize],
+        );
+        rows.sort((a, b) => Number(a.id) - Number(b.id));
+        const outcome = await this.publishAll(rows);
+        if (outcome.failed > 0) {
+          partial = { ...outcome, taken: rows.length };
+          throw rollback;
+        }
+        return rows.length;
+      });
+    } catch (err) {
+      if (err !== rollback || !partial) throw err;
+      const { done, failed, taken, error } = partial;
+      if (done.length > 0) await this.db.query('DELETE FROM outbox WHERE id = ANY($1::bigint[])', [done]);
+      throw new Error(`outbox relay: ${failed} of ${taken} messages not published: ${errorMessage(error)}`);
+    }
+  }
+
+  /** With retention: rows are locked, published, then marked sent in the same transaction. */
+  private async drainMarking(): Promise<number> {
     const outcome = await this.db.transaction(async (tx) => {
       const { rows } = await tx.query<OutboxRow>(
         `SELECT id, exchange, routing_key, message FROM outbox
@@ -99,18 +147,7 @@ export class OutboxRelay {
         [this.o.batchSize],
       );
       if (rows.length === 0) return { taken: 0, failed: 0, error: undefined as unknown };
-      // Issued in id order on one channel; confirms are awaited together.
-      const results = await Promise.allSettled(rows.map((row) => this.publishRow(row)));
-      const done: number[] = [];
-      let failed = 0;
-      let error: unknown;
-      results.forEach((r, i) => {
-        if (r.status === 'fulfilled') done.push(Number(rows[i]!.id));
-        else {
-          failed++;
-          error ??= r.reason;
-        }
-      });
+      const { done, failed, error } = await this.publishAll(rows);
       if (done.length > 0)
         await tx.query('UPDATE outbox SET sent_at = now() WHERE id = ANY($1::bigint[])', [done]);
       return { taken: rows.length, failed, error };
@@ -121,6 +158,22 @@ export class OutboxRelay {
       );
     }
     return outcome.taken;
+  }
+
+  /** Publishes `rows` in their order on one channel and awaits their confirms together. */
+  private async publishAll(rows: OutboxRow[]): Promise<{ done: number[]; failed: number; error: unknown }> {
+    const results = await Promise.allSettled(rows.map((row) => this.publishRow(row)));
+    const done: number[] = [];
+    let failed = 0;
+    let error: unknown;
+    results.forEach((r, i) => {
+      if (r.status === 'fulfilled') done.push(Number(rows[i]!.id));
+      else {
+        failed++;
+        error ??= r.reason;
+      }
+    });
+    return { done, failed, error };
   }
 
   /** Deletes rows sent longer than retentionMs ago; returns how many. */

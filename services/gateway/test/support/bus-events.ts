@@ -39,9 +39,16 @@ export async function captureEvents<T = unknown>(
   };
 }
 
-/** The outbox relay the gateway process runs (startGateway() does not start one). */
+/**
+ * The outbox relay the gateway process runs (startGateway() does not start one), keeping published
+ * rows (marked sent) so outboxRows still lists them.
+ */
 export function startRelay(ctx: ServiceContext): OutboxRelay {
-  const relay = new OutboxRelay(ctx.db, ctx.bus, ctx.logger, { pollMs: 50, batchSize: 100 });
+  const relay = new OutboxRelay(ctx.db, ctx.bus, ctx.logger, {
+    pollMs: 50,
+    batchSize: 100,
+    retentionMs: 3_600_000,
+  });
   relay.start();
   return relay;
 }
