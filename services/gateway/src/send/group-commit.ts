@@ -15,7 +15,7 @@
  * Sends with an Idempotency-Key do not come here (accept-send.ts writes them one by one, with the
  * key's checks in their transaction).
  */
-import { BatchItemError, Batcher, type Db, histogram } from '@mailyard/platform';
+import { BatchItemError, Batcher, type Db, histogram, isDataError } from '@mailyard/platform';
 import { type AcceptContextKey, type AcceptedSendRows, type SendAcceptContext, sends } from '@mailyard/store';
 
 const batchSize = histogram(
@@ -34,12 +34,6 @@ export interface GroupCommitOptions {
 export const MAX_ROWS = 5_000;
 
 const rowsOf = (s: AcceptedSendRows) => 1 + s.recipients.length + s.outbox.length;
-
-/** A failure caused by the data of one of the sends (PostgreSQL classes 22 and 23), not by the database. */
-function isDataError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^2[23]/.test(code);
-}
 
 export class SendGroupCommit {
   private readonly contexts: Batcher<AcceptContextKey, SendAcceptContext>;
