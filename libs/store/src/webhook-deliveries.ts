@@ -225,7 +225,9 @@ export interface AttemptRecord {
 /**
  * Records attempts and each row's next state, any number in one statement (the dispatcher
  * writes the outcomes of concurrent attempts together). An attempt recorded twice (a lease that
- * ran out while the first dispatcher was still at it) keeps the first record.
+ * ran out while the first dispatcher was still at it) keeps the first record. The rows are found
+ * by primary-key probes (`d.id = ANY($1)`): joined to the unnest alone, the planner hash-joined a
+ * sequential scan of every delivery row (about 1,000 blocks per statement at 8,000 rows).
  */
 export async function recordDeliveryAttempts(
   db: Queryable,
@@ -243,7 +245,7 @@ export async function recordDeliveryAttempts(
      )
      UPDATE webhook_deliveries d SET status = r.status, attempts = GREATEST(d.attempts, r.attempt),
        next_attempt_at = r.next_at, leased_until = NULL, dropped_reason = r.reason, updated_at = now()
-       FROM r WHERE d.id = r.delivery_id AND d.status <> 'delivered'`,
+       FROM r WHERE d.id = ANY($1::text[]) AND d.id = r.delivery_id AND d.status <> 'delivered'`,
     [
       records.map((r) => r.deliveryId),
       records.map((r) => r.attempt),
