@@ -4,22 +4,15 @@
  * strictly increasing microsecond event_at, even when written concurrently.
  */
 import { type EmailEvent, emptyTracking, ulid } from '@mailyard/contracts';
-import { type Db, configFrom, migrate, openDatabase } from '@mailyard/platform';
-import { type TestDatabase, createTestDatabase } from '@mailyard/testkit/servers';
+import type { Db } from '@mailyard/platform';
+import { useMigratedDatabase } from '@mailyard/testkit/migrated-database';
 import { createTenant, findTrackedRecipient, recordEmailEventBatch, recordEmailEvents } from '../src';
 
-let tdb: TestDatabase;
+const database = useMigratedDatabase();
 let db: Db;
 
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  db = await openDatabase(configFrom({ DATABASE_URL: tdb.url }));
-  await migrate(db);
-});
-
-afterAll(async () => {
-  await db?.close();
-  await tdb?.drop();
+beforeAll(() => {
+  db = database.db();
 });
 
 async function seedSend(tenantId: string, recipients: string[]) {

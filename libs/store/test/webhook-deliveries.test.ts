@@ -5,8 +5,8 @@
  * hold, and a retrying row's lease is cleared by its record.
  */
 import { IdPrefix, newId } from '@mailyard/contracts';
-import { type Db, configFrom, migrate, openDatabase } from '@mailyard/platform';
-import { type TestDatabase, createTestDatabase } from '@mailyard/testkit/servers';
+import type { Db } from '@mailyard/platform';
+import { useMigratedDatabase } from '@mailyard/testkit/migrated-database';
 import {
   type DeliveryTargetKind,
   claimDueDeliveries,
@@ -17,18 +17,11 @@ import {
   webhooks,
 } from '../src';
 
-let tdb: TestDatabase;
+const database = useMigratedDatabase();
 let db: Db;
 
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  db = await openDatabase(configFrom({ DATABASE_URL: tdb.url }));
-  await migrate(db);
-});
-
-afterAll(async () => {
-  await db?.close();
-  await tdb?.drop();
+beforeAll(() => {
+  db = database.db();
 });
 
 const claim = (perTarget = 10) =>

@@ -4,13 +4,13 @@
  * with its outbox announcement, a message whose own data fails is the only one to fail, and a
  * completed message is marked once (a second completion writes no deliveries).
  */
-import { type Db, configFrom, migrate, openDatabase } from '@mailyard/platform';
+import type { Db } from '@mailyard/platform';
 import { type NewInboundMessage, inboundAddresses, inboundDomains, inboundMessages } from '@mailyard/store';
 import { newTenant } from '@mailyard/testkit/fixtures';
-import { type TestDatabase, createTestDatabase } from '@mailyard/testkit/servers';
+import { useMigratedDatabase } from '@mailyard/testkit/migrated-database';
 import { inboundRoundTrips } from '../src/group-commit';
 
-let tdb: TestDatabase;
+const database = useMigratedDatabase();
 let db: Db;
 let tenantId: string;
 
@@ -35,9 +35,7 @@ const message = (n: number, over: Partial<NewInboundMessage> = {}): NewInboundMe
 });
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  db = await openDatabase(configFrom({ DATABASE_URL: tdb.url }));
-  await migrate(db);
+  db = database.db();
   tenantId = await newTenant(db);
   await inboundDomains.create(db, {
     tenantId,
@@ -48,11 +46,6 @@ beforeAll(async () => {
     headersSealed: null,
   });
   await inboundAddresses.create(db, tenantId, 'gc.example.com', 'known');
-});
-
-afterAll(async () => {
-  await db?.close();
-  await tdb?.drop();
 });
 
 test('concurrent messages are stored by one statement, each with its outbox announcement', async () => {
