@@ -210,14 +210,20 @@ async function startOn(opts: DovecotOptions, host: string): Promise<Dovecot> {
         .reduce((n, line) => n + (Number(line.trim().split(/\s+/)[1]) || 0), 0);
     },
     async pause() {
-      await run('bash', [script, dir, 'stop']);
       // Login and session processes outlive their master (an open connection would go on being
-      // served): end every process of this instance, found by its working directory.
-      for (const pid of processesUnder(dir)) {
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {}
-      }
+      // served): end every process of this instance, found by its working directory, first, so
+      // the connections drop at once (a client streaming a mailbox could otherwise finish it
+      // while the stop script runs), then stop the master, then end what is left.
+      const killAll = () => {
+        for (const pid of processesUnder(dir)) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {}
+        }
+      };
+      killAll();
+      await run('bash', [script, dir, 'stop']).catch(() => undefined);
+      killAll();
       const deadline = Date.now() + 10_000;
       while (processesUnder(dir).length > 0 && Date.now() < deadline)
         await new Promise((r) => setTimeout(r, 50));
