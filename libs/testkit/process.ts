@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { type Server, createServer } from 'node:net';
 import { join } from 'node:path';
 
@@ -28,46 +27,6 @@ export function freePort(): Promise<number> {
  * tests use as "nothing listens here"), trying other addresses while one is in use: for servers
  * that must sit on a fixed port (basic IMAP is 993 only) without colliding with other tests.
  */
-/**
- * Whether the TCP socket listening on `port` belongs to process `pid` (Linux /proc). freePort()
- * hands out a port that something else may bind before the spawned service does; the service then
- * fails to bind while the other listener answers the harness's probes (seen in CI: another
- * service's 413 for a request meant for the gateway). Harnesses check ownership before trusting
- * the port.
- */
-export function portListenedBy(port: number, pid: number): boolean {
-  const hex = port.toString(16).toUpperCase().padStart(4, '0');
-  const inodes = new Set<string>();
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text = '';
-    try {
-      text = readFileSync(table, 'utf8');
-    } catch {
-      continue;
-    }
-    for (const line of text.split('\n').slice(1)) {
-      const f = line.trim().split(/\s+/);
-      // local_address is ADDR:PORT in hex; state 0A is LISTEN; inode is the tenth field.
-      if (f[1]?.endsWith(`:${hex}`) && f[3] === '0A' && f[9]) inodes.add(f[9]);
-    }
-  }
-  if (inodes.size === 0) return false;
-  let fds: string[];
-  try {
-    fds = readdirSync(`/proc/${pid}/fd`);
-  } catch {
-    return false;
-  }
-  return fds.some((fd) => {
-    try {
-      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
-      return m !== null && inodes.has(m[1]!);
-    } catch {
-      return false;
-    }
-  });
-}
-
 export async function listenOnLoopbackAlias(server: Server, port: number): Promise<string> {
   for (let attempt = 0; ; attempt++) {
     const octet = () => 1 + Math.floor(Math.random() * 254);

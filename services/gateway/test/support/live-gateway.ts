@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
-import { type Spawned, freePort, portListenedBy, spawnTs } from '@mailyard/testkit/process';
+import { type Spawned, spawnTs, startOnFreePort } from '@mailyard/testkit/process';
 
 export interface RawResponse {
   status: number;
@@ -74,43 +74,20 @@ export interface LiveGateway {
 
 /** The gateway as production runs it (services/gateway/src/main.ts in its own process). */
 export async function startLiveGateway(env: Record<string, string>): Promise<LiveGateway> {
-  // The port freePort() handed out can be taken by another process before the gateway binds it;
-  // then the gateway exits (EADDRINUSE) and the other listener must not be mistaken for it.
-  for (let attempt = 1; ; attempt++) {
-    const gw = await startOnce(env);
-    if (gw) return gw;
-    if (attempt === 3) throw new Error('gateway could not bind a free port in 3 attempts');
-  }
-}
-
-async function startOnce(env: Record<string, string>): Promise<LiveGateway | null> {
-  const port = await freePort();
-  const proc = spawnTs('services/gateway/src/main.ts', {
-    LOG_LEVEL: 'error',
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    ...env,
-  });
+  // The banner is printed once the gateway listens, so the port is its own; a port another
+  // process took meanwhile ends in EADDRINUSE and startOnFreePort tries another.
+  const { p: proc, port } = await startOnFreePort(
+    (p) =>
+      spawnTs('services/gateway/src/main.ts', {
+        LOG_LEVEL: 'error',
+        HOST: '127.0.0.1',
+        PORT: String(p),
+        ...env,
+      }),
+    /Mailyard gateway started/,
+    90_000,
+  );
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    if (proc.child.exitCode !== null) {
-      if (/EADDRINUSE/.test(proc.output())) return null;
-      throw new Error(`gateway exited at start:\n${proc.output()}`);
-    }
-    const ok = await rawRequest(url, { method: 'GET', path: '/healthz' }, undefined, 2000).then(
-      (r) => r.status === 200,
-      () => false,
-    );
-    if (ok && portListenedBy(port, proc.child.pid!)) break;
-    if (ok && /EADDRINUSE/.test(proc.output())) {
-      proc.child.kill('SIGTERM');
-      await proc.exited;
-      return null;
-    }
-    if (Date.now() > deadline) throw new Error(`gateway not listening after 90 s:\n${proc.output()}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
   return {
     url,
     process: proc,
