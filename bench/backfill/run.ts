@@ -14,18 +14,18 @@
  *   BENCH_MESSAGES=50000 pnpm bench:backfill              # memory stays flat?
  *   BENCH_WORKER_ENV='BACKFILL_SLICE_DAYS=30' pnpm bench:backfill
  *   BENCH_DISPATCHER_ENV='WEBHOOK_ENDPOINT_CONCURRENCY=8' pnpm bench:backfill
- *   BENCH_WORKER_NODE_ARGS='--enable-source-maps' pnpm bench:backfill  # node flags of the worker only (the image's)
+ *   BENCH_WORKER_NODE_ARGS='--max-old-space-size=256' pnpm bench:backfill  # node flags of the worker only
  *   BENCH_WORKER_ENV='NODE_OPTIONS=' pnpm bench:backfill  # without the deployments' --max-semi-space-size=2
- *   BENCH_WORKER=tsx pnpm bench:backfill    # the worker from source (tsx) instead of a bundle
+ *   BENCH_RUNTIME=tsx pnpm bench:backfill   # the services from source (tsx) instead of the image's bundles
  *   BENCH_SERVICES_ROOT=/tmp/base pnpm bench:backfill   # services of another checkout (baseline)
  *   BENCH_CPU_PROF=1 pnpm bench:backfill    # worker and dispatcher --cpu-prof into bench/results/prof-*
  */
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { ensureTestCa } from '@mailyard/testkit/peers/dovecot';
 import { startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
-import { REPO_ROOT, type Spawned, freePort, spawnTs } from '@mailyard/testkit/process';
+import { REPO_ROOT, type Spawned, freePort } from '@mailyard/testkit/process';
 import {
   PG_ADMIN_URL,
   createTestDatabase,
@@ -33,10 +33,10 @@ import {
   serverEnv,
   testRedisPrefix,
 } from '@mailyard/testkit/servers';
-import { build } from 'esbuild';
 import pg from 'pg';
 import { CpuTally, pidsByName } from '../support/cpu';
-import { memory } from '../support/proc';
+import { envList, memory } from '../support/proc';
+import { servicesForm, spawnService } from '../support/services';
 import { PROVIDERS, type Provider, openBenchMailbox } from './mailboxes';
 
 /** Where the mailbox is: IMAP (Dovecot), or the Gmail API / Microsoft Graph stand-ins (mailboxes.ts). */
@@ -46,47 +46,6 @@ const MESSAGES = Number(process.env.BENCH_MESSAGES ?? (PROVIDER === 'imap' ? 20_
 const KEY = 'myk_bench_backfill_bootstrap_key_0123456789ab';
 const DAY = 86_400_000;
 const RESULTS = join(REPO_ROOT, 'bench', 'results');
-/** `bundle` (default): the worker as the image runs it (esbuild, deploy/build-dist.mjs); `tsx`: from source. */
-const WORKER_FORM = process.env.BENCH_WORKER === 'tsx' ? 'tsx' : 'bundle';
-/**
- * Where the services' code comes from: this checkout, or another one (a `git worktree` of an
- * earlier commit, dependencies installed) to measure a baseline with the same bench.
- */
-const SERVICES_ROOT = process.env.BENCH_SERVICES_ROOT ?? REPO_ROOT;
-const service = (name: string) => join(SERVICES_ROOT, 'services', name, 'src', 'main.ts');
-
-/** `A=1 B=2` -> {A: '1', B: '2'}. */
-function envList(text: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const pair of (text ?? '').split(/\s+/).filter(Boolean)) {
-    const i = pair.indexOf('=');
-    if (i > 0) out[pair.slice(0, i)] = pair.slice(i + 1);
-  }
-  return out;
-}
-
-/**
- * The worker bundled the way deploy/build-dist.mjs bundles services for the image (one CommonJS
- * file, dependencies included), under .tmp/bench-dist/bin/ with the migrations beside it where
- * the bundle looks for them (<bin>/../../migrations).
- */
-async function bundleWorker(): Promise<string> {
-  const root = join(REPO_ROOT, '.tmp', 'bench-dist', SERVICES_ROOT === REPO_ROOT ? 'this' : 'other');
-  await build({
-    entryPoints: { 'imap-backfill': service('imap-backfill') },
-    outdir: join(root, 'dist', 'bin'),
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    sourcemap: true,
-    external: ['@electric-sql/pglite', 'pg-native'],
-    logLevel: 'warning',
-  });
-  const migrations = join(root, 'migrations');
-  if (!existsSync(migrations)) symlinkSync(join(SERVICES_ROOT, 'libs/platform/migrations'), migrations);
-  return join(root, 'dist', 'bin', 'imap-backfill.js');
-}
 
 async function main(): Promise<void> {
   // Every process (this one's Dovecot peer check, the gateway's verify, the worker) trusts the test CA.
@@ -129,25 +88,23 @@ async function main(): Promise<void> {
   const processes: Spawned[] = [];
   try {
     // PGAPPNAME names each process's PostgreSQL sessions, so the database's CPU splits by client.
-    const dispatcher = spawnTs(
-      service('webhook-dispatcher'),
+    const dispatcher = spawnService(
+      'webhook-dispatcher',
       { ...stores, PGAPPNAME: 'bench-dispatcher', ...envList(process.env.BENCH_DISPATCHER_ENV) },
-      [],
       profile('webhook-dispatcher'),
     );
     processes.push(dispatcher);
     await dispatcher.waitFor(/webhook-dispatcher: consuming/, 60_000);
     const workerOps = await freePort();
-    const worker = spawnTs(
-      WORKER_FORM === 'tsx' ? service('imap-backfill') : await bundleWorker(),
+    const worker = spawnService(
+      'imap-backfill',
       { ...stores, ...workerEnv, OPS_PORT: String(workerOps), PGAPPNAME: 'bench-worker' },
-      [],
       [...profile('imap-backfill'), ...workerNodeArgs],
     );
     processes.push(worker);
     await worker.waitFor(/Mailyard imap-backfill started/, 60_000);
     const gwPort = await freePort();
-    const gateway = spawnTs(service('gateway'), {
+    const gateway = spawnService('gateway', {
       ...stores,
       PGAPPNAME: 'bench-gateway',
       PORT: String(gwPort),
@@ -314,8 +271,7 @@ async function main(): Promise<void> {
       messages: MESSAGES,
       mailbox_mb: ceiling.mb,
       seed_and_index_seconds: Number(seedSeconds.toFixed(1)),
-      services_from: SERVICES_ROOT === REPO_ROOT ? 'this checkout' : SERVICES_ROOT,
-      worker_form: WORKER_FORM === 'tsx' ? 'source through tsx' : 'esbuild bundle (as in the image)',
+      ...servicesForm(),
       worker_env: workerEnv,
       worker_node_args: workerNodeArgs,
       dispatcher_env: envList(process.env.BENCH_DISPATCHER_ENV),

@@ -21,10 +21,11 @@ import { insertInboundDomain, newTenant } from '@mailyard/testkit/fixtures';
 import { startDnsmasq } from '@mailyard/testkit/peers/dnsmasq';
 import { startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
 import { startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
-import { type Spawned, freePort, spawnTs } from '@mailyard/testkit/process';
+import { type Spawned, freePort } from '@mailyard/testkit/process';
 import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
 import { CpuMeter, pidsByName, processTree } from '../support/cpu';
 import { RESULTS, envList, printAndKeep, runMain, stopProcess } from '../support/proc';
+import { servicesForm, spawnService } from '../support/services';
 
 const run = promisify(execFile);
 
@@ -99,15 +100,14 @@ async function main(): Promise<void> {
       wildcard: true,
     });
     mkdirSync(RESULTS, { recursive: true });
-    const mx = spawnTs(
-      'services/inbound-smtp/src/main.ts',
+    const mx = spawnService(
+      'inbound-smtp',
       { ...stores, ...inboundEnv, OPS_PORT: String(await freePort()) },
-      [],
       CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${RESULTS}`] : [],
     );
     processes.push(mx);
     await mx.waitFor(/inbound SMTP smtp:\/\//, 60_000);
-    const dispatcher = spawnTs('services/webhook-dispatcher/src/main.ts', {
+    const dispatcher = spawnService('webhook-dispatcher', {
       ...stores,
       OPS_PORT: String(await freePort()),
       WEBHOOK_ALLOW_INSECURE: '1',
@@ -233,6 +233,7 @@ async function main(): Promise<void> {
       messages: MESSAGES,
       sessions: SESSIONS,
       message_bytes: 'smtp-source -l 2048 (about 2.2 kB with headers)',
+      ...servicesForm(),
       inbound_env: inboundEnv,
       inbound: {
         accepted_per_sec: Math.round(acceptedPerSec),

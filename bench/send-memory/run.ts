@@ -15,9 +15,10 @@ import { randomBytes } from 'node:crypto';
 import { closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
 import { acceptSend, dkimKeyPair, insertDomainMailer, newTenant } from '@mailyard/testkit/fixtures';
 import { startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
-import { type Spawned, freePort, spawnTs } from '@mailyard/testkit/process';
+import { type Spawned, freePort } from '@mailyard/testkit/process';
 import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
 import { envList, memory, printAndKeep, runMain, stopProcess } from '../support/proc';
+import { spawnService } from '../support/services';
 
 const COPIES = Number(process.env.BENCH_COPIES ?? 24);
 const ATTACHMENT_MB = Number(process.env.BENCH_ATTACHMENT_MB ?? 9);
@@ -45,7 +46,7 @@ async function main(): Promise<void> {
   );
   let send: Spawned | undefined;
   try {
-    send = spawnTs('services/send/src/main.ts', { ...stores, ...sendEnv, LOG_LEVEL: 'warn' });
+    send = spawnService('send', { ...stores, ...sendEnv, LOG_LEVEL: 'warn' });
     await send.waitFor(/Mailyard send started/, 60_000);
     const pid = send.child.pid!;
     const tenantId = await newTenant(ctx.db);

@@ -5,9 +5,10 @@
  * bodies; delivery counting (email_logs, and each send service's own MAIL_DELIVERED counter).
  */
 import { join } from 'node:path';
-import { type Spawned, freePort, spawnTs } from '@mailyard/testkit/process';
+import { type Spawned, freePort } from '@mailyard/testkit/process';
 import pg from 'pg';
 import { stopProcess } from '../support/proc';
+import { type ServiceName, spawnService as spawnServiceProcess } from '../support/services';
 
 export const DOMAIN = 'bench.test';
 export const BENCH_APP = 'mailyard-bench';
@@ -21,15 +22,12 @@ export interface Service {
 }
 
 /**
- * Another checkout whose services the benchmark runs instead of this one's (`BENCH_SERVICES_ROOT`,
- * e.g. the base commit, for before/after in the same sitting); its dependencies must be installed.
+ * Spawns service `name` (in the form ../support/services chooses) with a free ops port; with
+ * `profileRoot`, node writes a CPU profile there at exit.
  */
-const SERVICES_ROOT = process.env.BENCH_SERVICES_ROOT;
-
-/** Spawns `script` with a free ops port; with `profileRoot`, node writes a CPU profile there at exit. */
 export async function spawnService(
   label: string,
-  script: string,
+  name: ServiceName,
   env: Record<string, string>,
   profileRoot: string | null,
   ready: RegExp,
@@ -38,8 +36,7 @@ export async function spawnService(
   const opsPort = await freePort();
   const profileDir = profileRoot ? join(profileRoot, label) : null;
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const path = SERVICES_ROOT ? join(SERVICES_ROOT, script) : script;
-  const proc = spawnTs(path, { ...env, OPS_PORT: String(opsPort) }, [], nodeArgs);
+  const proc = spawnServiceProcess(name, { ...env, OPS_PORT: String(opsPort) }, nodeArgs);
   await proc.waitFor(ready, 60_000);
   return { label, proc, metricsUrl: `http://127.0.0.1:${metricsPort ?? opsPort}/metrics`, profileDir };
 }

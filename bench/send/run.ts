@@ -35,6 +35,7 @@ import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testki
 import autocannon from 'autocannon';
 import { CpuMeter, pidsByName, processTree } from '../support/cpu';
 import { RESULTS, envList, printAndKeep, runMain } from '../support/proc';
+import { servicesForm } from '../support/services';
 import { copyCost } from './copy-cost';
 import {
   DOMAIN,
@@ -118,7 +119,7 @@ async function main(): Promise<void> {
   const startSend = async () => {
     const s = await spawnService(
       `send-${++sendCount}`,
-      'services/send/src/main.ts',
+      'send',
       sendEnv,
       profileRoot,
       /Mailyard send started/,
@@ -142,7 +143,7 @@ async function main(): Promise<void> {
     note: 'shared machine: compare figures as ratios to smtp_ceiling of the same run; CPU-ms per email is the steadier guide',
     transport: 'domain mailer, DKIM rsa-sha256 2048, SMTP_RELAY_URL -> Postfix smtp-sink',
     send_service_env: envList(process.env.BENCH_SEND_ENV),
-    services_root: process.env.BENCH_SERVICES_ROOT ?? '.',
+    ...servicesForm(),
     outbox_retention_ms: Number(stores.OUTBOX_RETENTION_MS),
   };
   const windows: Array<{ phase: string; window: Window; processes: string[] }> = [];
@@ -152,7 +153,7 @@ async function main(): Promise<void> {
     const gwPort = await freePort();
     const gateway = await spawnService(
       'gateway',
-      'services/gateway/src/main.ts',
+      'gateway',
       {
         ...stores,
         PORT: String(gwPort),

@@ -12,25 +12,24 @@
  *   pnpm bench:webhooks                      # 5000 events over 10 accounts, batched and unbatched
  *   BENCH_EVENTS=20000 BENCH_ACCOUNTS=20 pnpm bench:webhooks
  *   BENCH_BATCHES=1 pnpm bench:webhooks      # only the unbatched run
- *   BENCH_DISPATCHER=/work/main pnpm bench:webhooks   # another checkout's dispatcher (same schema)
+ *   BENCH_SERVICES_ROOT=/work/main pnpm bench:webhooks   # another checkout's dispatcher (same schema)
  *   BENCH_CPU_PROF=/tmp/prof pnpm bench:webhooks      # node --cpu-prof of the dispatcher
  */
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
 import { IdPrefix, WEBHOOK_EVENT_TOGGLES, newId } from '@mailyard/contracts';
 import { closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
 import { createTenant, webhooks } from '@mailyard/store';
 import { startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
-import { freePort, spawnTs } from '@mailyard/testkit/process';
+import { freePort } from '@mailyard/testkit/process';
 import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
 import { at, emailEvent, publishEmailEvent } from '@mailyard/testkit/webhooks';
 import { CpuMeter, processTree } from '../support/cpu';
 import { envList, printAndKeep, runMain, stopProcess } from '../support/proc';
+import { servicesForm, spawnService } from '../support/services';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 5000);
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 10);
 const BATCHES = (process.env.BENCH_BATCHES ?? '100,1').split(',').map(Number);
-const DISPATCHER = join(process.env.BENCH_DISPATCHER ?? '.', 'services/webhook-dispatcher/src/main.ts');
 const PROF = process.env.BENCH_CPU_PROF;
 
 async function runOnce(batchMax: number) {
@@ -73,8 +72,8 @@ async function runOnce(batchMax: number) {
     receiver.requests
       .filter((r) => r.path.startsWith(prefix))
       .reduce((n, r) => n + (Array.isArray(r.json) ? r.json.length : 1), 0);
-  const service = spawnTs(
-    DISPATCHER,
+  const service = spawnService(
+    'webhook-dispatcher',
     {
       ...env,
       OPS_PORT: String(await freePort()),
@@ -83,7 +82,6 @@ async function runOnce(batchMax: number) {
       WEBHOOK_BATCH_MAX: String(batchMax),
       ...envList(process.env.BENCH_DISPATCHER_ENV),
     },
-    [],
     PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`] : [],
   );
   // This database's backends: read at both ends (the dispatcher's pool grows as it starts).
@@ -152,7 +150,7 @@ async function main() {
   for (const b of BATCHES) results.push(await runOnce(b));
   printAndKeep('webhooks', {
     bench: 'webhooks',
-    dispatcher: DISPATCHER,
+    ...servicesForm(),
     accounts: ACCOUNTS,
     events: EVENTS,
     results,
