@@ -43,7 +43,9 @@ export const EnvSchema = z.object({
    * 0 (default): each outbox row is deleted by the transaction that publishes it. More: published
    * rows are kept that long, marked sent (an UPDATE per message), for debugging.
    */
-  OUTBOX_RETENTION_MS: integer('must be a whole number of milliseconds, 0 or more', 0, 2_147_483_647).default(0),
+  OUTBOX_RETENTION_MS: integer('must be a whole number of milliseconds, 0 or more', 0, 2_147_483_647).default(
+    0,
+  ),
   SHUTDOWN_TIMEOUT_MS: positiveInt(10000),
   /** http:// and private webhook targets (gateway registration, incoming webhooks, dispatcher). */
   WEBHOOK_ALLOW_INSECURE: flag,
