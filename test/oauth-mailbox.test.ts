@@ -57,6 +57,8 @@ const ENV = {
   IMAP_SYNC: '1',
   IMAP_SYNC_POLL_MS: '300',
   IMAP_SYNC_LEASE_MS: '3000',
+  // Published outbox rows are kept (marked sent): the revoked grant's test counts the events written.
+  OUTBOX_RETENTION_MS: '3600000',
 };
 
 const raw = (id: string, h: Parameters<typeof mail>[3] = {}, date = new Date()) =>

@@ -20,32 +20,24 @@
  *   again re-activates it without an event and it sends again.
  */
 import { RoutingKey } from '@mailyard/contracts';
-import { buildGatewayApp } from '@mailyard/gateway';
 import {
   type Config,
   type RunningService,
   type ServiceContext,
   closeContext,
-  configFrom,
   createLogger,
   openContext,
 } from '@mailyard/platform';
 import { start as startSend } from '@mailyard/send';
-import { createTenant } from '@mailyard/store';
 import { eventually } from '@mailyard/testkit/eventually';
 import { messageHeaders } from '@mailyard/testkit/peers/api-stand-in';
 import { type GmailStandIn, startGmailApi } from '@mailyard/testkit/peers/gmail-api';
-import { type GoogleOAuthStandIn, startGoogleOAuth } from '@mailyard/testkit/peers/google-oauth';
+import type { GoogleOAuthStandIn } from '@mailyard/testkit/peers/google-oauth';
 import { type GraphStandIn, startGraphApi } from '@mailyard/testkit/peers/graph-api';
-import {
-  type MicrosoftIdentityStandIn,
-  startMicrosoftIdentity,
-} from '@mailyard/testkit/peers/microsoft-identity';
-import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
-import { type SharedStores, createSharedStores } from '@mailyard/testkit/stores';
-import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
+import type { MicrosoftIdentityStandIn } from '@mailyard/testkit/peers/microsoft-identity';
+import type { WebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
 import request from 'supertest';
-import { REDIRECT, mailerConnector, registerEmailEventWebhook, registerOAuthApps } from './support/oauth';
+import { type OAuthStack, mailerConnector, startOAuthStack } from './support/oauth';
 
 jest.setTimeout(180_000);
 
@@ -53,7 +45,7 @@ const GMAIL_ACCOUNT = 'owner@gmail.test';
 const OUTLOOK_ACCOUNT = 'owner@contoso.test';
 const GMAIL_SEND = 'https://www.googleapis.com/auth/gmail.send';
 
-let stores: SharedStores;
+let stack: OAuthStack;
 let google: GoogleOAuthStandIn;
 let microsoft: MicrosoftIdentityStandIn;
 let gmail: GmailStandIn;
@@ -63,8 +55,7 @@ let config: Config;
 let ctx: ServiceContext;
 let sendCtx: ServiceContext;
 let send: RunningService | undefined;
-let dispatcher: RunningService;
-let app: ReturnType<typeof buildGatewayApp>;
+let app: OAuthStack['app'];
 let key: string;
 let googleApp: string;
 let msApp: string;
@@ -72,56 +63,44 @@ let msApp: string;
 const bearer = () => ({ Authorization: `Bearer ${key}` });
 
 beforeAll(async () => {
-  stores = await createSharedStores('servers');
-  [google, microsoft, receiver] = await Promise.all([
-    startGoogleOAuth({ account: GMAIL_ACCOUNT }),
-    startMicrosoftIdentity(),
-    startWebhookReceiver(),
-  ]);
-  // The API stand-ins accept exactly the live tokens the OAuth stand-ins issued for the account.
-  [gmail, graph] = await Promise.all([
-    startGmailApi({ email: GMAIL_ACCOUNT, bearer: google.auth.bearer(GMAIL_ACCOUNT, GMAIL_SEND) }),
-    startGraphApi({ email: OUTLOOK_ACCOUNT, bearer: microsoft.auth.bearer(OUTLOOK_ACCOUNT, 'Mail.Send') }),
-  ]);
-  config = configFrom({
-    ...stores.env,
-    LOG_LEVEL: 'error',
-    API_KEY_CACHE_MS: '0',
-    OUTBOX_POLL_MS: '50',
-    SERVICE_DOMAIN: 'mailyard.test',
-    WEBHOOK_ALLOW_INSECURE: '1',
-    WEBHOOK_BATCH_WAIT_MS: '50',
-    WEBHOOK_POLL_MS: '100',
-    SEND_RETRY_DELAYS: '1,1,1,1',
-    GOOGLE_OAUTH_URL: google.url,
-    GMAIL_API_URL: `${gmail.url}/`,
-    MICROSOFT_LOGIN_URL: microsoft.url,
-    MICROSOFT_GRAPH_URL: graph.url,
-    OAUTH_REDIRECT_URI: REDIRECT,
+  stack = await startOAuthStack({
+    tenant: 'oauth-send',
+    events: { delivery: true, smtp_error: true },
+    google: { account: GMAIL_ACCOUNT },
+    env: async ({ google, microsoft }) => {
+      // The API stand-ins accept exactly the live tokens the OAuth stand-ins issued for the account.
+      [gmail, graph] = await Promise.all([
+        startGmailApi({ email: GMAIL_ACCOUNT, bearer: google.auth.bearer(GMAIL_ACCOUNT, GMAIL_SEND) }),
+        startGraphApi({
+          email: OUTLOOK_ACCOUNT,
+          bearer: microsoft.auth.bearer(OUTLOOK_ACCOUNT, 'Mail.Send'),
+        }),
+      ]);
+      return {
+        OUTBOX_POLL_MS: '50',
+        // Published outbox rows are kept (marked sent), so deactivationRows() counts every event written.
+        OUTBOX_RETENTION_MS: '3600000',
+        SERVICE_DOMAIN: 'mailyard.test',
+        SEND_RETRY_DELAYS: '1,1,1,1',
+        GMAIL_API_URL: `${gmail.url}/`,
+        MICROSOFT_GRAPH_URL: graph.url,
+      };
+    },
   });
-  const level = process.env.TEST_LOG_LEVEL ?? 'error';
-  ctx = await openContext(config, createLogger('oauth-send-test', level));
+  ({ google, microsoft, receiver, config, ctx, app, key, googleApp, msApp } = stack);
   // The send service runs in its own context, as its own process would.
-  sendCtx = await openContext(config, createLogger('oauth-send-test-send', level));
-  dispatcher = await startDispatcher(ctx);
+  sendCtx = await openContext(
+    config,
+    createLogger('oauth-send-test-send', process.env.TEST_LOG_LEVEL ?? 'error'),
+  );
   send = await startSend(sendCtx);
-  app = buildGatewayApp(ctx);
-  const t = await createTenant(ctx.db, { name: 'oauth-send', tier: 'enterprise' });
-  key = t.apiKey;
-  await registerEmailEventWebhook({ app, key }, receiver.url('/tenant'), {
-    delivery: true,
-    smtp_error: true,
-  });
-  ({ googleApp, msApp } = await registerOAuthApps({ app, key }, google, microsoft));
 });
 
 afterAll(async () => {
   await send?.stop();
-  await dispatcher?.stop();
   if (sendCtx) await closeContext(sendCtx);
-  if (ctx) await closeContext(ctx);
-  await Promise.all([receiver?.close(), google?.close(), microsoft?.close(), gmail?.close(), graph?.close()]);
-  await stores?.drop();
+  await Promise.all([gmail?.close(), graph?.close()]);
+  await stack?.close();
 });
 
 /** Connects a mailer through login -> consent -> callback; returns its id. */

@@ -9,14 +9,11 @@
  * re-activates it with no event.
  */
 import { RoutingKey } from '@mailyard/contracts';
-import { buildGatewayApp } from '@mailyard/gateway';
 import {
   type Config,
   OutboxRelay,
-  type RunningService,
   type ServiceContext,
   closeContext,
-  configFrom,
   createLogger,
   openContext,
 } from '@mailyard/platform';
@@ -27,31 +24,25 @@ import {
   oauthAccessTokens,
   providerSettings,
 } from '@mailyard/providers';
-import { createTenant, loadOAuthGrant, mailers } from '@mailyard/store';
+import { loadOAuthGrant, mailers } from '@mailyard/store';
 import { eventually } from '@mailyard/testkit/eventually';
-import { type GoogleOAuthStandIn, startGoogleOAuth } from '@mailyard/testkit/peers/google-oauth';
-import {
-  type MicrosoftIdentityStandIn,
-  startMicrosoftIdentity,
-} from '@mailyard/testkit/peers/microsoft-identity';
-import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
-import { type SharedStores, createSharedStores } from '@mailyard/testkit/stores';
-import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
+import type { GoogleOAuthStandIn } from '@mailyard/testkit/peers/google-oauth';
+import type { MicrosoftIdentityStandIn } from '@mailyard/testkit/peers/microsoft-identity';
+import type { WebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
 import request from 'supertest';
-import { REDIRECT, mailerConnector, registerEmailEventWebhook, registerOAuthApps } from './support/oauth';
+import { type OAuthStack, mailerConnector, startOAuthStack } from './support/oauth';
 
 jest.setTimeout(120_000);
 
-let stores: SharedStores;
+let stack: OAuthStack;
 let google: GoogleOAuthStandIn;
 let microsoft: MicrosoftIdentityStandIn;
 let receiver: WebhookReceiver;
 let config: Config;
 let ctx: ServiceContext;
 let replica: ServiceContext;
-let dispatcher: RunningService;
 let relay: OutboxRelay;
-let app: ReturnType<typeof buildGatewayApp>;
+let app: OAuthStack['app'];
 let key: string;
 let tenantId: string;
 let googleApp: string;
@@ -60,49 +51,29 @@ let msApp: string;
 const bearer = () => ({ Authorization: `Bearer ${key}` });
 
 beforeAll(async () => {
-  stores = await createSharedStores('servers');
-  [google, microsoft, receiver] = await Promise.all([
-    startGoogleOAuth(),
-    startMicrosoftIdentity(),
-    startWebhookReceiver(),
-  ]);
-  config = configFrom({
-    ...stores.env,
-    LOG_LEVEL: 'error',
-    API_KEY_CACHE_MS: '0',
-    WEBHOOK_ALLOW_INSECURE: '1',
-    WEBHOOK_BATCH_WAIT_MS: '50',
-    WEBHOOK_POLL_MS: '100',
-    GOOGLE_OAUTH_URL: google.url,
-    MICROSOFT_LOGIN_URL: microsoft.url,
-    OAUTH_REDIRECT_URI: REDIRECT,
-    OAUTH_REFRESH_AHEAD_S: '300',
+  stack = await startOAuthStack({
+    tenant: 'oauth-tokens',
+    events: { delivery: true },
+    env: async () => ({ OAUTH_REFRESH_AHEAD_S: '300' }),
   });
-  ctx = await openContext(config, createLogger('oauth-test', process.env.TEST_LOG_LEVEL ?? 'error'));
+  ({ google, microsoft, receiver, config, ctx, app, key, tenantId, googleApp, msApp } = stack);
   replica = await openContext(
     config,
-    createLogger('oauth-test-replica', process.env.TEST_LOG_LEVEL ?? 'error'),
+    createLogger('oauth-tokens-test-replica', process.env.TEST_LOG_LEVEL ?? 'error'),
   );
-  dispatcher = await startDispatcher(ctx);
-  relay = new OutboxRelay(ctx.db, ctx.bus, ctx.logger, { pollMs: 50, batchSize: 100 });
+  // Published rows are kept (marked sent), so outboxDeactivations() counts every event written.
+  relay = new OutboxRelay(ctx.db, ctx.bus, ctx.logger, {
+    pollMs: 50,
+    batchSize: 100,
+    retentionMs: 3_600_000,
+  });
   relay.start();
-  app = buildGatewayApp(ctx);
-  const t = await createTenant(ctx.db, { name: 'oauth-tokens', tier: 'enterprise' });
-  key = t.apiKey;
-  tenantId = t.id;
-  await registerEmailEventWebhook({ app, key }, receiver.url('/tenant'), { delivery: true });
-  ({ googleApp, msApp } = await registerOAuthApps({ app, key }, google, microsoft));
 });
 
 afterAll(async () => {
   await relay?.stop();
-  await dispatcher?.stop();
   if (replica) await closeContext(replica);
-  if (ctx) await closeContext(ctx);
-  await receiver?.close();
-  await google?.close();
-  await microsoft?.close();
-  await stores?.drop();
+  await stack?.close();
 });
 
 /** Connects a mailer through login -> consent -> callback; returns its id. */

@@ -14,12 +14,12 @@
  *   BENCH_GATEWAY_DIR=/tmp/old pnpm bench:gateway  # the gateway of another checkout (installed;
  *                                       # run from its TypeScript with tsx), for a before/after
  */
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { SourceMap } from 'node:module';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT, type Spawned, freePort, spawnNode, spawnTs } from '@mailyard/testkit/process';
 import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
 import autocannon from 'autocannon';
+import { type Window, monotonicUs, readProfiles, summarize } from '../support/profile';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -50,14 +50,13 @@ function cpuSeconds(pid: number): { user: number; system: number } {
 }
 
 /** When each gateway scenario ran (CLOCK_MONOTONIC µs, the clock of the V8 profile's samples). */
-const windows: Record<string, Array<[number, number]>> = {};
-const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+const windows: Record<string, Window[]> = {};
 
 async function load(server: Spawned, opts: autocannon.Options, scenario: string): Promise<Result> {
   const cpu0 = cpuSeconds(server.child.pid!);
-  const t0 = nowUs();
+  const fromUs = monotonicUs();
   const r = await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...opts });
-  windows[scenario] = [...(windows[scenario] ?? []), [t0, nowUs()]];
+  windows[scenario] = [...(windows[scenario] ?? []), { fromUs, toUs: monotonicUs() }];
   const cpu1 = cpuSeconds(server.child.pid!);
   const perRequest = (seconds: number) => Math.round((seconds * 1e6) / Math.max(1, r.requests.total));
   return {
@@ -72,79 +71,6 @@ async function load(server: Spawned, opts: autocannon.Options, scenario: string)
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
-
-interface CallFrame {
-  functionName: string;
-  url: string;
-  lineNumber: number;
-  columnNumber: number;
-}
-interface CpuProfile {
-  nodes: Array<{ id: number; callFrame: CallFrame }>;
-  startTime: number;
-  samples: number[];
-  timeDeltas: number[];
-}
-
-const sourceMaps = new Map<string, SourceMap | null>();
-
-/** Where a profiled function is: its TypeScript source through the bundle's source map. */
-function sourceOf(frame: CallFrame): string {
-  if (!frame.url) return '';
-  const file = frame.url.replace(/^file:\/\//, '');
-  if (!sourceMaps.has(file)) {
-    const map = `${file}.map`;
-    sourceMaps.set(file, existsSync(map) ? new SourceMap(JSON.parse(readFileSync(map, 'utf8'))) : null);
-  }
-  const entry = sourceMaps.get(file)?.findEntry(frame.lineNumber, frame.columnNumber) as
-    | { originalSource?: string; originalLine?: number }
-    | undefined;
-  const [path, line] = entry?.originalSource
-    ? [entry.originalSource, entry.originalLine ?? 0]
-    : [file, frame.lineNumber];
-  return `${path.replace(/^.*?\/(node_modules\/\.pnpm\/[^/]+\/node_modules|services|libs)\//, '').replace(/^\.\.\//g, '')}:${line + 1}`;
-}
-
-/**
- * The functions with the most self time in a V8 .cpuprofile, counting only samples taken while
- * one scenario ran (its windows), with their share of that scenario's busy (non-idle) time.
- */
-function topSelfTime(prof: CpuProfile, inWindows: Array<[number, number]>, n = 30) {
-  const byId = new Map(prof.nodes.map((node) => [node.id, node.callFrame]));
-  const self = new Map<string, number>();
-  const byPackage = new Map<string, number>();
-  let busy = 0;
-  let t = prof.startTime;
-  prof.samples.forEach((id, i) => {
-    const dt = prof.timeDeltas[i] ?? 0;
-    t += dt;
-    if (!inWindows.some(([a, b]) => t >= a && t <= b)) return;
-    const frame = byId.get(id)!;
-    if (frame.functionName === '(idle)') return;
-    const source = sourceOf(frame);
-    const key = `${frame.functionName || '(anonymous)'} ${source}`.trim();
-    self.set(key, (self.get(key) ?? 0) + dt);
-    const pkg = !source
-      ? frame.functionName.startsWith('(')
-        ? frame.functionName
-        : '(native)'
-      : source.startsWith('node:')
-        ? 'node'
-        : (/^((@[^/]+\/)?[^/]+)/.exec(source)?.[1] ?? source);
-    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + dt);
-    busy += dt;
-  });
-  const rank = (m: Map<string, number>, k: number) =>
-    [...m.entries()]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, k)
-      .map(([name, us]) => ({
-        name,
-        self_ms: Math.round(us / 1000),
-        pct_of_busy: Number(((100 * us) / busy).toFixed(1)),
-      }));
-  return { by_package: rank(byPackage, 15), functions: rank(self, n) };
-}
 
 async function main(): Promise<void> {
   const db = await createTestDatabase();
@@ -223,14 +149,12 @@ async function main(): Promise<void> {
     await gateway.exited;
     let profile: Record<string, unknown> | undefined;
     if (CPU_PROF) {
-      const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
-      if (file) {
-        const prof = JSON.parse(readFileSync(join(profDir, file), 'utf8')) as CpuProfile;
-        profile = {
-          file: join(profDir, file),
-          get_template_top_self_time: topSelfTime(prof, windows.get_template ?? []),
-          post_template_top_self_time: topSelfTime(prof, windows.post_template ?? []),
-        };
+      const profiles = readProfiles(profDir);
+      if (profiles.length > 0) {
+        // With no window a scenario would count every sample: only those that ran are summarized.
+        const of = (scenario: string) =>
+          windows[scenario] ? summarize(profiles, GATEWAY_DIR ?? REPO_ROOT, windows[scenario]) : undefined;
+        profile = { dir: profDir, get_template: of('get_template'), post_template: of('post_template') };
       }
     }
 

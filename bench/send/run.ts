@@ -35,7 +35,15 @@ import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testki
 import autocannon from 'autocannon';
 import { CpuMeter, pidsByName, processTree } from '../support/cpu';
 import { RESULTS, envList, printAndKeep, runMain } from '../support/proc';
-import { servicesForm } from '../support/services';
+import {
+  type ProfileSummary,
+  type Window,
+  monotonicUs,
+  readProfiles,
+  summarize,
+  summaryText,
+} from '../support/profile';
+import { SERVICES_ROOT, servicesForm } from '../support/services';
 import { copyCost } from './copy-cost';
 import {
   DOMAIN,
@@ -50,14 +58,6 @@ import {
   stopService,
   waitDelivered,
 } from './pipeline';
-import {
-  type ProfileSummary,
-  type Window,
-  monotonicUs,
-  readProfiles,
-  summarize,
-  summaryText,
-} from './profile';
 
 const run = promisify(execFile);
 
@@ -424,7 +424,7 @@ async function main(): Promise<void> {
       const summaries: Record<string, ProfileSummary> = {};
       for (const label of processes) {
         const found = readProfiles(join(profileRoot, label));
-        if (found.length > 0) summaries[label] = summarize(found, REPO_ROOT, window);
+        if (found.length > 0) summaries[label] = summarize(found, SERVICES_ROOT, window);
       }
       profiles[phase] = summaries;
       sections.push(summaryText(`phase ${phase}`, summaries));

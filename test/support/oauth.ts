@@ -1,12 +1,28 @@
 /**
  * OAuth set-up through the gateway's HTTP API for the cross-service OAuth tests
  * (test/oauth-*.test.ts): the stand-ins' clients (`g-client`, `m-client`) registered as the
- * tenant's OAuth apps, the tenant's EMAIL_EVENT webhook, and a mailer connected the way a user
- * connects one (login -> consent at the stand-in -> callback).
+ * tenant's OAuth apps, the tenant's EMAIL_EVENT webhook, a mailer connected the way a user
+ * connects one (login -> consent at the stand-in -> callback), and startOAuthStack(): the stores,
+ * stand-ins, dispatcher and gateway app the API-driven OAuth tests share.
  */
-import type { buildGatewayApp } from '@mailyard/gateway';
-import type { GoogleOAuthStandIn } from '@mailyard/testkit/peers/google-oauth';
-import type { MicrosoftIdentityStandIn } from '@mailyard/testkit/peers/microsoft-identity';
+import { buildGatewayApp } from '@mailyard/gateway';
+import {
+  type Config,
+  type ServiceContext,
+  closeContext,
+  configFrom,
+  createLogger,
+  openContext,
+} from '@mailyard/platform';
+import { createTenant } from '@mailyard/store';
+import { type GoogleOAuthStandIn, startGoogleOAuth } from '@mailyard/testkit/peers/google-oauth';
+import {
+  type MicrosoftIdentityStandIn,
+  startMicrosoftIdentity,
+} from '@mailyard/testkit/peers/microsoft-identity';
+import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
+import { type SharedStores, createSharedStores } from '@mailyard/testkit/stores';
+import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
 import request from 'supertest';
 
 export const REDIRECT = 'https://api.example.test/v1/oauth/callback';
@@ -77,4 +93,85 @@ export function mailerConnector(
 ) => Promise<string> {
   return (standIn, account, body, expectStatus) =>
     connectMailer(caller(), standIn, account, body, expectStatus);
+}
+
+/** What startOAuthStack() runs, for one test file. */
+export interface OAuthStack extends Caller {
+  stores: SharedStores;
+  google: GoogleOAuthStandIn;
+  microsoft: MicrosoftIdentityStandIn;
+  /** The webhooks' receiver (the tenant's EMAIL_EVENT webhook posts to its `/tenant`). */
+  receiver: WebhookReceiver;
+  config: Config;
+  /** The context of the gateway app and of the webhook dispatcher. */
+  ctx: ServiceContext;
+  tenantId: string;
+  googleApp: string;
+  msApp: string;
+  /** Stops the dispatcher and closes the context, the stand-ins and the receiver; drops the stores. */
+  close(): Promise<void>;
+}
+
+export interface OAuthStackOptions {
+  /** The tenant's name (and the logger's). */
+  tenant: string;
+  /** The EMAIL_EVENT webhook's event toggles. */
+  events: Record<string, boolean>;
+  google?: Parameters<typeof startGoogleOAuth>[0];
+  /** Settings of this file beyond the common ones; may start stand-ins that need the identity ones. */
+  env?: (idp: {
+    google: GoogleOAuthStandIn;
+    microsoft: MicrosoftIdentityStandIn;
+  }) => Promise<Record<string, string>>;
+}
+
+/**
+ * Fresh stores, the Google and Microsoft identity stand-ins, a webhook receiver, the webhook
+ * dispatcher and the gateway app on one context, an enterprise tenant with its EMAIL_EVENT webhook
+ * at the receiver's `/tenant` and both OAuth apps registered. What started is closed again when a
+ * later step fails.
+ */
+export async function startOAuthStack(opts: OAuthStackOptions): Promise<OAuthStack> {
+  const closers: Array<() => Promise<unknown>> = [];
+  const close = async () => {
+    for (const c of closers.splice(0).reverse()) await c();
+  };
+  try {
+    const stores = await createSharedStores('servers');
+    closers.push(() => stores.drop());
+    const [google, microsoft, receiver] = await Promise.all([
+      startGoogleOAuth(opts.google),
+      startMicrosoftIdentity(),
+      startWebhookReceiver(),
+    ]);
+    closers.push(() => Promise.all([receiver.close(), google.close(), microsoft.close()]));
+    const config = configFrom({
+      ...stores.env,
+      LOG_LEVEL: 'error',
+      API_KEY_CACHE_MS: '0',
+      WEBHOOK_ALLOW_INSECURE: '1',
+      WEBHOOK_BATCH_WAIT_MS: '50',
+      WEBHOOK_POLL_MS: '100',
+      GOOGLE_OAUTH_URL: google.url,
+      MICROSOFT_LOGIN_URL: microsoft.url,
+      OAUTH_REDIRECT_URI: REDIRECT,
+      ...(await opts.env?.({ google, microsoft })),
+    });
+    const ctx = await openContext(
+      config,
+      createLogger(`${opts.tenant}-test`, process.env.TEST_LOG_LEVEL ?? 'error'),
+    );
+    closers.push(() => closeContext(ctx));
+    const dispatcher = await startDispatcher(ctx);
+    closers.push(() => dispatcher.stop());
+    const app = buildGatewayApp(ctx);
+    const t = await createTenant(ctx.db, { name: opts.tenant, tier: 'enterprise' });
+    const caller = { app, key: t.apiKey };
+    await registerEmailEventWebhook(caller, receiver.url('/tenant'), opts.events);
+    const apps = await registerOAuthApps(caller, google, microsoft);
+    return { ...caller, ...apps, stores, google, microsoft, receiver, config, ctx, tenantId: t.id, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
 }

@@ -107,7 +107,12 @@ const pendingCount = async () =>
 it('publishes only committed rows: a rolled-back row never, an open transaction once it commits', async () => {
   const ns = uniqueName('a');
   const consumed = await collect(ns);
-  const relay = new OutboxRelay(db, await newBus(), logger, { pollMs: 20, batchSize: 50 });
+  // Published rows kept (marked sent), so the rows committed can be read back at the end.
+  const relay = new OutboxRelay(db, await newBus(), logger, {
+    pollMs: 20,
+    batchSize: 50,
+    retentionMs: 3_600_000,
+  });
 
   const rolledBack = envelope('test.outbox', { rolledBack: true });
   await expect(

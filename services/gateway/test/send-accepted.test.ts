@@ -273,8 +273,9 @@ for (const mode of MODES) {
           ]);
           for (const e of mine())
             expect(e).toMatchObject({ type: SEND_EMAIL_COMMAND, version: 1, tenant_id: gw.tenantId });
-          // The relay marks rows sent after the broker confirmed them, which can be after the
-          // consumer already has them: wait for the mark rather than read it once.
+          // The relay settles rows (deletes them; with a retention, marks them sent) after the
+          // broker confirmed them, which can be after the consumer already has them: wait for
+          // that rather than read it once.
           const unsent = async () =>
             (
               await q<{ n: number }>(

@@ -1,6 +1,6 @@
 /**
  * Embedded mode: the in-process bus loses queued commands in a crash. A send whose command
- * was already relayed (outbox row marked sent) but never consumed is re-commanded at the next
+ * was already relayed (outbox row deleted, as the relay does) but never consumed is re-commanded at the next
  * start and delivered.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -57,7 +57,7 @@ it('re-commands copies whose in-memory commands were lost, and delivers them onc
     subject: 'Recovered',
     content: [{ type: 'text/plain', value: 'still here' }],
   });
-  await ctx.db.query('UPDATE outbox SET sent_at = now() WHERE sent_at IS NULL');
+  await ctx.db.query('DELETE FROM outbox');
   await closeContext(ctx);
 
   // Second run: nothing is in any queue; the stored send must still go out.

@@ -75,7 +75,8 @@ const base = (mailerId: string) => ({
 
 beforeAll(async () => {
   stores = await createStores();
-  h = await startSendService(stores, { SEND_MAX_ATTEMPTS: '3' });
+  // Published outbox rows are kept (marked sent): the deactivation test reads its MAILER_DEACTIVATED row.
+  h = await startSendService(stores, { SEND_MAX_ATTEMPTS: '3', OUTBOX_RETENTION_MS: '3600000' });
   tenantId = await newTenant(h.ctx.db);
 });
 

@@ -39,9 +39,12 @@ export const EnvSchema = z.object({
     .optional(),
   OUTBOX_POLL_MS: positiveInt(250),
   OUTBOX_BATCH: positiveInt(200),
-  /** How long published outbox rows are kept (marked sent); 0 deletes each row as it is published. */
+  /**
+   * 0 (default): each outbox row is deleted by the transaction that publishes it. More: published
+   * rows are kept that long, marked sent (an UPDATE per message), for debugging.
+   */
   OUTBOX_RETENTION_MS: integer('must be a whole number of milliseconds, 0 or more', 0, 2_147_483_647).default(
-    3_600_000,
+    0,
   ),
   SHUTDOWN_TIMEOUT_MS: positiveInt(10000),
   /** http:// and private webhook targets (gateway registration, incoming webhooks, dispatcher). */

@@ -11,9 +11,9 @@ export interface OutboxRelayOptions {
   /** Rows taken (and locked) per transaction. */
   batchSize: number;
   /**
-   * How long published rows are kept (marked sent) before cleanup deletes them (default 1 h).
-   * 0: a row is deleted by the transaction that publishes it instead, which spares PostgreSQL
-   * the update (a full new version of the row, its WAL and index entries) and the later delete.
+   * 0 (default): a row is deleted by the transaction that publishes it. More: published rows are
+   * kept that long, marked sent, before cleanup deletes them (for debugging: the mark costs
+   * PostgreSQL an update per message, a full new version of the row with its WAL and index entries).
    */
   retentionMs?: number;
   /** How often that cleanup runs (default 60 s). */
@@ -67,7 +67,7 @@ export class OutboxRelay {
     this.o = {
       pollMs: opts.pollMs,
       batchSize: opts.batchSize,
-      retentionMs: opts.retentionMs ?? 3_600_000,
+      retentionMs: opts.retentionMs ?? 0,
       cleanupEveryMs: opts.cleanupEveryMs ?? 60_000,
       maxBackoffMs: opts.maxBackoffMs ?? 30_000,
     };

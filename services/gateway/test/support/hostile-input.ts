@@ -1,6 +1,6 @@
 import { Agent } from 'node:http';
 import { closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
-import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
+import { createSharedStores } from '@mailyard/testkit/stores';
 import { buildGatewayApp } from '../../src/app';
 import { type RouteInfo, fuzzRequest, listRoutes, prng } from './fuzz';
 import { type LiveGateway, probeHealth, rawRequest, rssBytes, startLiveGateway } from './live-gateway';
@@ -17,22 +17,6 @@ const FUZZ_SEED = Number(process.env.FUZZ_SEED ?? 20261126);
 const HEALTH_BOUND_MS = 5000;
 const MB = 1024 * 1024;
 
-/** Embedded: PGlite in memory, in-process bus and kv; servers: a fresh database and vhost. */
-async function storesFor(
-  mode: 'servers' | 'embedded',
-): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
-  if (mode === 'embedded') return { env: { DATA_DIR: 'memory://' }, drop: async () => {} };
-  const db = await createTestDatabase();
-  const vhost = createTestVhost();
-  return {
-    env: serverEnv(db, vhost),
-    async drop() {
-      await db.drop();
-      await vhost.drop();
-    },
-  };
-}
-
 export function describeHostileInput(mode: 'servers' | 'embedded', defaultRequests: number): void {
   const FUZZ_REQUESTS = fuzzRequests(defaultRequests);
   describe(`hostile input against the gateway process (${mode})`, () => {
@@ -41,7 +25,8 @@ export function describeHostileInput(mode: 'servers' | 'embedded', defaultReques
     let drop: () => Promise<void>;
 
     beforeAll(async () => {
-      const stores = await storesFor(mode);
+      // Embedded: PGlite in memory, in-process bus and kv; servers: a fresh database and vhost.
+      const stores = await createSharedStores(mode);
       drop = stores.drop;
       const env = {
         ...stores.env,

@@ -1,20 +1,25 @@
 /**
- * Summaries of V8 CPU profiles (`node --cpu-prof`): self time per function and per area
- * (package, repository folder, node internals, GC), counted only over the samples taken inside
- * a measured window, so start-up (tsx compiling the services) and warm-up do not show. Profile
- * timestamps and process.hrtime are both CLOCK_MONOTONIC microseconds on Linux, so a window
- * taken by the benchmark process applies to the services' profiles.
+ * Summaries of V8 CPU profiles (`node --cpu-prof`), for every benchmark that profiles a service:
+ * self time per function and per area (package, repository folder, node internals, GC), and the
+ * repository's own functions by inclusive time, counted only over the samples taken inside the
+ * measured windows, so start-up and warm-up do not show. Profile timestamps and process.hrtime
+ * are both CLOCK_MONOTONIC microseconds on Linux, so a window taken by the benchmark process
+ * applies to the services' profiles.
+ *
+ * Each frame is placed by its original source (./source-map): the services run as esbuild bundles,
+ * whose frames all point into dist/bin/<service>.js until the bundle's source map resolves them.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { type SourcePosition, sourceResolver } from './source-map';
 
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
   children?: number[];
 }
 
-interface CpuProfile {
+export interface CpuProfile {
   nodes: ProfileNode[];
   startTime: number;
   samples: number[];
@@ -45,6 +50,10 @@ export interface ProfileSummary {
 
 const repoPath = (url: string, root: string) => url.replace(/^file:\/\//, '').replace(`${root}/`, '');
 
+/** A path as the tables show it: a package's files from the package's name on. */
+const shortPath = (path: string) =>
+  path.replace(/^(?:.*\/)?node_modules\/(?:\.pnpm\/[^/]+\/node_modules\/)?/, '');
+
 /** Where a frame's code lives: a package, a repository folder, node internals, or a V8 pseudo-frame. */
 export function areaOf(url: string, fn: string, root: string): string {
   if (!url) return fn.startsWith('(') ? fn : '(native)';
@@ -55,14 +64,22 @@ export function areaOf(url: string, fn: string, root: string): string {
   return path.split('/').slice(0, 3).join('/');
 }
 
+const resolvePosition = sourceResolver();
+
+/** A frame's original file (repository-relative when under `root`) and 1-based line. */
+function sourceOf(frame: ProfileNode['callFrame'], root: string): { path: string; line: number } {
+  const pos: SourcePosition = resolvePosition(frame.url, frame.lineNumber, frame.columnNumber);
+  return { path: repoPath(pos.file, root), line: pos.line + 1 };
+}
+
 function top<T extends { self_ms: number }>(m: Map<string, T>, n: number): T[] {
   return [...m.values()].sort((a, b) => b.self_ms - a.self_ms).slice(0, n);
 }
 
-/** Self time of each frame of `profile` over `window`, and the time sampled. */
+/** Self time of each frame of `profile` over `windows` (all samples when empty), and the time sampled. */
 function selfTimes(
   profile: CpuProfile,
-  window?: Window,
+  windows: Window[],
 ): { self: Map<ProfileNode, number>; sampled: number } {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const self = new Map<ProfileNode, number>();
@@ -71,7 +88,7 @@ function selfTimes(
   for (let i = 0; i < profile.samples.length; i++) {
     const dt = profile.timeDeltas[i] ?? 0;
     t += dt;
-    if (window && (t < window.fromUs || t > window.toUs)) continue;
+    if (windows.length > 0 && !windows.some((w) => t >= w.fromUs && t <= w.toUs)) continue;
     const node = byId.get(profile.samples[i]!)!;
     self.set(node, (self.get(node) ?? 0) + dt);
     sampled += dt;
@@ -92,10 +109,9 @@ function ownInclusive(
     if (node.callFrame.functionName === '(idle)') continue;
     const seen = new Set<string>();
     for (let n: ProfileNode | undefined = node; n; n = parent.get(n.id)) {
-      const { functionName, url, lineNumber } = n.callFrame;
-      const path = repoPath(url, root);
+      const { path, line } = sourceOf(n.callFrame, root);
       if (!/^(services|libs)\//.test(path) || path.includes('node_modules')) continue;
-      const key = `${functionName || '(anonymous)'}\u0000${path}:${lineNumber + 1}`;
+      const key = `${n.callFrame.functionName || '(anonymous)'}\u0000${path}:${line}`;
       if (seen.has(key)) continue;
       seen.add(key);
       out.set(key, (out.get(key) ?? 0) + us);
@@ -105,10 +121,17 @@ function ownInclusive(
 }
 
 /**
- * Self time per function and area over `window` (all samples when omitted), summed over the
+ * Self time per function and area over `windows` (all samples when omitted), summed over the
  * profiles of one process (node writes one per thread: the main thread and tsx's loader).
+ * `root` is the checkout the services ran from: paths under it show relative to it.
  */
-export function summarize(profiles: CpuProfile[], root: string, window?: Window, n = 25): ProfileSummary {
+export function summarize(
+  profiles: CpuProfile[],
+  root: string,
+  windows: Window | Window[] = [],
+  n = 25,
+): ProfileSummary {
+  const within = Array.isArray(windows) ? windows : [windows];
   const fns = new Map<string, { fn: string; where: string; self_ms: number; pct_busy: number }>();
   const areas = new Map<string, { area: string; self_ms: number; pct_busy: number }>();
   let busy = 0;
@@ -116,7 +139,7 @@ export function summarize(profiles: CpuProfile[], root: string, window?: Window,
   const frames: Array<[ProfileNode, number]> = [];
   const inclusive = new Map<string, { fn: string; where: string; self_ms: number; pct_busy: number }>();
   for (const profile of profiles) {
-    const t = selfTimes(profile, window);
+    const t = selfTimes(profile, within);
     sampled = Math.max(sampled, t.sampled);
     frames.push(...t.self);
     for (const [key, us] of ownInclusive(profile, t.self, root)) {
@@ -127,16 +150,16 @@ export function summarize(profiles: CpuProfile[], root: string, window?: Window,
     }
   }
   for (const [node, us] of frames) {
-    const { functionName, url, lineNumber } = node.callFrame;
-    const fn = functionName || '(anonymous)';
+    const fn = node.callFrame.functionName || '(anonymous)';
     if (fn === '(idle)') continue;
     busy += us;
-    const where = url ? `${repoPath(url, root)}:${lineNumber + 1}` : '';
+    const { path, line } = sourceOf(node.callFrame, root);
+    const where = path ? `${shortPath(path)}:${line}` : '';
     const key = `${fn} ${where}`;
     const f = fns.get(key) ?? { fn, where, self_ms: 0, pct_busy: 0 };
     f.self_ms += us / 1000;
     fns.set(key, f);
-    const area = areaOf(url, fn, root);
+    const area = areaOf(path, fn, root);
     const a = areas.get(area) ?? { area, self_ms: 0, pct_busy: 0 };
     a.self_ms += us / 1000;
     areas.set(area, a);
