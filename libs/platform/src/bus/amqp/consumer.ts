@@ -1,9 +1,13 @@
-/** Consumers: one channel each (for prefetch), re-attached after every reconnect. */
+/**
+ * Consumers: one channel each (for prefetch), re-attached after every reconnect. A message is
+ * acked once its handler finished, the acks of a turn of the event loop coalesced (ack-window.ts).
+ */
 import type { Channel, ConsumeMessage, Options } from 'amqplib';
 import type { Logger } from '../../logger/logger';
 import { backoffMs } from '../backoff';
 import { type ConsumerSettings, errorMessage, handleMessage } from '../delivery';
 import type { Consumer, Handler } from '../types';
+import { AckWindow } from './ack-window';
 import type { Link } from './connection';
 import { deliveryOf, parkingProperties, retryProperties } from './message';
 import type { Publisher } from './publisher';
@@ -42,6 +46,9 @@ export class AmqpConsumer implements Consumer {
   private retryTimer: NodeJS.Timeout | null = null;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly closedChannels = new WeakSet<Channel>();
+  /** The acks still to send, per channel (delivery tags are the channel's). */
+  private readonly acks = new WeakMap<Channel, AckWindow>();
+  private readonly flushing = new Set<Channel>();
 
   constructor(
     private readonly settings: ConsumerSettings,
@@ -102,7 +109,10 @@ export class AmqpConsumer implements Consumer {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
     this.channel = null;
     this.tag = null;
-    if (ch) await ch.close().catch(() => {});
+    if (ch) {
+      this.flushAcks(ch);
+      await ch.close().catch(() => {});
+    }
   }
 
   private async open(link: Link): Promise<void> {
@@ -115,6 +125,7 @@ export class AmqpConsumer implements Consumer {
       this.closedChannels.add(ch);
       this.onChannelClosed(ch, link);
     });
+    this.acks.set(ch, new AckWindow());
     try {
       await ch.prefetch(prefetch);
       await declareWorkQueue(ch, queue, bindings);
@@ -153,6 +164,7 @@ export class AmqpConsumer implements Consumer {
       safely(() => ch.nack(msg, false, true));
       return;
     }
+    this.acks.get(ch)?.received(msg.fields.deliveryTag);
     const run = this.process(ch, msg).catch((err) => {
       this.log.error('AMQP delivery failed', { queue: this.settings.queue, error: errorMessage(err) });
     });
@@ -165,7 +177,7 @@ export class AmqpConsumer implements Consumer {
     const delivery = deliveryOf(msg);
     const outcome = await handleMessage(msg.content.toString('utf8'), delivery, this.handler, retryDelaysMs);
     if (outcome.kind === 'done') {
-      safely(() => ch.ack(msg));
+      this.ack(ch, msg);
       return;
     }
     if (outcome.kind === 'invalid') {
@@ -225,12 +237,40 @@ export class AmqpConsumer implements Consumer {
         error: errorMessage(err),
       });
       if (!this.closedChannels.has(ch)) await new Promise((r) => setTimeout(r, 1_000));
+      this.acks.get(ch)?.forget(msg.fields.deliveryTag);
       safely(() => ch.nack(msg, false, true));
       return false;
     }
-    safely(() => ch.ack(msg));
+    this.ack(ch, msg);
     return true;
   }
+
+  /** Acks `msg` with the others finished in this turn of the event loop (ack-window.ts). */
+  private ack(ch: Channel, msg: ConsumeMessage): void {
+    const window = this.acks.get(ch);
+    if (!window) {
+      safely(() => ch.ack(msg));
+      return;
+    }
+    window.done(msg.fields.deliveryTag);
+    if (this.flushing.has(ch)) return;
+    this.flushing.add(ch);
+    setImmediate(() => {
+      this.flushing.delete(ch);
+      this.flushAcks(ch);
+    });
+  }
+
+  private flushAcks(ch: Channel): void {
+    const frames = this.acks.get(ch)?.flush() ?? [];
+    if (frames.length === 0 || this.closedChannels.has(ch)) return;
+    for (const { tag, multiple } of frames) safely(() => ch.ack(ackable(tag), multiple));
+  }
+}
+
+/** What amqplib's ack reads of a message: its delivery tag. */
+function ackable(tag: number): ConsumeMessage {
+  return { fields: { deliveryTag: tag } } as ConsumeMessage;
 }
 
 /** ack/nack on a channel that died throws; the broker redelivers those messages anyway. */

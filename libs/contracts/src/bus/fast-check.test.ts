@@ -1,0 +1,99 @@
+import { BusEnvelopeSchema } from './envelope';
+import { isBusEnvelopeFast, sendEmailCommandFast } from './fast-check';
+import { SendEmailCommandSchema } from './send-command';
+
+/** A small seeded generator (mulberry32): the same values every run. */
+function rng(seed: number) {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const ABSENT = Symbol('absent');
+const RUNS = 6_000;
+const strings = ['01J9ZX', 'send.email', 'x', '', ' ', 0, 1, null, undefined, ABSENT, [], {}, true];
+const numbers = [
+  1,
+  2,
+  7,
+  0,
+  -1,
+  1.5,
+  Number.NaN,
+  Number.POSITIVE_INFINITY,
+  '1',
+  null,
+  undefined,
+  ABSENT,
+  2 ** 53,
+];
+const optionals = [ABSENT, undefined, 'tn_1', '', '00-abc-def-01', null, 5, {}];
+const payloads = [{ a: 1 }, null, undefined, ABSENT, 'text', [1, 2], 0];
+
+function pick<T>(r: () => number, list: readonly T[]): T {
+  return list[Math.floor(r() * list.length)]!;
+}
+
+/** Mostly the valid first `valid` values, now and then any: values of both kinds. */
+function mostly<T>(r: () => number, list: readonly T[], valid: number): T {
+  return r() < 0.9 ? pick(r, list.slice(0, valid)) : pick(r, list);
+}
+
+function objectOf(r: () => number, fields: Record<string, unknown>): unknown {
+  const roll = r();
+  if (roll < 0.01) return pick(r, [null, [], 'x', 3, new Date(0), new Map()]);
+  const out: Record<string, unknown> = roll < 0.02 ? Object.create(null) : {};
+  for (const [k, v] of Object.entries(fields)) if (v !== ABSENT) out[k] = v;
+  if (r() < 0.05) out.extra = 'kept by the envelope, dropped from the command';
+  return out;
+}
+
+describe('bus fast checks agree with their schemas', () => {
+  it('isBusEnvelopeFast accepts only envelopes BusEnvelopeSchema accepts, and the common ones', () => {
+    const r = rng(14);
+    let accepted = 0;
+    for (let i = 0; i < RUNS; i++) {
+      const v = objectOf(r, {
+        id: mostly(r, strings, 3),
+        type: mostly(r, strings, 3),
+        version: mostly(r, numbers, 3),
+        occurred_at: mostly(r, strings, 5),
+        traceparent: mostly(r, optionals, 3),
+        tenant_id: mostly(r, optionals, 3),
+        payload: pick(r, payloads),
+      });
+      const zod = BusEnvelopeSchema.safeParse(v).success;
+      if (isBusEnvelopeFast(v)) {
+        accepted++;
+        expect({ v, zod }).toEqual({ v, zod: true });
+      }
+    }
+    // Not a check that declines everything: most generated envelopes are valid and decided here.
+    expect(accepted).toBeGreaterThan(RUNS / 3);
+  });
+
+  it('sendEmailCommandFast returns what SendEmailCommandSchema returns, or leaves it to the schema', () => {
+    const r = rng(41);
+    let accepted = 0;
+    for (let i = 0; i < RUNS; i++) {
+      const v = objectOf(r, {
+        ref_id: mostly(r, strings, 3),
+        tenant_id: mostly(r, strings, 3),
+        copy_id: mostly(r, strings, 3),
+        attempt: mostly(r, numbers, 3),
+      });
+      const fast = sendEmailCommandFast(v);
+      if (fast === undefined) continue;
+      accepted++;
+      const zod = SendEmailCommandSchema.safeParse(v);
+      expect(zod.success).toBe(true);
+      expect(Object.keys(fast)).toEqual(Object.keys(zod.data!));
+      expect(fast).toEqual(zod.data);
+    }
+    expect(accepted).toBeGreaterThan(RUNS / 3);
+  });
+});

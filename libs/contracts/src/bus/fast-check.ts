@@ -1,0 +1,42 @@
+/**
+ * Plain-code fast paths of the bus's two per-message zod checks (the envelope every consumer
+ * decodes, the send service's command), run once per bus message. Each decides only what it is
+ * sure of: what it accepts, its schema accepts with the same result (fast-check.test.ts compares
+ * them on generated values); anything else returns false/undefined and the schema decides and
+ * words the error as before.
+ */
+import type { BusEnvelope } from './envelope';
+import type { SendEmailCommand } from './send-command';
+
+/** A JSON object (what JSON.parse makes); anything else (arrays, class instances) goes to the schema. */
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
+const positiveInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v > 0;
+const optionalString = (v: unknown) => v === undefined || typeof v === 'string';
+
+/** True only for values BusEnvelopeSchema accepts (it returns them unchanged, see bus/delivery). */
+export function isBusEnvelopeFast(v: unknown): v is BusEnvelope {
+  return (
+    isPlainObject(v) &&
+    nonEmpty(v.id) &&
+    nonEmpty(v.type) &&
+    positiveInt(v.version) &&
+    typeof v.occurred_at === 'string' &&
+    optionalString(v.traceparent) &&
+    optionalString(v.tenant_id)
+  );
+}
+
+/** What SendEmailCommandSchema.safeParse(v).data is (only its four keys), or undefined: ask the schema. */
+export function sendEmailCommandFast(v: unknown): SendEmailCommand | undefined {
+  if (!isPlainObject(v)) return undefined;
+  const { ref_id, tenant_id, copy_id, attempt } = v;
+  if (!nonEmpty(ref_id) || !nonEmpty(tenant_id) || !nonEmpty(copy_id) || !positiveInt(attempt))
+    return undefined;
+  return { ref_id, tenant_id, copy_id, attempt };
+}
