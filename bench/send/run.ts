@@ -20,6 +20,7 @@
  *   pnpm bench:send
  *   BENCH_PHASES=single,ceiling BENCH_EMAILS=5000 pnpm bench:send
  *   BENCH_SEND_ENV='SEND_CONCURRENCY=128' pnpm bench:send
+ *   BENCH_GATEWAY_ENV='NODE_OPTIONS=--max-semi-space-size=16' pnpm bench:send
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -143,6 +144,7 @@ async function main(): Promise<void> {
     note: 'shared machine: compare figures as ratios to smtp_ceiling of the same run; CPU-ms per email is the steadier guide',
     transport: 'domain mailer, DKIM rsa-sha256 2048, SMTP_RELAY_URL -> Postfix smtp-sink',
     send_service_env: envList(process.env.BENCH_SEND_ENV),
+    gateway_env: envList(process.env.BENCH_GATEWAY_ENV),
     ...servicesForm(),
     outbox_retention_ms: Number(stores.OUTBOX_RETENTION_MS),
   };
@@ -160,6 +162,7 @@ async function main(): Promise<void> {
         BOOTSTRAP_API_KEY: KEY,
         BOOTSTRAP_TIER: 'enterprise',
         RATE_LIMIT_ENTERPRISE: '1000000000',
+        ...envList(process.env.BENCH_GATEWAY_ENV),
       },
       profileRoot,
       /Mailyard gateway started/,

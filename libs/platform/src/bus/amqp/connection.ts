@@ -4,6 +4,7 @@ import type { Logger } from '../../logger/logger';
 import { redactUrl } from '../../logger/redact';
 import { backoffMs, jittered } from '../backoff';
 import { errorMessage } from '../delivery';
+import { coalesceFrameWrites } from './coalesce-writes';
 import type { AmqpSettings } from './options';
 import { declareExchanges, declareWorkQueue } from './topology';
 
@@ -165,6 +166,8 @@ export class Connection {
       clientProperties: { connection_name: this.o.connectionName },
       timeout: CONNECT_SOCKET_TIMEOUT_MS, // TCP connect + AMQP handshake
     });
+    // A batch of publishes (or acks) leaves in one socket write, not one per message.
+    coalesceFrameWrites(model);
     let link: Link | undefined;
     let closedEarly = false;
     // Always followed by 'close', which logs the loss.
