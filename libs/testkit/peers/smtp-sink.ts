@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +16,7 @@ export interface SinkMessage {
 
 export interface SmtpSink {
   port: number;
-  /** Messages dumped so far (empty unless started with `dump: true`). */
+  /** Messages whose transaction has ended (empty unless started with `dump: true`). */
   messages(): SinkMessage[];
   /** Resolves once `n` messages were dumped. */
   waitForMessages(n: number, timeoutMs?: number): Promise<SinkMessage[]>;
@@ -75,8 +75,31 @@ async function launchSink(opts: SmtpSinkOptions, port: number, dir: string): Pro
   failed.catch(() => {});
   await Promise.race([waitForPort(port), failed]);
 
+  // smtp-sink writes a dump file as the transaction's commands arrive and closes it at the final
+  // dot: a file it still holds open is a message in progress (no recipients or body yet).
+  const inProgress = (): Set<string> => {
+    const open = new Set<string>();
+    const fds = `/proc/${child.pid}/fd`;
+    let entries: string[] = [];
+    try {
+      entries = readdirSync(fds);
+    } catch {
+      return open;
+    }
+    for (const fd of entries) {
+      try {
+        open.add(readlinkSync(join(fds, fd)));
+      } catch {
+        // closed between the listing and the readlink
+      }
+    }
+    return open;
+  };
   const read = (): SinkMessage[] => {
-    const files = readdirSync(dir).sort();
+    const open = inProgress();
+    const files = readdirSync(dir)
+      .filter((file) => !open.has(join(dir, file)))
+      .sort();
     const out: SinkMessage[] = [];
     for (const file of files) {
       const text = readFileSync(join(dir, file), 'utf8');
