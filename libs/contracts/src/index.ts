@@ -13,6 +13,7 @@ export * from './mailers/types';
 export * from './mailers/capabilities';
 export * from './bus/send-command';
 export * from './events/email-event';
+export * from './bus/email-event-message';
 export * from './events/email-status';
 export * from './domain-name';
 export * from './api/domains';
