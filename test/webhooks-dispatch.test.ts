@@ -4,7 +4,16 @@
  * outbox for MAILER_DEACTIVATED), delivered to a real HTTP receiver on 127.0.0.1
  * (WEBHOOK_ALLOW_INSECURE=1 here; the guard without it is tested at the end).
  */
-import { type EmailEvent, IMAP_CAPABLE_CONFIG_TYPES, IdPrefix, newId } from '@mailyard/contracts';
+import {
+  EMAIL_EVENT_MESSAGE,
+  type EmailEvent,
+  Exchange,
+  IMAP_CAPABLE_CONFIG_TYPES,
+  IdPrefix,
+  Queue,
+  RoutingKey,
+  newId,
+} from '@mailyard/contracts';
 import { buildGatewayApp } from '@mailyard/gateway';
 import {
   OutboxRelay,
@@ -13,6 +22,7 @@ import {
   closeContext,
   configFrom,
   createLogger,
+  envelope,
   openContext,
   traceIdOf,
 } from '@mailyard/platform';
@@ -26,6 +36,7 @@ import {
   eventually,
   publishDomainVerification,
   publishEmailEvent,
+  publishEmailEventGroup,
 } from '@mailyard/testkit/webhooks';
 import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
 import { Webhook } from 'standardwebhooks';
@@ -179,6 +190,69 @@ it('a single event is still an array; batches hold at most WEBHOOK_BATCH_MAX eve
   await publishEmailEvent(ctx.bus, b.tenantId, emailEvent('MAIL_DELIVERED', at(1)));
   await eventually(() => receiver.to(b.path).length === 1, 'one request');
   expect(bodies(b.path)[0]).toHaveLength(1);
+});
+
+it('takes a group message (email.event version 2) and the single-event shape alike: each event once, a group never split across statements', async () => {
+  const a = await account({ delivery: true });
+  const traces = Array.from(
+    { length: 7 },
+    (_, i) => `00-${(i + 1).toString(16).padStart(32, 'a')}-b7ad6b7169203331-01`,
+  );
+  const group = traces.map((_, i) => emailEvent('MAIL_DELIVERED', at(300 + i)));
+  // Version 1 (a producer from before groups, during a rolling deploy) beside version 2.
+  await publishEmailEvent(ctx.bus, a.tenantId, emailEvent('MAIL_DELIVERED', at(299)), traces[0]);
+  await publishEmailEventGroup(ctx.bus, a.tenantId, group, traces);
+  await eventually(() => allEvents(a.path).length >= 8, 'eight events delivered');
+  // Each event exactly once; bodies hold at most WEBHOOK_BATCH_MAX (5), oldest first.
+  expect(allEvents(a.path).map((e) => e.details.event_at)).toEqual(
+    Array.from({ length: 8 }, (_, i) => at(299 + i)),
+  );
+  for (const b of bodies(a.path)) expect(b.length).toBeLessThanOrEqual(5);
+  // Every body continues the trace of its oldest event.
+  for (const r of receiver.to(a.path)) {
+    const first = (r.json as EmailEvent[])[0]!;
+    const i = Math.max(
+      0,
+      group.findIndex((e) => e.details.event_at === first.details.event_at),
+    );
+    expect(traceIdOf(String(r.headers.traceparent))).toBe(traceIdOf(traces[i]!));
+  }
+  // The group's 7 events were stored by one statement: their deliveries share one created_at.
+  const created = await ctx.db.query<{ n: number }>(
+    `SELECT count(DISTINCT created_at)::int AS n FROM webhook_deliveries d,
+            jsonb_array_elements(d.body::jsonb) AS e
+      WHERE d.tenant_id = $1 AND e->'details'->>'event_at' = ANY($2::text[])`,
+    [a.tenantId, group.map((e) => e.details.event_at)],
+  );
+  expect(created.rows[0]!.n).toBe(1);
+});
+
+it('parks an email.event message of an unknown version or with a mixed group, never acknowledges it away', async () => {
+  const a = await account({ delivery: true });
+  const bad = {
+    events: [{ event: emailEvent('MAIL_DELIVERED', at(1)) }, { event: emailEvent('MAIL_BOUNCE', at(2)) }],
+  };
+  await ctx.bus.publish(
+    Exchange.events,
+    RoutingKey.emailEvent('MAIL_DELIVERED'),
+    envelope(EMAIL_EVENT_MESSAGE, bad, { version: 2, tenantId: a.tenantId }),
+  );
+  await ctx.bus.publish(
+    Exchange.events,
+    RoutingKey.emailEvent('MAIL_DELIVERED'),
+    envelope(EMAIL_EVENT_MESSAGE, emailEvent('MAIL_DELIVERED', at(3)), { version: 3, tenantId: a.tenantId }),
+  );
+  const parked: string[] = [];
+  await eventually(async () => {
+    const got = await ctx.bus.parked(Queue.webhookDispatcher, true);
+    parked.push(...got.filter((p) => p.envelope.tenant_id === a.tenantId).map((p) => p.reason));
+    return parked.length >= 2;
+  }, 'both parked');
+  expect(parked.sort()).toEqual([
+    expect.stringMatching(/version 2 payload: .*every event of a group must be MAIL_DELIVERED/s),
+    expect.stringMatching(/version 3 payload: unknown version 3/),
+  ]);
+  expect(receiver.to(a.path)).toHaveLength(0);
 });
 
 it('filters by the subscription toggles; imap_error never applies; SMTP-only MAILER_DEACTIVATED bypasses them', async () => {

@@ -21,16 +21,19 @@
  *   BENCH_PHASES=single,ceiling BENCH_EMAILS=5000 pnpm bench:send
  *   BENCH_SEND_ENV='SEND_CONCURRENCY=128' pnpm bench:send
  *   BENCH_GATEWAY_ENV='NODE_OPTIONS=--max-semi-space-size=16' pnpm bench:send
+ *   BENCH_DISPATCHER=1 pnpm bench:send   # plus a webhook dispatcher posting MAIL_DELIVERED to a receiver
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { IdPrefix, WEBHOOK_EVENT_TOGGLES, newId } from '@mailyard/contracts';
 import { closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
-import { findKeyOwner } from '@mailyard/store';
+import { findKeyOwner, webhooks } from '@mailyard/store';
 import { dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
 import { startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
+import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
 import { REPO_ROOT, freePort } from '@mailyard/testkit/process';
 import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
 import autocannon from 'autocannon';
@@ -73,6 +76,8 @@ const PHASES = new Set(
   (process.env.BENCH_PHASES ?? 'single,drain,batch,spread,ceiling,copy').split(',').map((s) => s.trim()),
 );
 const KEY = 'myk_bench_send_bootstrap_key_0123456789abcdef';
+/** Runs a webhook dispatcher beside the pipeline (the tenant's MAIL_DELIVERED to a receiver here). */
+const DISPATCHER = process.env.BENCH_DISPATCHER === '1';
 
 const round = (n: number, d = 2) => Number(n.toFixed(d));
 
@@ -80,7 +85,11 @@ const round = (n: number, d = 2) => Number(n.toFixed(d));
 function perEmail(cpuMs: Record<string, number>, emails: number) {
   const per = Object.fromEntries(Object.entries(cpuMs).map(([k, v]) => [k, round(v / emails)]));
   const pipeline = Object.entries(cpuMs)
-    .filter(([k]) => ['gateway', 'postgresql', 'rabbitmq', 'redis'].includes(k) || k.startsWith('send'))
+    .filter(
+      ([k]) =>
+        ['gateway', 'postgresql', 'rabbitmq', 'redis', 'webhook_dispatcher'].includes(k) ||
+        k.startsWith('send'),
+    )
     .reduce((s, [, v]) => s + v, 0);
   return { ...per, pipeline_total: round(pipeline / emails) };
 }
@@ -147,8 +156,10 @@ async function main(): Promise<void> {
     gateway_env: envList(process.env.BENCH_GATEWAY_ENV),
     ...servicesForm(),
     outbox_retention_ms: Number(stores.OUTBOX_RETENTION_MS),
+    webhook_dispatcher: DISPATCHER ? 'MAIL_DELIVERED posted to a receiver in the bench process' : 'none',
   };
   const windows: Array<{ phase: string; window: Window; processes: string[] }> = [];
+  let receiver: WebhookReceiver | null = null;
   try {
     // The send service first, so its queue is bound before the gateway publishes commands.
     let senders = [await startSend()];
@@ -176,6 +187,31 @@ async function main(): Promise<void> {
     const key = dkimKeyPair();
     const mailerId = await insertDomainMailer(ctx.db, ctx.sealer, tenantId, { domain: DOMAIN, key });
 
+    // With BENCH_DISPATCHER: the tenant's MAIL_DELIVERED events posted to a receiver in this process.
+    receiver = DISPATCHER ? await startWebhookReceiver() : null;
+    let dispatcher: Service | null = null;
+    if (receiver) {
+      await webhooks.create(ctx.db, tenantId, {
+        id: newId(IdPrefix.emailEventsWebhook),
+        event: 'EMAIL_EVENT',
+        url: receiver.url('/events'),
+        events: Object.fromEntries(WEBHOOK_EVENT_TOGGLES.map((t) => [t, t === 'delivery'])) as never,
+        headerNames: [],
+        headersSealed: null,
+        secretSealed: ctx.sealer.seal(`whsec_${Buffer.alloc(32, 1).toString('base64')}`),
+      });
+      dispatcher = await spawnService(
+        'webhook_dispatcher',
+        'webhook-dispatcher',
+        { ...stores, WEBHOOK_ALLOW_INSECURE: '1' },
+        profileRoot,
+        /webhook-dispatcher: consuming/,
+      );
+      services.push(dispatcher);
+    }
+    const posted = () =>
+      (receiver?.requests ?? []).reduce((n, r) => n + (Array.isArray(r.json) ? r.json.length : 0), 0);
+
     const url = `http://127.0.0.1:${gwPort}/v1/email/send`;
     const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
     let n = 0;
@@ -192,8 +228,17 @@ async function main(): Promise<void> {
     const single = () => singleBody(mailerId, n++);
     const batch = () => batchBody(mailerId, b++, BATCH_RECIPIENTS);
     let expected = 0;
-    const delivered = (target: number, timeoutMs = 600_000) =>
-      waitDelivered(client, tenantId, target, timeoutMs);
+    const delivered = async (target: number, timeoutMs = 600_000) => {
+      await waitDelivered(client, tenantId, target, timeoutMs);
+      // With a dispatcher, an email is done when its MAIL_DELIVERED was posted.
+      const until = Date.now() + timeoutMs;
+      while (receiver && posted() < target && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
+    };
+    /** Rows written to the outbox so far: every bus message this pipeline publishes is one. */
+    const outboxRows = async () =>
+      Number(
+        (await client.query<{ n: string }>('SELECT last_value::text AS n FROM outbox_id_seq')).rows[0]!.n,
+      );
     const meter = (extra: Service[]) =>
       new CpuMeter({
         gateway: () => processTree(gateway.proc.child.pid!),
@@ -217,10 +262,12 @@ async function main(): Promise<void> {
         ).rows[0]!.d,
       );
     /** Runs `work` as a measured phase: wall time, CPU per email, the profile window. */
-    const measured = async <T>(phase: string, emails: number, procs: Service[], work: () => Promise<T>) => {
+    const measured = async <T>(phase: string, emails: number, given: Service[], work: () => Promise<T>) => {
+      const procs = dispatcher ? [...given, dispatcher] : given;
       const m = meter(procs.filter((s) => s !== gateway));
       const counters0 = await Promise.all(procs.map(countersOf));
       const wal0 = await walLsn();
+      const outbox0 = await outboxRows();
       await m.start();
       const fromUs = monotonicUs();
       const t0 = Date.now();
@@ -228,6 +275,7 @@ async function main(): Promise<void> {
       const seconds = (Date.now() - t0) / 1000;
       const cpu = await m.stop();
       const walBytes = await walSince(wal0);
+      const outboxWritten = (await outboxRows()) - outbox0;
       const counters1 = await Promise.all(procs.map(countersOf));
       const perProcess = (k: 'statements' | 'transactions' | 'delivered', per = emails) =>
         Object.fromEntries(
@@ -246,6 +294,8 @@ async function main(): Promise<void> {
           db_transactions_per_email: perProcess('transactions'),
           // Server-wide (the server is shared with other sessions): an upper bound.
           wal_bytes_per_email: Math.round(walBytes / emails),
+          // Bus messages published per email: one send command per copy, the rest email events.
+          bus_messages_per_email: round(outboxWritten / emails, 3),
         },
         delivered_by_process: perProcess('delivered', 1),
         cpu_seconds: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, round(v / 1000)])),
@@ -411,6 +461,7 @@ async function main(): Promise<void> {
     const all = [...services];
     for (const s of all.reverse()) await stopService(s);
     await client.end();
+    await receiver?.close();
     await closeContext(ctx);
     await sink.stop();
     await ceilingSink.stop();

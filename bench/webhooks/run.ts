@@ -14,15 +14,16 @@
  *   BENCH_BATCHES=1 pnpm bench:webhooks      # only the unbatched run
  *   BENCH_SERVICES_ROOT=/work/main pnpm bench:webhooks   # another checkout's dispatcher (same schema)
  *   BENCH_CPU_PROF=/tmp/prof pnpm bench:webhooks      # node --cpu-prof of the dispatcher
+ *   BENCH_EVENTS_PER_MESSAGE=10 pnpm bench:webhooks   # groups of 10 per message (email.event version 2)
  */
 import { loadavg } from 'node:os';
-import { IdPrefix, WEBHOOK_EVENT_TOGGLES, newId } from '@mailyard/contracts';
+import { type EmailEvent, IdPrefix, WEBHOOK_EVENT_TOGGLES, newId } from '@mailyard/contracts';
 import { closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
 import { createTenant, webhooks } from '@mailyard/store';
 import { startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
 import { freePort } from '@mailyard/testkit/process';
 import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
-import { at, emailEvent, publishEmailEvent } from '@mailyard/testkit/webhooks';
+import { at, emailEvent, publishEmailEvent, publishEmailEventGroup } from '@mailyard/testkit/webhooks';
 import { CpuMeter, processTree } from '../support/cpu';
 import { envList, printAndKeep, runMain, stopProcess } from '../support/proc';
 import { servicesForm, spawnService } from '../support/services';
@@ -31,6 +32,8 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 5000);
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 10);
 const BATCHES = (process.env.BENCH_BATCHES ?? '100,1').split(',').map(Number);
 const PROF = process.env.BENCH_CPU_PROF;
+/** Events per bus message (1: version 1, one each; above 1: email.event version-2 groups per account). */
+const PER_MESSAGE = Number(process.env.BENCH_EVENTS_PER_MESSAGE ?? 1);
 
 async function runOnce(batchMax: number) {
   const db = await createTestDatabase();
@@ -58,13 +61,26 @@ async function runOnce(batchMax: number) {
   const publishStarted = Date.now();
   const perAccount = Math.floor(EVENTS / ACCOUNTS);
   const publishing: Promise<void>[] = [];
+  // Per account, up to PER_MESSAGE events in one message (email.event version 2 above 1).
+  const pending = new Map<string, EmailEvent[]>();
+  const publish = (tenantId: string, e: EmailEvent | null) => {
+    const held = pending.get(tenantId) ?? [];
+    if (e) held.push(e);
+    pending.set(tenantId, held);
+    if (held.length === 0 || (e && held.length < PER_MESSAGE)) return;
+    pending.set(tenantId, []);
+    publishing.push(
+      held.length === 1
+        ? publishEmailEvent(ctx.bus, tenantId, held[0]!)
+        : publishEmailEventGroup(ctx.bus, tenantId, held),
+    );
+  };
   for (let i = 0; i < perAccount; i++) {
-    for (let a = 0; a < ACCOUNTS; a++)
-      publishing.push(publishEmailEvent(ctx.bus, tenants[a]!, emailEvent('MAIL_DELIVERED', at(i))));
-    if (i % 10 === 9)
-      publishing.push(publishEmailEvent(ctx.bus, tenants[ACCOUNTS]!, emailEvent('MAIL_DELIVERED', at(i))));
+    for (let a = 0; a < ACCOUNTS; a++) publish(tenants[a]!, emailEvent('MAIL_DELIVERED', at(i)));
+    if (i % 10 === 9) publish(tenants[ACCOUNTS]!, emailEvent('MAIL_DELIVERED', at(i)));
     if (publishing.length > 1000) await Promise.all(publishing.splice(0));
   }
+  for (const t of tenants) publish(t, null);
   await Promise.all(publishing);
   const publishS = (Date.now() - publishStarted) / 1000;
 
@@ -124,6 +140,7 @@ async function runOnce(batchMax: number) {
   const perEvent = (ms: number) => Number((ms / delivered).toFixed(3));
   const result = {
     batch_max: batchMax,
+    events_per_message: PER_MESSAGE,
     events: delivered,
     requests: receiver.requests.filter((r) => r.path.startsWith('/fast')).length,
     publish_s: publishS,

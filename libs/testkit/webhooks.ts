@@ -1,4 +1,5 @@
 import {
+  BusMessages,
   DOMAIN_VERIFICATION_EVENT,
   type DomainVerificationEvent,
   EMAIL_EVENT_MESSAGE,
@@ -11,7 +12,7 @@ import {
   emptyTracking,
   ulid,
 } from '@mailyard/contracts';
-import { type Bus, counter, envelope, metricsRegistry } from '@mailyard/platform';
+import { type Bus, childTraceparent, counter, envelope, metricsRegistry } from '@mailyard/platform';
 
 /** Bus-side helpers of the webhook tests: publish events the way their producers do. */
 
@@ -54,6 +55,27 @@ export async function publishEmailEvent(
       tenantId,
       parentTraceparent: traceparent,
     }),
+  );
+}
+
+/**
+ * Several events of one tenant and type in one `email.event` version-2 message, as the event
+ * writer publishes a group commit's events; `traces[i]` is the trace of event i.
+ */
+export async function publishEmailEventGroup(
+  bus: Bus,
+  tenantId: string,
+  events: EmailEvent[],
+  traces: Array<string | undefined> = [],
+): Promise<void> {
+  const def = BusMessages.emailEventGroup;
+  const payload = def.schema.parse({
+    events: events.map((event, i) => ({ event, traceparent: childTraceparent(traces[i]) })),
+  });
+  await bus.publish(
+    def.exchange,
+    def.routingKey(payload),
+    envelope(def.name, payload, { version: def.version, tenantId, parentTraceparent: traces[0] }),
   );
 }
 

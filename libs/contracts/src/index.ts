@@ -14,6 +14,7 @@ export * from './mailers/capabilities';
 export * from './bus/send-command';
 export * from './bus/fast-check';
 export * from './events/email-event';
+export * from './bus/email-event-message';
 export * from './events/email-status';
 export * from './domain-name';
 export * from './api/domains';

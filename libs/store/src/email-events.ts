@@ -6,8 +6,11 @@
  *    (statusRankSql from libs/contracts); last_event/failure_reason follow unless the status
  *    would move backwards; on delivery message_id and delivered_at; attempts = highest attempt;
  *    a terminal send event sets `send_outcome`;
- * 3. an outbox row publishing the spec event object (libs/contracts BusMessages.emailEvent,
- *    validated by libs/platform outboxMessage; the relay publishes it).
+ * 3. the outbox row publishing it (libs/contracts BusMessages.emailEvent, validated by
+ *    libs/platform outboxMessage; the relay publishes it); with `eventsPerMessage` above 1 the
+ *    events of one tenant and event type recorded together share one row
+ *    (BusMessages.emailEventGroup, `email.event` version 2): one bus message per group commit
+ *    instead of one per event, and only the events actually recorded are in it.
  *
  * Keys (migration 0011): a copy's identity never changes. A SEND event (a record with `attempt`)
  * is unique per (copy_id, event, attempt, recipients): a redelivered command that records the
@@ -28,14 +31,23 @@
  * for six deliveries of one send written in the same statement.
  */
 import {
+  type BusEnvelope,
   BusMessages,
   type EmailEvent,
   isTerminalSendEvent,
   statusForEvent,
   statusRankSql,
 } from '@mailyard/contracts';
-import { type Db, type Queryable, outboxInsertSelectSql, outboxMessage } from '@mailyard/platform';
+import {
+  type Db,
+  type Queryable,
+  childTraceparent,
+  currentTrace,
+  outboxInsertSelectSql,
+  outboxMessage,
+} from '@mailyard/platform';
 import { lockUnfinishedLogRows } from './email-logs';
+import { messageGroups } from './event-message-groups';
 
 export interface EmailEventRecipient {
   /** The email_logs row (of this tenant) the event moves forward. */
@@ -61,15 +73,28 @@ export interface EmailEventRecord {
   traceparent?: string;
 }
 
+export interface RecordOptions {
+  /**
+   * Most events in one bus message (default 1: a message per event, version 1). Above 1, the
+   * recorded events of one tenant and event type share `email.event` version-2 messages
+   * (libs/contracts email-event-message.ts; the send service's SEND_EVENTS_PER_MESSAGE).
+   */
+  eventsPerMessage?: number;
+}
+
 const rank = statusRankSql;
 const STAMP = `to_char(s.event_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 const SQL = `
 WITH input AS (
   SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[],
-                       $8::boolean[], $9::jsonb[], $10::text[], $11::text[], $12::jsonb[], $13::text[],
+                       $8::boolean[], $9::jsonb[], $10::int[], $11::jsonb[], $12::text[], $13::text[],
                        $14::text[], $15::int[], $16::boolean[])
-    AS t(k, tenant_id, ref_id, copy_id, event, attempt, recipient_key, repeated, payload, exchange,
-         routing_key, message, new_status, message_id, counted_attempt, terminal)
+    AS t(k, tenant_id, ref_id, copy_id, event, attempt, recipient_key, repeated, payload, grp,
+         message, traceparent, new_status, message_id, counted_attempt, terminal)
+),
+grp AS (
+  SELECT * FROM unnest($20::text[], $21::text[], $22::jsonb[], $23::boolean[]) WITH ORDINALITY
+    AS g(exchange, routing_key, message, grouped, n)
 ),
 clock AS (SELECT date_trunc('microseconds', clock_timestamp()) AS now),
 prev AS (
@@ -122,9 +147,21 @@ logs AS (
   WHERE l.id = r.log_id AND l.tenant_id = f.tenant_id
   RETURNING l.id
 ),
+wire AS (
+  SELECT f.grp, min(f.k) AS k0,
+         jsonb_agg(CASE WHEN g.grouped
+                        THEN jsonb_build_object('event', jsonb_set(f.payload, '{details,event_at}', to_jsonb(f.stamp)),
+                                                'traceparent', f.traceparent)
+                        ELSE jsonb_set(f.message, '{payload,details,event_at}', to_jsonb(f.stamp)) END
+                   ORDER BY f.k) AS items
+    FROM fresh f JOIN grp g ON g.n = f.grp + 1
+   GROUP BY f.grp
+),
 ob AS (
   ${outboxInsertSelectSql(
-    `SELECT exchange, routing_key, jsonb_set(message, '{payload,details,event_at}', to_jsonb(stamp)) FROM fresh ORDER BY k`,
+    `SELECT g.exchange, g.routing_key,
+            CASE WHEN g.grouped THEN jsonb_set(g.message, '{payload,events}', w.items) ELSE w.items->0 END
+       FROM wire w JOIN grp g ON g.n = w.grp + 1 ORDER BY w.k0`,
   )}
 )
 SELECT k, stamp FROM fresh ORDER BY k`;
@@ -136,6 +173,40 @@ export function recipientKey(emails: readonly string[]): string {
   return [...new Set(emails.map(lower))].sort().join(',');
 }
 
+type Item = { index: number; record: EmailEventRecord; event: EmailEvent };
+
+/**
+ * The outbox messages of `items` (built and validated by outboxMessage): per item its group, and
+ * for an item alone in its group its version-1 envelope; per group of several its version-2
+ * envelope with an empty `events` (the statement fills in the items recorded, stamped) and per
+ * item the trace its entry continues.
+ */
+function eventMessages(items: readonly Item[], max: number) {
+  const groupOf: number[] = [];
+  const single: Array<BusEnvelope | null> = items.map(() => null);
+  const traceparent: Array<string | null> = items.map(() => null);
+  const keys = items.map((i) => `${i.record.tenantId}\n${i.event.event}`);
+  const groups = messageGroups(keys, max).map((members, g) => {
+    for (const k of members) groupOf[k] = g;
+    const first = items[members[0]!]!;
+    const opts = { tenantId: first.record.tenantId, traceparent: first.record.traceparent };
+    if (members.length === 1) {
+      const row = outboxMessage(BusMessages.emailEvent, first.event, opts);
+      single[members[0]!] = row.envelope;
+      return { exchange: row.exchange, routingKey: row.routingKey, envelope: null };
+    }
+    const events = members.map((k) => {
+      const i = items[k]!;
+      traceparent[k] = childTraceparent(i.record.traceparent ?? currentTrace()?.traceparent);
+      return { event: i.event, traceparent: traceparent[k]! };
+    });
+    const row = outboxMessage(BusMessages.emailEventGroup, { events }, opts);
+    const envelope: BusEnvelope = { ...row.envelope, payload: { events: [] } };
+    return { exchange: row.exchange, routingKey: row.routingKey, envelope };
+  });
+  return { groupOf, single, traceparent, groups };
+}
+
 /**
  * Records `records` inside the caller's transaction `tx` (use it to commit other writes with the
  * events, e.g. a suppression); returns, per record in input order, the event as recorded
@@ -145,6 +216,7 @@ export function recipientKey(emails: readonly string[]): string {
 export async function recordEmailEventBatchIn(
   tx: Queryable,
   records: readonly EmailEventRecord[],
+  opts: RecordOptions = {},
 ): Promise<Array<EmailEvent | null>> {
   const out: Array<EmailEvent | null> = records.map(() => null);
   const sendLogIds = records.flatMap((r) =>
@@ -163,7 +235,7 @@ export async function recordEmailEventBatchIn(
   lockKeys.sort();
   const unfinished =
     sendLogIds.length > 0 ? await lockUnfinishedLogRows(tx, sendLogIds, lockKeys) : new Set<string>();
-  const items: Array<{ index: number; record: EmailEventRecord; event: EmailEvent }> = [];
+  const items: Item[] = [];
   records.forEach((record, index) => {
     if (record.attempt === undefined) {
       if (record.recipients.length > 0) items.push({ index, record, event: record.event });
@@ -184,12 +256,7 @@ export async function recordEmailEventBatchIn(
     ]);
   }
 
-  const messages = items.map((i) =>
-    outboxMessage(BusMessages.emailEvent, i.event, {
-      tenantId: i.record.tenantId,
-      traceparent: i.record.traceparent,
-    }),
-  );
+  const messages = eventMessages(items, opts.eventsPerMessage ?? 1);
   const col = <T>(f: (i: (typeof items)[number]) => T) => items.map(f);
   const links = items.flatMap((i, k) =>
     i.record.recipients.map((x) => ({
@@ -208,9 +275,9 @@ export async function recordEmailEventBatchIn(
     col((i) => recipientKey(i.record.recipients.map((x) => x.email))),
     col((i) => i.record.attempt === undefined),
     col((i) => JSON.stringify(i.event)),
-    messages.map((m) => m.exchange),
-    messages.map((m) => m.routingKey),
-    messages.map((m) => JSON.stringify(m.envelope)),
+    messages.groupOf,
+    messages.single.map((m) => (m ? JSON.stringify(m) : null)),
+    messages.traceparent,
     col((i) => statusForEvent(i.event.event, i.event.details.retry_scheduled)),
     col((i) => i.event.details.message_id),
     col((i) =>
@@ -225,6 +292,10 @@ export async function recordEmailEventBatchIn(
     links.map((l) => l.k),
     links.map((l) => l.logId),
     links.map((l) => l.reason),
+    messages.groups.map((g) => g.exchange),
+    messages.groups.map((g) => g.routingKey),
+    messages.groups.map((g) => (g.envelope ? JSON.stringify(g.envelope) : null)),
+    messages.groups.map((g) => g.envelope !== null),
   ]);
   // The row as inserted is the item's event with its stamp (jsonb_set above): rebuilt here rather
   // than read back and parsed.
@@ -239,8 +310,9 @@ export async function recordEmailEventBatchIn(
 export function recordEmailEventBatch(
   db: Db,
   records: readonly EmailEventRecord[],
+  opts: RecordOptions = {},
 ): Promise<Array<EmailEvent | null>> {
-  return db.transaction((tx) => recordEmailEventBatchIn(tx, records));
+  return db.transaction((tx) => recordEmailEventBatchIn(tx, records, opts));
 }
 
 /** Records `records` inside `tx`; returns the events actually recorded, stamped, in input order. */

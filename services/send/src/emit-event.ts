@@ -15,7 +15,12 @@ import {
   emptyTracking,
 } from '@mailyard/contracts';
 import { Batcher, type Db, type Queryable } from '@mailyard/platform';
-import { type EmailEventRecord, recordEmailEventBatch, recordEmailEventBatchIn } from '@mailyard/store';
+import {
+  type EmailEventRecord,
+  type RecordOptions,
+  recordEmailEventBatch,
+  recordEmailEventBatchIn,
+} from '@mailyard/store';
 
 export interface EventRecipient {
   logId: string;
@@ -76,7 +81,11 @@ type Batch = Array<{ ctx: EventContext; planned: PlannedEvent[] }>;
  * Writes the planned events of any number of attempts in one transaction (a plain Queryable is
  * a caller's transaction already: tests); returns the events recorded per attempt.
  */
-export async function recordEventsBatch(db: Db | Queryable, batch: Batch): Promise<EmailEvent[][]> {
+export async function recordEventsBatch(
+  db: Db | Queryable,
+  batch: Batch,
+  opts: RecordOptions = {},
+): Promise<EmailEvent[][]> {
   const owners: number[] = [];
   const records: EmailEventRecord[] = [];
   const now = new Date().toISOString();
@@ -98,8 +107,8 @@ export async function recordEventsBatch(db: Db | Queryable, batch: Batch): Promi
   if (records.length === 0) return out;
   const recorded =
     'transaction' in db
-      ? await recordEmailEventBatch(db, records)
-      : await recordEmailEventBatchIn(db, records);
+      ? await recordEmailEventBatch(db, records, opts)
+      : await recordEmailEventBatchIn(db, records, opts);
   recorded.forEach((e, i) => {
     if (e) out[owners[i]!]!.push(e);
   });
@@ -117,14 +126,15 @@ export async function recordEvents(
 
 /**
  * Group commit: attempts that finish while a write is in flight are written together by the
- * next statement (at most `maxBatch` attempts each). A failed statement fails every attempt in
- * it; nothing of them was recorded and their commands are redelivered.
+ * next statement (at most `maxBatch` attempts each), their events of one tenant and type in one
+ * bus message (up to `opts.eventsPerMessage`, SEND_EVENTS_PER_MESSAGE). A failed statement fails
+ * every attempt in it; nothing of them was recorded and their commands are redelivered.
  */
 export class EventWriter {
   private readonly batcher: Batcher<{ ctx: EventContext; planned: PlannedEvent[] }, EmailEvent[]>;
 
-  constructor(db: Db, maxBatch = 200) {
-    this.batcher = new Batcher((items) => recordEventsBatch(db, items), maxBatch);
+  constructor(db: Db, opts: RecordOptions = {}, maxBatch = 200) {
+    this.batcher = new Batcher((items) => recordEventsBatch(db, items, opts), maxBatch);
   }
 
   write(ctx: EventContext, planned: PlannedEvent[]): Promise<EmailEvent[]> {

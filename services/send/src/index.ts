@@ -40,7 +40,7 @@ export function consumerDeps(
     transports,
     copies: new CopyLoader(db, new RequestCache()),
     mailers: new MailerCache(),
-    events: new EventWriter(db),
+    events: new EventWriter(db, { eventsPerMessage: settings.eventsPerMessage }),
     verdicts: new PhishingVerdicts(),
     budget: new ByteBudget(settings.inflightBytes),
     ...(afterCommit ? { afterCommit } : {}),

@@ -40,6 +40,12 @@ export interface SendSettings {
   mxDeliveryTimeoutMs: number;
   /** Estimated bytes of copies in flight at once (SEND_INFLIGHT_BYTES). */
   inflightBytes: number;
+  /**
+   * Most email events in one bus message (SEND_EVENTS_PER_MESSAGE): the events of one tenant and
+   * type recorded by one group commit share a message; 1 publishes one per event (the shape
+   * webhook dispatchers before `email.event` version 2 read).
+   */
+  eventsPerMessage: number;
   /** Phishing check budget (PHISHING_CHECK_BUDGET_MS, PHISHING_MAX_LINKS). */
   phishingBudgetMs: number;
   phishingMaxLinks: number;
@@ -78,6 +84,8 @@ export const SendEnvObject = z.object({
   SEND_MX_DELIVERY_TIMEOUT_MS: positiveInt(300_000),
   /** Bytes of copies being built and delivered at once (estimated from the stored request). */
   SEND_INFLIGHT_BYTES: positiveInt(256 * 1024 * 1024),
+  /** Email events per bus message (docs/events.md "Events on the bus"); 1 = one message per event. */
+  SEND_EVENTS_PER_MESSAGE: positiveInt(100),
   /** Phishing check: active scan time per copy, and links per copy, before it is refused. */
   PHISHING_CHECK_BUDGET_MS: positiveInt(2_000),
   PHISHING_MAX_LINKS: positiveInt(10_000),
@@ -108,6 +116,7 @@ export function sendSettings(config: Config): SendSettings {
     trackingBaseUrl: trackingBaseUrl(config),
     mxDeliveryTimeoutMs: env.SEND_MX_DELIVERY_TIMEOUT_MS,
     inflightBytes: env.SEND_INFLIGHT_BYTES,
+    eventsPerMessage: env.SEND_EVENTS_PER_MESSAGE,
     phishingBudgetMs: env.PHISHING_CHECK_BUDGET_MS,
     phishingMaxLinks: env.PHISHING_MAX_LINKS,
     providers: providerSettings(config),

@@ -21,6 +21,25 @@ describe('AccountBatcher', () => {
     ]);
   });
 
+  it('keeps the items of one add in one batch: flushes the open batch first when they do not fit', async () => {
+    const flushed: number[][] = [];
+    const b = new AccountBatcher<number>({
+      maxItems: 4,
+      waitMs: 60_000,
+      flush: async (_k, items) => void flushed.push(items),
+    });
+    const adds = [b.add('a', 1, 2), b.add('a', 3, 4, 5), b.add('a', 6, 7, 8, 9, 10, 11), b.add('a', 12)];
+    await Promise.all(adds.slice(0, 3));
+    expect(flushed).toEqual([
+      [1, 2],
+      [3, 4, 5],
+      [6, 7, 8, 9, 10, 11],
+    ]);
+    await b.drain();
+    await adds[3];
+    expect(flushed[3]).toEqual([12]);
+  });
+
   it('flushes after waitMs with what arrived', async () => {
     const flushed: number[][] = [];
     const b = new AccountBatcher<number>({

@@ -2,18 +2,21 @@
  * The bus entry point: validates each message of the dispatcher's queue (email events,
  * DOMAIN_VERIFICATION, MAILER_DEACTIVATED, MAILER_WEBHOOK) and hands it to the account batcher; the handler
  * resolves (and the message is acknowledged) only once its batch is stored as deliveries.
- * A message that can never be valid is parked (PermanentError); other message types are
+ * An `email.event` message is one event (version 1) or a group of one tenant's events (version
+ * 2, libs/contracts email-event-message.ts): its events go to the batcher together, so they are
+ * stored by one statement, and a crash before that redelivers the message with none of them
+ * stored. A message that can never be valid is parked (PermanentError); other message types are
  * acknowledged and ignored.
  */
 import {
   DOMAIN_VERIFICATION_EVENT,
   DomainVerificationEventSchema,
   EMAIL_EVENT_MESSAGE,
-  EmailEventSchema,
   MAILER_DEACTIVATED_EVENT,
   MAILER_WEBHOOK_MESSAGE,
   MailerDeactivatedEventSchema,
   MailerWebhookMessageSchema,
+  decodeEmailEventMessage,
 } from '@mailyard/contracts';
 import { type Delivery, type Logger, PermanentError } from '@mailyard/platform';
 import type { AccountBatcher } from './batch';
@@ -22,18 +25,44 @@ import type { DispatchEvent } from './route-event';
 export function createDispatchHandler(deps: { batcher: AccountBatcher<DispatchEvent>; logger: Logger }) {
   return async (delivery: Delivery): Promise<void> => {
     const env = delivery.envelope;
-    const event = toDispatchEvent(env.type, env.payload, env.occurred_at, env.traceparent);
-    if (event === null) {
+    const events = toDispatchEvents(env.type, env.version, env.payload, env.occurred_at, env.traceparent);
+    if (events === null) {
       deps.logger.debug('ignoring bus message', { type: env.type, routing_key: delivery.routingKey });
       return;
     }
     if (!env.tenant_id) throw new PermanentError(`${env.type} message without tenant_id`);
-    await deps.batcher.add(env.tenant_id, event);
+    await deps.batcher.add(env.tenant_id, ...events);
   };
 }
 
-/** The typed event, null for a message type the dispatcher does not handle; throws PermanentError when invalid. */
-export function toDispatchEvent(
+/**
+ * The typed events of a message, null for a message type the dispatcher does not handle; throws
+ * PermanentError when invalid.
+ */
+export function toDispatchEvents(
+  type: string,
+  version: number,
+  payload: unknown,
+  occurredAt: string,
+  traceparent?: string,
+): DispatchEvent[] | null {
+  if (type === EMAIL_EVENT_MESSAGE) {
+    const decoded = decodeEmailEventMessage(version, payload, traceparent);
+    if (!decoded.ok)
+      throw new PermanentError(`invalid ${type} version ${version} payload: ${decoded.error.slice(0, 300)}`);
+    return decoded.events.map((i) => ({
+      kind: 'email',
+      event: i.event,
+      occurredAt,
+      ...(i.traceparent ? { traceparent: i.traceparent } : {}),
+    }));
+  }
+  const event = toDispatchEvent(type, payload, occurredAt, traceparent);
+  return event === null ? null : [event];
+}
+
+/** The typed event of a single-event message type, null for one the dispatcher does not handle. */
+function toDispatchEvent(
   type: string,
   payload: unknown,
   occurredAt: string,
@@ -48,8 +77,6 @@ export function toDispatchEvent(
     return r.data;
   };
   switch (type) {
-    case EMAIL_EVENT_MESSAGE:
-      return { kind: 'email', event: parse(EmailEventSchema), ...common };
     case DOMAIN_VERIFICATION_EVENT:
       return { kind: 'domain', event: parse(DomainVerificationEventSchema), ...common };
     case MAILER_DEACTIVATED_EVENT:

@@ -17,10 +17,10 @@ export interface AccountBatch {
 
 /** Stores the deliveries of these batches in one statement; returns the ids of the new deliveries. */
 export async function flushAccounts(
-  deps: { db: Queryable; sealer: Sealer },
+  deps: { db: Queryable; sealer: Sealer; maxPerBody?: number },
   batches: readonly AccountBatch[],
 ): Promise<string[]> {
-  const { db, sealer } = deps;
+  const { db, sealer, maxPerBody } = deps;
   const routes = await loadWebhookRoutes(
     db,
     batches.map((b) => b.tenantId),
@@ -45,7 +45,7 @@ export async function flushAccounts(
       domainVerification: domain ? { id: domain.id, active: domain.active, events: null } : null,
       mailerWebhooks,
     };
-    for (const p of routeEvents(events, account))
+    for (const p of routeEvents(events, account, maxPerBody))
       rows.push({
         tenantId,
         targetKind: p.targetKind,

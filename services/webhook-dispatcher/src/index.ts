@@ -35,7 +35,7 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
   });
   // Batches flushed at the same moment (of any accounts) are stored by one statement.
   const store = new GroupWriter<AccountBatch>(async (batches) => {
-    const ids = await flushAccounts({ db, sealer }, batches);
+    const ids = await flushAccounts({ db, sealer, maxPerBody: settings.batchMax }, batches);
     eventsFlushed.inc(batches.reduce((n, b) => n + b.events.length, 0));
     deliveriesPlanned.inc(ids.length);
     if (ids.length > 0) worker.poll();

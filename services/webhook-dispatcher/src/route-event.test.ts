@@ -92,6 +92,18 @@ describe('routeEvents', () => {
     expect(d!.traceparent).toBe('tp-a');
   });
 
+  it('splits a batch larger than maxPerBody into bodies of at most that many, oldest first', () => {
+    const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString();
+    const events = [5, 1, 4, 2, 3].map((n) => email('MAIL_DELIVERED', at(n), `tp-${n}`));
+    const out = routeEvents([...events, email('MAIL_OPENED', at(0))], hooks(), 2);
+    expect(out.map((d) => (d.body as EmailEvent[]).map((e) => e.details.event_at))).toEqual([
+      [at(1), at(2)],
+      [at(3), at(4)],
+      [at(5)],
+    ]);
+    expect(out.map((d) => d.traceparent)).toEqual(['tp-1', 'tp-3', 'tp-5']);
+  });
+
   it('a single email event is still an array', () => {
     const out = routeEvents([email('MAIL_DELIVERED', '2026-01-01T00:00:01.000Z')], hooks());
     expect(Array.isArray(out[0]!.body)).toBe(true);

@@ -67,7 +67,15 @@ export interface PlannedDelivery {
 /** IMAP-capable configs get MAILER_DEACTIVATED on their own webhook (the capability table says which). */
 const toOwnWebhook = (e: MailerDeactivatedEvent) => isImapCapable(e.details.config_type);
 
-export function routeEvents(events: readonly DispatchEvent[], hooks: AccountWebhooks): PlannedDelivery[] {
+/**
+ * The deliveries of one account's batch. `maxPerBody` (WEBHOOK_BATCH_MAX) caps an EMAIL_EVENT
+ * body: a batch holding one bus message's group larger than that gets several bodies, oldest first.
+ */
+export function routeEvents(
+  events: readonly DispatchEvent[],
+  hooks: AccountWebhooks,
+  maxPerBody = Number.POSITIVE_INFINITY,
+): PlannedDelivery[] {
   const out: PlannedDelivery[] = [];
   const batch: Array<{ at: string; seq: number; body: unknown; type: string; traceparent?: string }> = [];
   const emailHook = hooks.emailEvent?.active ? hooks.emailEvent : null;
@@ -127,13 +135,18 @@ export function routeEvents(events: readonly DispatchEvent[], hooks: AccountWebh
   if (batch.length > 0 && emailHook) {
     // Oldest first; equal stamps keep arrival order. RFC 3339 UTC stamps compare as instants.
     batch.sort((a, b) => Date.parse(a.at) - Date.parse(b.at) || compareFraction(a.at, b.at) || a.seq - b.seq);
-    out.unshift({
-      targetKind: 'webhook',
-      webhookId: emailHook.id,
-      eventTypes: [...new Set(batch.map((b) => b.type))],
-      body: batch.map((b) => b.body),
-      ...(batch[0]!.traceparent ? { traceparent: batch[0]!.traceparent } : {}),
-    });
+    const bodies: PlannedDelivery[] = [];
+    for (let from = 0; from < batch.length; from += maxPerBody) {
+      const part = batch.slice(from, from + maxPerBody);
+      bodies.push({
+        targetKind: 'webhook',
+        webhookId: emailHook.id,
+        eventTypes: [...new Set(part.map((b) => b.type))],
+        body: part.map((b) => b.body),
+        ...(part[0]!.traceparent ? { traceparent: part[0]!.traceparent } : {}),
+      });
+    }
+    out.unshift(...bodies);
   }
   return out;
 }

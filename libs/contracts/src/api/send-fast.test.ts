@@ -1,16 +1,9 @@
+import { seededRandom } from '../test-support/seeded-random';
 import { SendRequestSchema, parseSendRequest } from './send';
 import { fastSendRequest } from './send-fast';
 
-/** A small seeded generator (mulberry32): the same payloads every run. */
-function rng(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The same payloads every run. */
+const rng = seededRandom;
 
 const RUNS = 8_000;
 const ABSENT = Symbol('absent');

@@ -19,6 +19,12 @@ import {
   DomainVerificationEventSchema,
 } from './domain-verification';
 import {
+  EMAIL_EVENT_GROUP_VERSION,
+  type EmailEventGroup,
+  EmailEventGroupSchema,
+  emailEventGroupType,
+} from './email-event-message';
+import {
   INBOUND_MESSAGE_ROUTING_KEY,
   INBOUND_MESSAGE_STORED,
   type InboundMessageStored,
@@ -71,6 +77,17 @@ export const BusMessages = {
     exchange: Exchange.events,
     routingKey: (e: EmailEvent) => RoutingKey.emailEvent(e.event),
   } satisfies BusMessageDef<EmailEvent>,
+  /**
+   * `email.event` version 2: several events of one tenant and one event type in one message,
+   * routed like each of them (see email-event-message.ts).
+   */
+  emailEventGroup: {
+    name: EMAIL_EVENT_MESSAGE,
+    version: EMAIL_EVENT_GROUP_VERSION,
+    schema: EmailEventGroupSchema,
+    exchange: Exchange.events,
+    routingKey: (g: EmailEventGroup) => RoutingKey.emailEvent(emailEventGroupType(g)),
+  } satisfies BusMessageDef<EmailEventGroup>,
   /** DOMAIN_VERIFICATION (see domain-verification.ts). */
   domainVerification: {
     name: DOMAIN_VERIFICATION_EVENT,
