@@ -11,6 +11,7 @@
  *   BENCH_MESSAGES=5000 BENCH_SESSIONS=40 pnpm bench:inbound
  *   BENCH_INBOUND_ENV='INBOUND_MAX_PER_IP=200' pnpm bench:inbound
  *   BENCH_CPU_PROF=1 pnpm bench:inbound                  # .cpuprofile of the MX process in bench/results/
+ *   BENCH_MX_NODE_ARGS='--perf-prof' pnpm bench:inbound  # node options of the MX process only
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -24,14 +25,19 @@ import { startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
 import { type Spawned, freePort } from '@mailyard/testkit/process';
 import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
 import { CpuMeter, pidsByName, processTree } from '../support/cpu';
-import { RESULTS, envList, printAndKeep, runMain, stopProcess } from '../support/proc';
+import { RESULTS, envList, memory, printAndKeep, runMain, stopProcess } from '../support/proc';
 import { servicesForm, spawnService } from '../support/services';
 
 const run = promisify(execFile);
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 2000);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 20);
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 300);
+// V8 keeps optimising functions for the first ~2,000 messages (about 500 TurboFan compilations,
+// on its compiler threads but counted in the MX process's CPU): a shorter warm-up measures that
+// one-time work as a cost per message (bench/README.md "inbound", third round).
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 2000);
+/** Extra node options of the MX process only (profilers: `--perf-prof`, `--log-deopt`, ...). */
+const MX_NODE_ARGS = (process.env.BENCH_MX_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 const DOMAIN = 'bench-inbound.test';
 
@@ -100,11 +106,11 @@ async function main(): Promise<void> {
       wildcard: true,
     });
     mkdirSync(RESULTS, { recursive: true });
-    const mx = spawnService(
-      'inbound-smtp',
-      { ...stores, ...inboundEnv, OPS_PORT: String(await freePort()) },
-      CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${RESULTS}`] : [],
-    );
+    const mxOps = await freePort();
+    const mx = spawnService('inbound-smtp', { ...stores, ...inboundEnv, OPS_PORT: String(mxOps) }, [
+      ...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${RESULTS}`] : []),
+      ...MX_NODE_ARGS,
+    ]);
     processes.push(mx);
     await mx.waitFor(/inbound SMTP smtp:\/\//, 60_000);
     const dispatcher = spawnService('webhook-dispatcher', {
@@ -127,7 +133,7 @@ async function main(): Promise<void> {
 
     // Warm-up: JIT, pools, prepared statements; and the sink's ceiling measured before.
     await smtpSource(smtpPort, WARMUP, Math.min(SESSIONS, 10), 'warm');
-    await waitPosted(WARMUP, 120_000);
+    await waitPosted(WARMUP, 600_000);
     const sinkBefore = await sinkCeiling(sink.port);
 
     // PostgreSQL is shared with other sessions: its backends serving this run's database (the
@@ -166,7 +172,14 @@ async function main(): Promise<void> {
       );
       return { d: d!, tables };
     };
+    // V8's collection pauses in the MX process (prom-client's histogram on its ops port), seconds by kind
+    const gcSeconds = async (): Promise<Record<string, number>> => {
+      const text = await fetch(`http://127.0.0.1:${mxOps}/metrics`).then((r) => r.text());
+      const re = /^mailyard_nodejs_gc_duration_seconds_sum\{kind="(\w+)"\} (\S+)/gm;
+      return Object.fromEntries([...text.matchAll(re)].map((m) => [m[1]!, Number(m[2])]));
+    };
     const pg0 = await pgStats();
+    const gc0 = await gcSeconds();
     const meter = new CpuMeter(
       Object.fromEntries(Object.entries(groups).map(([k, pids]) => [k, () => pids])),
       { nested: true },
@@ -186,6 +199,11 @@ async function main(): Promise<void> {
     const acceptSeconds = await smtpSource(smtpPort, MESSAGES, SESSIONS, 'load');
     const tHanded = await handedOver;
     const tEnd = await waitPosted(WARMUP + MESSAGES, 600_000);
+    const mxMemory = memory(mx.child.pid!);
+    const gc1 = await gcSeconds();
+    const gcMsPerMessage = Object.fromEntries(
+      Object.entries(gc1).map(([k, v]) => [k, Number((((v - (gc0[k] ?? 0)) * 1000) / MESSAGES).toFixed(3))]),
+    );
     const cpu = Object.fromEntries(
       Object.entries(await meter.stop()).map(([k, ms]) => [k, Number((ms / 1000).toFixed(3))]),
     );
@@ -243,6 +261,9 @@ async function main(): Promise<void> {
         post_seconds: Number(postSeconds.toFixed(3)),
         posted: recipients.length,
         distinct_recipients: distinct,
+        mx_rss_mb: mxMemory.rssMb,
+        mx_peak_rss_mb: mxMemory.peakMb,
+        mx_gc_pause_ms_per_message: gcMsPerMessage,
         cpu_seconds_by_process: cpu,
         cpu_ms_per_message: Object.fromEntries(Object.entries(cpu).map(([k, s]) => [k, perMessage(s)])),
         postgresql_per_message: postgresPerMessage,
