@@ -3,9 +3,9 @@ import winston from 'winston';
 import { runWithTrace } from '../trace/context';
 import { createLogger } from './logger';
 
-function capture(): { logger: winston.Logger; lines: () => Record<string, unknown>[] } {
+function capture(level = 'debug'): { logger: winston.Logger; lines: () => Record<string, unknown>[] } {
   const out: string[] = [];
-  const logger = createLogger('test-svc', 'debug');
+  const logger = createLogger('test-svc', level);
   logger.clear();
   logger.add(
     new winston.transports.Stream({
@@ -41,5 +41,29 @@ describe('logger', () => {
       config: { apiKey: '[REDACTED]' },
     });
     expect(JSON.stringify(lines())).not.toContain('hunter2');
+  });
+
+  it('does not format a call whose level is off, for the logger and its children', () => {
+    const { logger, lines } = capture('warn');
+    const formatted = jest.spyOn(logger.format, 'transform');
+    const child = logger.child({ component: 'consumer' });
+    logger.debug('skipped', { big: 'x' });
+    child.info('skipped too');
+    expect(formatted).not.toHaveBeenCalled();
+    child.warn('kept', { password: 'hunter2' });
+    logger.error('kept too');
+    expect(formatted).toHaveBeenCalledTimes(2);
+    expect(lines()).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        message: 'kept',
+        component: 'consumer',
+        password: '[REDACTED]',
+      }),
+      expect.objectContaining({ level: 'error', message: 'kept too', service: 'test-svc' }),
+    ]);
+    logger.level = 'debug';
+    logger.debug('now on');
+    expect(lines().at(-1)).toMatchObject({ level: 'debug', message: 'now on' });
   });
 });

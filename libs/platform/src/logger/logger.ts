@@ -24,8 +24,26 @@ const redactSecrets = winston.format((info) => {
   return info;
 });
 
+/**
+ * winston runs a logger's whole format chain (context, redaction, JSON) for every call and leaves
+ * the level check to its transports, so a filtered-out `debug` on a hot path still cost its
+ * formatting. Each level method here returns at once when no transport takes that level. Unbound
+ * on purpose: a child logger (Object.create of this one) calls it with itself as `this`.
+ */
+function skipDisabledLevels(logger: Logger): Logger {
+  const methods = logger as unknown as Record<string, (...args: unknown[]) => Logger>;
+  for (const level of Object.keys(logger.levels)) {
+    const emit = methods[level];
+    if (typeof emit !== 'function') continue;
+    methods[level] = function (this: Logger, ...args: unknown[]) {
+      return this.isLevelEnabled(level) ? emit.apply(this, args) : this;
+    };
+  }
+  return logger;
+}
+
 export function createLogger(service: string, level = process.env.LOG_LEVEL ?? 'info'): Logger {
-  return winston.createLogger({
+  const logger = winston.createLogger({
     level,
     defaultMeta: { service },
     format: winston.format.combine(
@@ -37,4 +55,5 @@ export function createLogger(service: string, level = process.env.LOG_LEVEL ?? '
     ),
     transports: [new winston.transports.Console({ silent: process.env.LOG_SILENT === '1' })],
   });
+  return skipDisabledLevels(logger);
 }
