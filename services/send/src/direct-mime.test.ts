@@ -155,8 +155,10 @@ describe('directMime', () => {
       html: '<p>a</p>',
     };
     const boundary = (m: Buffer) => /boundary="([^"]+)"/.exec(m.toString())![1];
-    const seen = new Set(Array.from({ length: 50 }, () => boundary(directMime({ ...mail })!)));
-    expect(seen.size).toBe(50);
+    // More messages than one fill of the pool of random bytes.
+    const seen = new Set(Array.from({ length: 2000 }, () => boundary(directMime({ ...mail })!)));
+    expect(seen.size).toBe(2000);
+    for (const b of seen) expect(b).toMatch(/^--_NmP-[0-9a-f]{16}-Part_1$/);
   });
 
   it('leaves every other shape to MailComposer', () => {
