@@ -15,8 +15,14 @@ const cpuMs = () => {
   return (u.user + u.system) / 1000;
 };
 
-export async function copyCost(body: (i: number) => string, key: DkimKeyPair, domain: string, n = 1000) {
-  const { buildMessage, checkPhishingAsync, dkimSign, renderCopy } = await sendCode();
+export async function copyCost(
+  body: (i: number) => string,
+  key: DkimKeyPair,
+  domain: string,
+  n = 1000,
+  root?: string,
+) {
+  const { buildMessage, checkPhishingAsync, dkimSign, renderCopy } = await sendCode(root);
   const requests = Array.from({ length: 200 }, (_, i) => {
     const r = SendRequestSchema.parse(JSON.parse(body(i)));
     return r as StoredSendRequest;

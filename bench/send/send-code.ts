@@ -14,10 +14,9 @@ type Render = typeof import('../../services/send/src/render');
 type PoolCacheModule = typeof import('../../services/send/src/transports/pool-cache');
 type Relay = typeof import('../../services/send/src/transports/relay');
 
-const load = <T>(path: string): Promise<T> =>
-  import(join(SERVICES_ROOT, 'services/send/src', path)) as Promise<T>;
-
-export async function sendCode() {
+/** The modules of `root`'s send service (default SERVICES_ROOT). */
+export async function sendCode(root = SERVICES_ROOT) {
+  const load = <T>(path: string): Promise<T> => import(join(root, 'services/send/src', path)) as Promise<T>;
   const [buildMime, dkim, envelopes, phishing, render, poolCache, relay] = await Promise.all([
     load<BuildMime>('build-mime.ts'),
     load<Dkim>('dkim.ts'),
