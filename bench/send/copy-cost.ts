@@ -1,24 +1,28 @@
 /**
  * The send service's own work for one copy, measured in this process with the service's code
- * (no bus, no database, no SMTP): render, phishing check, MIME build, DKIM signature; and an
- * RSA-2048 signature alone, the floor of a DKIM-signed email. CPU time (process.cpuUsage), so it
+ * (BENCH_SERVICES_ROOT's when set, send-code.ts; no bus, no database, no SMTP): render, phishing
+ * check, MIME build, DKIM signature; and an RSA-2048 signature alone, the floor of a DKIM-signed email. CPU time (process.cpuUsage), so it
  * is steadier than the end-to-end figures on a shared machine: it tells how much of the send
  * service's CPU per email is this work and how much is the pipeline around it.
  */
 import { createHash, createPrivateKey, sign } from 'node:crypto';
 import { SendRequestSchema, type StoredSendRequest, substitutionsFor } from '@mailyard/contracts';
 import type { DkimKeyPair } from '@mailyard/testkit/fixtures';
-import { buildMessage } from '../../services/send/src/build-mime';
-import { dkimSign } from '../../services/send/src/dkim';
-import { checkPhishingAsync } from '../../services/send/src/phishing';
-import { renderCopy } from '../../services/send/src/render';
+import { sendCode } from './send-code';
 
 const cpuMs = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 };
 
-export async function copyCost(body: (i: number) => string, key: DkimKeyPair, domain: string, n = 1000) {
+export async function copyCost(
+  body: (i: number) => string,
+  key: DkimKeyPair,
+  domain: string,
+  n = 1000,
+  root?: string,
+) {
+  const { buildMessage, checkPhishingAsync, dkimSign, renderCopy } = await sendCode(root);
   const requests = Array.from({ length: 200 }, (_, i) => {
     const r = SendRequestSchema.parse(JSON.parse(body(i)));
     return r as StoredSendRequest;

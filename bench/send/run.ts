@@ -10,6 +10,9 @@
  *   spread  two send-service processes on one broker: the batch load again, counted per process
  *   ceiling Postfix's own smtp-source -> smtp-sink: the machine's SMTP ceiling in this run
  *   copy    the send service's per-copy work in this process (render, phishing, MIME, DKIM): CPU
+ *   floor   batch copies rendered, checked, built, signed and written over SMTP (the service's own
+ *           transport, pooled) to smtp-sink in this process, no database and no bus: the CPU
+ *           floor of a delivered email (floor.ts). A run of only copy/floor starts no services.
  *
  * For every phase: CPU milliseconds per email of each process group from /proc (gateway, send
  * services, this database's PostgreSQL backends, RabbitMQ), and with BENCH_PROFILE (default 1)
@@ -31,7 +34,7 @@ import { promisify } from 'node:util';
 import { IdPrefix, WEBHOOK_EVENT_TOGGLES, newId } from '@mailyard/contracts';
 import { closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
 import { findKeyOwner, webhooks } from '@mailyard/store';
-import { dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
+import { type DkimKeyPair, dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
 import { startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
 import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
 import { REPO_ROOT, freePort } from '@mailyard/testkit/process';
@@ -49,6 +52,7 @@ import {
 } from '../support/profile';
 import { SERVICES_ROOT, servicesForm } from '../support/services';
 import { copyCost } from './copy-cost';
+import { floorCost } from './floor';
 import {
   DOMAIN,
   type Service,
@@ -72,9 +76,14 @@ const BATCH_REQUESTS = Number(process.env.BENCH_BATCH_REQUESTS ?? 40);
 const BATCH_RECIPIENTS = Number(process.env.BENCH_BATCH_RECIPIENTS ?? 100);
 const BATCH_CONNECTIONS = Number(process.env.BENCH_BATCH_CONNECTIONS ?? 4);
 const PROFILE = process.env.BENCH_PROFILE !== '0';
+const FLOOR_EMAILS = Number(process.env.BENCH_FLOOR_EMAILS ?? 4000);
 const PHASES = new Set(
-  (process.env.BENCH_PHASES ?? 'single,drain,batch,spread,ceiling,copy').split(',').map((s) => s.trim()),
+  (process.env.BENCH_PHASES ?? 'single,drain,batch,spread,ceiling,copy,floor')
+    .split(',')
+    .map((s) => s.trim()),
 );
+/** Phases that run in this process alone (no database, bus or services). */
+const IN_PROCESS = new Set(['copy', 'floor']);
 const KEY = 'myk_bench_send_bootstrap_key_0123456789abcdef';
 /** Runs a webhook dispatcher beside the pipeline (the tenant's MAIL_DELIVERED to a receiver here). */
 const DISPATCHER = process.env.BENCH_DISPATCHER === '1';
@@ -94,8 +103,44 @@ function perEmail(cpuMs: Record<string, number>, emails: number) {
   return { ...per, pipeline_total: round(pipeline / emails) };
 }
 
+/** The floor phase: its own smtp-sink, the send service's defaults (SEND_CONCURRENCY, SEND_POOL_CONNECTIONS). */
+async function floorPhase(key: DkimKeyPair, mailerId: string) {
+  const sink = await startSmtpSink({ backlog: 1024 });
+  try {
+    return await floorCost({
+      body: (i) => batchBody(mailerId, i, BATCH_RECIPIENTS),
+      key,
+      domain: DOMAIN,
+      sinkPort: sink.port,
+      emails: FLOOR_EMAILS,
+      recipients: BATCH_RECIPIENTS,
+      concurrency: 64,
+      connections: 8,
+    });
+  } finally {
+    await sink.stop();
+  }
+}
+
+/** BENCH_PHASES of only copy/floor: this process alone, no servers. */
+async function inProcessOnly(stamp: number): Promise<void> {
+  const key = dkimKeyPair();
+  const report: Record<string, unknown> = {
+    benchmark: 'send',
+    at: new Date(stamp).toISOString(),
+    machine: { cpus: cpus().length, loadavg_at_start: loadavg().map((l) => round(l)) },
+    note: 'in-process phases only: the send service code in this process, no database, bus or services',
+    ...servicesForm(),
+  };
+  if (PHASES.has('copy')) report.copy = await copyCost((i) => singleBody('floor', i), key, DOMAIN);
+  if (PHASES.has('floor')) report.floor = await floorPhase(key, 'floor');
+  report.machine = { ...(report.machine as object), loadavg_at_end: loadavg().map((l) => round(l)) };
+  printAndKeep('send', report, stamp);
+}
+
 async function main(): Promise<void> {
   const stamp = Date.now();
+  if ([...PHASES].every((p) => IN_PROCESS.has(p))) return inProcessOnly(stamp);
   const resultsDir = RESULTS;
   const profileRoot = PROFILE ? join(resultsDir, `send-${stamp}-profiles`) : null;
   const db = await createTestDatabase();
@@ -438,6 +483,7 @@ async function main(): Promise<void> {
       report.ratio_to_ceiling = { single: ratio('single'), batch: ratio('batch'), spread: ratio('spread') };
     }
     if (PHASES.has('copy')) report.copy = await copyCost((i) => singleBody(mailerId, i), key, DOMAIN);
+    if (PHASES.has('floor')) report.floor = await floorPhase(key, mailerId);
 
     // Which tables were scanned how (a sequential scan on a hot path shows here).
     const { rows: tables } = await client.query(

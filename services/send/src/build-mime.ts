@@ -1,7 +1,8 @@
 /**
- * Builds one copy's RFC 5322 message with nodemailer's MailComposer (its tree and header rules,
- * written out in one synchronous pass by mime-serialize.ts; large or streamed content goes
- * through its own streaming build):
+ * Builds one copy's RFC 5322 message as nodemailer's MailComposer writes it: text and/or HTML
+ * without attachments straight to bytes (direct-mime.ts, the same bytes), every other shape with
+ * MailComposer's tree, written out in one synchronous pass by mime-serialize.ts (large or
+ * streamed content through its own streaming build):
  *
  * - Message-ID `<svc_mailer_{id}@SERVICE_DOMAIN>`. `{id}` is the custom `Message-ID` header's
  *   value without angle brackets (characters outside RFC 5322 atext and `.` become `_`, so the
@@ -19,6 +20,7 @@ import type { CopyRecipient, StoredSendRequest } from '@mailyard/contracts';
 import { isProtectedHeader, isThreadingHeader } from '@mailyard/contracts';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { composerAttachments } from './attachment-parts';
+import { type MailOptions, directMime } from './direct-mime';
 import { memoizeHeaderKeys } from './mime-header-key';
 import { serializeMimeTree } from './mime-serialize';
 import type { RenderedCopy } from './render';
@@ -81,7 +83,7 @@ export async function buildMessage(input: BuildInput): Promise<BuiltMessage> {
     r.name ? { name: r.name, address: r.email } : r.email;
   const to = recipients.filter((r) => r.type === 'to').map(address);
   const cc = recipients.filter((r) => r.type === 'cc').map(address);
-  const composer = new MailComposer({
+  const mail: MailOptions = {
     from: address(request.from),
     ...(to.length ? { to } : {}),
     ...(cc.length ? { cc } : {}),
@@ -97,8 +99,11 @@ export async function buildMessage(input: BuildInput): Promise<BuiltMessage> {
     headers,
     disableFileAccess: true,
     disableUrlAccess: true,
-  });
-  const root = composer.compile();
+  };
+  // The common shapes straight to bytes (the same bytes, direct-mime.ts); the rest via the tree.
+  const direct = directMime(mail);
+  if (direct) return { raw: direct, messageId };
+  const root = new MailComposer(mail).compile();
   const raw = serializeMimeTree(root) ?? (await root.build());
   return { raw, messageId };
 }

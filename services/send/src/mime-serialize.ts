@@ -2,7 +2,8 @@
  * Writes a message compiled by nodemailer's MailComposer (a MimeNode tree) to one Buffer in a
  * single synchronous pass, with the bytes MimeNode.build() would produce: every node's own
  * header block (MimeNode.buildHeaders), its content encoded with nodemailer's encoders
- * (base64/quoted-printable, wrapped at 76), pre-built `raw` parts as they are, the same
+ * (base64/quoted-printable, wrapped at 76; quoted-printable as its Encoder stream writes it,
+ * qpLikeEncoder), pre-built `raw` parts as they are, the same
  * boundaries and the terminating line break build() adds.
  *
  * Why: build() streams each part through a pipeline of Transform streams (an AbortController,
@@ -11,8 +12,8 @@
  * rules and the encoders are still nodemailer's; only the plumbing is replaced.
  *
  * Returns null for trees it does not write itself, and the caller uses build(): content that is
- * a stream or a file/URL reference, quoted-printable outside text/*, or content larger than
- * SYNC_MAX_BYTES (build() encodes that in slices and keeps the process responsive).
+ * a stream or a file/URL reference, quoted-printable outside text/* or over 64 KB, or content
+ * larger than SYNC_MAX_BYTES (build() encodes that in slices and keeps the process responsive).
  */
 import * as base64 from 'nodemailer/lib/base64';
 import type MimeNode from 'nodemailer/lib/mime-node';
@@ -20,6 +21,29 @@ import * as qp from 'nodemailer/lib/qp';
 
 /** Larger content is left to build(), which encodes it in slices between turns of the event loop. */
 export const SYNC_MAX_BYTES = 256 * 1024;
+
+/** nodemailer's QP Encoder encodes its input in slices of this many bytes (qp ENCODE_SLICE_SIZE). */
+const QP_SLICE_BYTES = 64 * 1024;
+
+const isWsp = (c: number | undefined) => c === 0x20 || c === 0x09;
+
+/**
+ * Text quoted-printable encoded and wrapped at 76 as nodemailer's QP Encoder stream writes it
+ * (not as `wrap(encode(content))`, which differs at the end): the stream holds back the
+ * whitespace its input ends with, encodes the rest, and encodes that whitespace after the last
+ * line of the rest, wrapping the two again. Null for content over one encoder slice (the stream
+ * encodes slices with the byte that follows each in view, which qp.encode cannot be told).
+ */
+export function qpLikeEncoder(content: string | Buffer): string | null {
+  const bytes = typeof content === 'string' ? Buffer.from(content) : content;
+  if (bytes.length > QP_SLICE_BYTES) return null;
+  let end = bytes.length;
+  while (end > 0 && isWsp(bytes[end - 1])) end--;
+  if (end === bytes.length) return qp.wrap(qp.encode(bytes), 76);
+  const head = end > 0 ? qp.wrap(qp.encode(bytes.subarray(0, end)), 76) : '';
+  const lastLine = head.lastIndexOf('\n') + 1;
+  return head.slice(0, lastLine) + qp.wrap(head.slice(lastLine) + qp.encode(bytes.subarray(end)), 76);
+}
 
 /** The MimeNode fields this writer reads (`_raw` is what setRaw() stored). */
 interface Node {
@@ -56,7 +80,9 @@ function write(node: Node, out: Array<string | Buffer>): boolean {
     else if (encoding === 'quoted-printable') {
       // stream() encodes non-text content in QP's binary mode (lone CR/LF are data): not here.
       if (!/^text\//i.test(node.contentType ?? '')) return false;
-      out.push(qp.wrap(qp.encode(content), 76));
+      const encoded = qpLikeEncoder(content);
+      if (encoded === null) return false;
+      out.push(encoded);
     } else out.push(content);
   }
   if (!node.multipart) return true;
