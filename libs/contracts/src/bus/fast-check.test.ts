@@ -1,17 +1,9 @@
+import { seededRandom } from '../test-support/seeded-random';
 import { BusEnvelopeSchema } from './envelope';
 import { isBusEnvelopeFast, sendEmailCommandFast } from './fast-check';
 import { SendEmailCommandSchema } from './send-command';
 
-/** A small seeded generator (mulberry32): the same values every run. */
-function rng(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = seededRandom;
 
 const ABSENT = Symbol('absent');
 const RUNS = 6_000;
