@@ -19,9 +19,11 @@
  *   pnpm exec tsx bench/send/row-cost.ts
  *   BENCH_ROWS_EMAILS=4000 BENCH_ROWS_GROUP=20 BENCH_SERVICES_ROOT=/work/wt/base pnpm exec tsx bench/send/row-cost.ts
  */
-import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import {
   BusMessages,
   type EmailEvent,
@@ -47,6 +49,14 @@ const GROUP = Number(process.env.BENCH_ROWS_GROUP ?? 20);
 const ROUNDS = Number(process.env.BENCH_ROWS_ROUNDS ?? 2);
 const BASE_ROOT = process.env.BENCH_SERVICES_ROOT ?? '/work/wt/base';
 const TICK_MS = 1000 / 100; // /proc/<pid>/stat counts clock ticks (USER_HZ 100)
+
+const run = promisify(execFile);
+/** The private server's own binaries (pg_waldump), newest version installed. */
+const BIN = join(
+  '/usr/lib/postgresql',
+  readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a))[0]!,
+  'bin',
+);
 
 const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d;
 
@@ -100,6 +110,34 @@ async function walLsn(db: Db): Promise<string> {
   return (await db.query<{ l: string }>('SELECT pg_current_wal_insert_lsn()::text AS l')).rows[0]!.l;
 }
 
+/** WAL of one phase by record type (pg_waldump --stats=record): records and bytes per email. */
+const walRecords: Record<string, Record<string, Record<string, string>>> = {};
+// "Heap/INSERT  <n> (pct)  <record bytes> (pct)  <fpi bytes> (pct)  <combined bytes> (pct)"
+const STATS_LINE = /^(\S+\/\S+)\s+(\d+)\s+\(\s*[\d.]+\)\s+\d+\s+\(\s*[\d.]+\)\s+\d+\s+\(\s*[\d.]+\)\s+(\d+)/;
+
+async function walByRecord(side: Side, phase: string, from: string, emails: number): Promise<void> {
+  const { rows } = await side.db.query<{ to: string; dir: string }>(
+    "SELECT pg_current_wal_insert_lsn()::text AS to, current_setting('data_directory') || '/pg_wal' AS dir",
+  );
+  await side.db.query('SELECT pg_switch_wal()'); // the phase's records flushed into a closed segment
+  const { stdout } = await run(
+    join(BIN, 'pg_waldump'),
+    ['--stats=record', '-p', rows[0]!.dir, '-s', from, '-e', rows[0]!.to],
+    {
+      maxBuffer: 1 << 24,
+    },
+  );
+  const out: Record<string, string> = {};
+  for (const line of stdout.split('\n')) {
+    const m = STATS_LINE.exec(line);
+    if (m && Number(m[3]) > 0)
+      out[m[1]!] = `${round(Number(m[2]) / emails)} records, ${Math.round(Number(m[3]) / emails)} bytes`;
+  }
+  const bySide = walRecords[side.name] ?? {};
+  walRecords[side.name] = bySide;
+  bySide[phase] = out;
+}
+
 async function measure(side: Side, phase: string, emails: number, work: () => Promise<void>) {
   const lsn = await walLsn(side.db);
   const cpu0 = backendCpuMs(side.pid);
@@ -109,7 +147,8 @@ async function measure(side: Side, phase: string, emails: number, work: () => Pr
     'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::text AS d',
     [lsn],
   );
-  const t = (side.totals[phase] ??= { emails: 0, walBytes: 0, cpuMs: 0 });
+  const t = side.totals[phase] ?? { emails: 0, walBytes: 0, cpuMs: 0 };
+  side.totals[phase] = t;
   t.emails += emails;
   t.walBytes += Number(rows[0]!.d);
   t.cpuMs += cpuMs;
@@ -145,7 +184,7 @@ async function accept(side: Side, n: number): Promise<void> {
   }
   // The log row ids the gateway generated, in order.
   const { rows } = await side.db.query<{ id: string; ref_id: string; copy_id: string; recipient: string }>(
-    `SELECT id, ref_id, copy_id, recipient FROM email_logs WHERE tenant_id = $1 AND send_outcome IS NULL ORDER BY id`,
+    'SELECT id, ref_id, copy_id, recipient FROM email_logs WHERE tenant_id = $1 AND send_outcome IS NULL ORDER BY id',
     [side.tenantId],
   );
   side.pending = rows.map((r) => ({ refId: r.ref_id, copyId: r.copy_id, logId: r.id, email: r.recipient }));
@@ -226,6 +265,20 @@ async function main(): Promise<void> {
         await measure(s, 'relay', EMAILS, () => relay(s));
       }
     }
+    // One more round per schema, its WAL read back by record type (not in the figures above:
+    // pg_switch_wal pads the segment).
+    for (const s of sides) {
+      for (const [phase, work] of [
+        ['accept', () => accept(s, EMAILS)],
+        ['deliver', () => deliver(s)],
+        ['relay', () => relay(s)],
+      ] as const) {
+        const from = await walLsn(s.db);
+        await work();
+        await walByRecord(s, phase, from, EMAILS);
+      }
+    }
+    report.wal_by_record_per_email = walRecords;
     report.per_email = Object.fromEntries(
       sides.map((s) => [
         s.name,
