@@ -24,13 +24,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import {
-  BusMessages,
-  type EmailEvent,
-  type StoredSendRequest,
-  emptyTracking,
-  ulid,
-} from '@mailyard/contracts';
+import { BusMessages, type EmailEvent, type StoredSendRequest, ulid } from '@mailyard/contracts';
 import {
   type Db,
   configFrom,
@@ -42,6 +36,7 @@ import {
 import { type AcceptedSendRows, createTenant, recordEmailEventBatch, sends } from '@mailyard/store';
 import { startPrivatePostgres } from '@mailyard/testkit/private-servers';
 import { REPO_ROOT } from '@mailyard/testkit/process';
+import { emailEvent } from '@mailyard/testkit/webhooks';
 import { printAndKeep, runMain } from '../support/proc';
 
 const EMAILS = Number(process.env.BENCH_ROWS_EMAILS ?? 4000);
@@ -72,24 +67,14 @@ const REQUEST = {
   ],
 } as unknown as StoredSendRequest;
 
-function delivered(refId: string, email: string): EmailEvent {
-  return {
-    event: 'MAIL_DELIVERED',
-    success: true,
-    details: {
-      ref_id: refId,
-      mailer_id: 'm1',
-      email: [email],
-      custom_args: null,
-      message_id: `<${ulid()}@bench.example>`,
-      thread_id: '',
-      webhook_id: '',
-      event_at: new Date().toISOString(),
-      tracking: emptyTracking(),
-      failed_reason: '',
-    },
-  };
-}
+const delivered = (refId: string, email: string): EmailEvent =>
+  emailEvent('MAIL_DELIVERED', new Date().toISOString(), {
+    ref_id: refId,
+    mailer_id: 'm1',
+    email: [email],
+    custom_args: null,
+    message_id: `<${ulid()}@bench.example>`,
+  });
 
 interface Side {
   name: string;

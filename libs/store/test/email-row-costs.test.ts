@@ -8,9 +8,10 @@
  *   the status filter by walking the tenant's rows newest first (email_logs_tenant_idx) since its
  *   own index was dropped, the recipient filter through lower(recipient).
  */
-import { type EmailEvent, emptyTracking, parseLogsQuery, ulid } from '@mailyard/contracts';
+import { type EmailEvent, parseLogsQuery, ulid } from '@mailyard/contracts';
 import type { Db, Queryable } from '@mailyard/platform';
 import { useMigratedDatabase } from '@mailyard/testkit/migrated-database';
+import { emailEvent } from '@mailyard/testkit/webhooks';
 import { createTenant, emailLogs, recordEmailEventBatchIn, sends } from '../src';
 
 const database = useMigratedDatabase();
@@ -20,24 +21,8 @@ beforeAll(() => {
   db = database.db();
 });
 
-function delivered(refId: string, emails: string[]): EmailEvent {
-  return {
-    event: 'MAIL_DELIVERED',
-    success: true,
-    details: {
-      ref_id: refId,
-      mailer_id: 'm1',
-      email: emails,
-      custom_args: null,
-      message_id: '<m@x>',
-      thread_id: '',
-      webhook_id: '',
-      event_at: new Date().toISOString(),
-      tracking: emptyTracking(),
-      failed_reason: '',
-    },
-  };
-}
+const delivered = (refId: string, emails: string[]): EmailEvent =>
+  emailEvent('MAIL_DELIVERED', new Date().toISOString(), { ref_id: refId, email: emails, custom_args: null });
 
 /** A send accepted as the gateway accepts it: the send, its QUEUED log rows, no outbox row. */
 async function accept(tenantId: string, emails: string[]) {
