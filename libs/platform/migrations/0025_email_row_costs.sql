@@ -21,7 +21,7 @@ DROP INDEX IF EXISTS email_logs_status_idx;
 -- page; pruning frees the old versions for the next ones). A group of deliveries updates many
 -- rows of one page in one transaction, before any old version can be pruned: half the page
 -- holds the new versions of a page's rows (at 75, 55 % of the updates in bench:send were HOT;
--- at 50, 85-90 %). Applies to pages written from now on; an upgraded table's existing pages stay
+-- at 50, 84-89 %). Applies to pages written from now on; an upgraded table's existing pages stay
 -- as full as they are.
 ALTER TABLE email_logs SET (fillfactor = 50);
 
