@@ -50,7 +50,7 @@ import {
   summarize,
   summaryText,
 } from '../support/profile';
-import { SERVICES_ROOT, servicesForm } from '../support/services';
+import { SERVICES_ROOT, migrateAsServices, servicesForm } from '../support/services';
 import { copyCost } from './copy-cost';
 import { floorCost } from './floor';
 import {
@@ -186,6 +186,7 @@ async function main(): Promise<void> {
     await stopService(s);
     services.splice(services.indexOf(s), 1);
   };
+  const schema = await migrateAsServices(db.url);
   const ctx = await openContext(
     configFrom({ ...stores, LOG_LEVEL: 'error' }),
     createLogger('bench', 'error'),
@@ -200,6 +201,7 @@ async function main(): Promise<void> {
     send_service_env: envList(process.env.BENCH_SEND_ENV),
     gateway_env: envList(process.env.BENCH_GATEWAY_ENV),
     ...servicesForm(),
+    schema: `migrations of the services measured, last ${schema.at(-1)}`,
     outbox_retention_ms: Number(stores.OUTBOX_RETENTION_MS),
     webhook_dispatcher: DISPATCHER ? 'MAIL_DELIVERED posted to a receiver in the bench process' : 'none',
   };
@@ -488,10 +490,17 @@ async function main(): Promise<void> {
     // Which tables were scanned how (a sequential scan on a hot path shows here).
     const { rows: tables } = await client.query(
       `SELECT relname AS table, seq_scan, seq_tup_read, idx_scan, n_tup_ins AS inserted, n_tup_upd AS updated,
-              n_tup_del AS deleted, n_dead_tup AS dead
+              n_tup_hot_upd AS hot_updated, n_tup_del AS deleted, n_dead_tup AS dead
          FROM pg_stat_user_tables WHERE n_tup_ins + n_tup_upd + n_tup_del > 0 ORDER BY relname`,
     );
     report.postgresql_tables = tables;
+    // Which index served how many scans: an index written per email and never scanned is a
+    // cost with no reader (docs/scaling.md, rows, indexes and WAL per email).
+    const { rows: indexes } = await client.query<{ index: string; scans: number }>(
+      `SELECT relname || '.' || indexrelname AS index, idx_scan::int AS scans FROM pg_stat_user_indexes
+        WHERE relname IN ('sends', 'email_logs', 'email_events', 'outbox') ORDER BY relname, indexrelname`,
+    );
+    report.postgresql_index_scans = Object.fromEntries(indexes.map((r) => [r.index, r.scans]));
     // Storage per email (tables and their indexes), for retention sizing.
     const { rows: sizes } = await client.query<{ table: string; bytes: string }>(
       `SELECT relname AS table, pg_total_relation_size(relid)::text AS bytes FROM pg_stat_user_tables

@@ -11,6 +11,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { configFrom, migrate, openDatabase, readMigrations } from '@mailyard/platform';
 import { REPO_ROOT, type Spawned, spawnTs } from '@mailyard/testkit/process';
 
 export type ServiceName =
@@ -33,6 +34,31 @@ export function servicesForm(): { services_root: string; runtime: string } {
         ? 'dist/bin bundle, node --enable-source-maps (as in the image)'
         : 'sources through tsx',
   };
+}
+
+/**
+ * Gives the database at `url` the schema the services measured expect: SERVICES_ROOT's
+ * migrations, applied. This checkout's migrations that SERVICES_ROOT does not have are recorded
+ * as applied WITHOUT running them, so that the harness's own context (openContext migrates with
+ * this checkout's migrations) leaves the baseline's schema as it is: an A/B of a migration
+ * (indexes, fillfactor) measures each side with its own schema. Call before openContext.
+ */
+export async function migrateAsServices(url: string): Promise<string[]> {
+  const db = await openDatabase(configFrom({ DATABASE_URL: url }));
+  try {
+    const theirs = readMigrations(join(SERVICES_ROOT, 'libs', 'platform', 'migrations'));
+    const applied = await migrate(db, theirs);
+    const known = new Set(theirs.map((m) => m.version));
+    const skipped = readMigrations()
+      .map((m) => m.version)
+      .filter((v) => !known.has(v));
+    for (const v of skipped) {
+      await db.query('INSERT INTO schema_migrations (version) VALUES ($1) ON CONFLICT DO NOTHING', [v]);
+    }
+    return applied;
+  } finally {
+    await db.close();
+  }
 }
 
 let prepared = false;

@@ -67,7 +67,13 @@ SELECT w.k, s.ref_id, s.tenant_id, s.mailer_id, s.campaign_id, s.custom_args,
           FROM mailers m LEFT JOIN domains d ON d.id = m.id
          WHERE m.id = s.mailer_id AND m.tenant_id = s.tenant_id) AS mailer_version,
        ARRAY(${suppressedKeysSql('s.tenant_id', `ARRAY(${COPY_RECIPIENTS.replace('SELECT l.recipient', `SELECT ${addressKeySql('l.recipient')}`)})`)}) AS suppressed
-  FROM want w JOIN sends s ON s.ref_id = w.ref_id AND s.tenant_id = w.tenant_id`;
+  FROM want w
+  -- Each key's send by its primary key (LIMIT 1 keeps this a per-key index lookup: as a join,
+  -- the planner read every row of a small or freshly grown sends table to hash it, for each
+  -- command; docs/scaling.md).
+  CROSS JOIN LATERAL (
+    SELECT * FROM sends s WHERE s.ref_id = w.ref_id AND s.tenant_id = w.tenant_id LIMIT 1
+  ) s`;
 
 /**
  * Loads the copies `keys` in one query (the stored request only where `withRequest[i]`); a
