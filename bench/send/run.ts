@@ -72,6 +72,8 @@ const run = promisify(execFile);
 
 const EMAILS = Number(process.env.BENCH_EMAILS ?? 2000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+/** autocannon's request timeout in seconds (its default 10): lower it to provoke timed-out requests. */
+const API_TIMEOUT_S = Number(process.env.BENCH_API_TIMEOUT_S ?? 10);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 200);
 const BATCH_REQUESTS = Number(process.env.BENCH_BATCH_REQUESTS ?? 40);
 const BATCH_RECIPIENTS = Number(process.env.BENCH_BATCH_RECIPIENTS ?? 100);
@@ -273,6 +275,7 @@ async function main(): Promise<void> {
         headers,
         connections,
         amount,
+        timeout: API_TIMEOUT_S,
         requests: [ledger.request()],
       });
       return { ...result, ledger };
@@ -419,6 +422,7 @@ async function main(): Promise<void> {
         accounting: m.accounting,
         emails: EMAILS,
         api_connections: CONNECTIONS,
+        api_timeout_s: API_TIMEOUT_S,
         api: {
           accepted_per_sec: Math.round(EMAILS / tApi),
           p50_ms: m.result.latency.p50,
