@@ -74,6 +74,12 @@ const EMAILS = Number(process.env.BENCH_EMAILS ?? 2000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 /** autocannon's request timeout in seconds (its default 10): lower it to provoke timed-out requests. */
 const API_TIMEOUT_S = Number(process.env.BENCH_API_TIMEOUT_S ?? 10);
+/**
+ * Diagnosis: the gateway process is stopped (SIGSTOP) this long once, 500 ms into the single
+ * phase's load, then continued: a starved gateway as on a machine at load 24, longer than
+ * BENCH_API_TIMEOUT_S so the requests in flight time out in autocannon (0: never).
+ */
+const GATEWAY_PAUSE_MS = Number(process.env.BENCH_GATEWAY_PAUSE_MS ?? 0);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 200);
 const BATCH_REQUESTS = Number(process.env.BENCH_BATCH_REQUESTS ?? 40);
 const BATCH_RECIPIENTS = Number(process.env.BENCH_BATCH_RECIPIENTS ?? 100);
@@ -139,6 +145,14 @@ async function inProcessOnly(stamp: number): Promise<void> {
   if (PHASES.has('floor')) report.floor = await floorPhase(key, 'floor');
   report.machine = { ...(report.machine as object), loadavg_at_end: loadavg().map((l) => round(l)) };
   printAndKeep('send', report, stamp);
+}
+
+/** Stops `s`'s process for `ms` once, 500 ms from now (BENCH_GATEWAY_PAUSE_MS). */
+async function pauseOnce(s: Service, ms: number): Promise<void> {
+  await new Promise((r) => setTimeout(r, 500));
+  process.kill(s.proc.child.pid!, 'SIGSTOP');
+  await new Promise((r) => setTimeout(r, ms));
+  process.kill(s.proc.child.pid!, 'SIGCONT');
 }
 
 async function main(): Promise<void> {
@@ -386,7 +400,10 @@ async function main(): Promise<void> {
       let waitError: string | undefined;
       const m = await measured(phase, load$.emails, [gateway, ...procs], async () => {
         const t0 = Date.now();
+        const pause =
+          phase === 'single' && GATEWAY_PAUSE_MS > 0 ? pauseOnce(gateway, GATEWAY_PAUSE_MS) : null;
         const api = await load(load$.requests, load$.connections, load$.body);
+        await pause;
         apiSeconds = (Date.now() - t0) / 1000;
         // What was committed is what must be delivered (a timed-out request may be among it,
         // a request answered 2xx must be): not the number of requests sent.
@@ -423,6 +440,7 @@ async function main(): Promise<void> {
         emails: EMAILS,
         api_connections: CONNECTIONS,
         api_timeout_s: API_TIMEOUT_S,
+        ...(GATEWAY_PAUSE_MS > 0 ? { gateway_paused_ms: GATEWAY_PAUSE_MS } : {}),
         api: {
           accepted_per_sec: Math.round(EMAILS / tApi),
           p50_ms: m.result.latency.p50,
