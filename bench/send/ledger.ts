@@ -10,7 +10,8 @@
  * - committed: the sends rows of the phase's indices (what the pipeline must deliver; a request
  *   answered with no status can be among them: the gateway committed it after the client left);
  * - accepted_not_committed: 2xx ref_ids without a sends row (would break "a 2xx means stored");
- * - accepted_not_delivered: committed sends with a log row not MAIL_DELIVERED, with the statuses.
+ * - accepted_not_delivered: committed sends with a log row not MAIL_DELIVERED, with those rows'
+ *   status, attempts, last event and failure reason, and their outbox rows still unpublished.
  */
 import type { Request } from 'autocannon';
 import type pg from 'pg';
@@ -50,6 +51,13 @@ export class RequestLedger {
   }
 }
 
+interface LogState {
+  status: string;
+  attempts: number;
+  last_event: string | null;
+  failure_reason: string | null;
+}
+
 export interface PhaseAccount {
   requests_sent: number;
   answered_2xx: number;
@@ -70,7 +78,10 @@ export interface PhaseAccount {
     ref_id: string;
     index: number;
     answered: number | null;
-    statuses: string[];
+    /** Its log rows not delivered: QUEUED (never attempted), SMTP_ERROR (retrying), ... */
+    logs: LogState[];
+    /** Its outbox rows not yet published (the relay's side: > 0 means not on the bus yet). */
+    outbox_pending: number;
   }>;
 }
 
@@ -102,9 +113,13 @@ export async function account(c: pg.Client, tenantId: string, ledger: RequestLed
   for (const s of statuses) if (s !== null && (s < 200 || s >= 300)) non2xx[s] = (non2xx[s] ?? 0) + 1;
   const committed = await committedSends(c, tenantId, ledger);
   const committedRefs = new Set(committed.map((r) => r.ref_id));
-  const { rows: open } = await c.query<{ ref_id: string; statuses: string[] }>(
-    `SELECT ref_id, array_agg(status ORDER BY id) AS statuses FROM email_logs
-      WHERE tenant_id = $1 AND ref_id = ANY($2::text[]) AND status <> 'MAIL_DELIVERED' GROUP BY ref_id`,
+  const { rows: open } = await c.query<{ ref_id: string; logs: LogState[]; outbox_pending: number }>(
+    `SELECT l.ref_id,
+            json_agg(json_build_object('status', l.status, 'attempts', l.attempts, 'last_event', l.last_event,
+                                       'failure_reason', l.failure_reason) ORDER BY l.id) AS logs,
+            (SELECT count(*)::int FROM outbox o WHERE o.message->'payload'->>'ref_id' = l.ref_id) AS outbox_pending
+       FROM email_logs l
+      WHERE l.tenant_id = $1 AND l.ref_id = ANY($2::text[]) AND l.status <> 'MAIL_DELIVERED' GROUP BY l.ref_id`,
     [tenantId, [...committedRefs]],
   );
   const indexOf = new Map(committed.map((r) => [r.ref_id, r.i]));
@@ -121,7 +136,8 @@ export async function account(c: pg.Client, tenantId: string, ledger: RequestLed
       ref_id: r.ref_id,
       index: indexOf.get(r.ref_id)!,
       answered: ledger.status.get(indexOf.get(r.ref_id)!) ?? null,
-      statuses: r.statuses,
+      logs: r.logs,
+      outbox_pending: r.outbox_pending,
     })),
   };
 }
