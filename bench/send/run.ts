@@ -446,7 +446,8 @@ async function main(): Promise<void> {
           p50_ms: m.result.latency.p50,
           p99_ms: m.result.latency.p99,
           non_2xx: m.result.non2xx,
-          errors: m.result.errors + m.result.timeouts,
+          // autocannon counts a timeout among its errors too: errors = timeouts + connection errors.
+          errors: m.result.errors,
         },
         ...m.figures,
         cpu_seconds: m.cpu_seconds,
