@@ -53,6 +53,7 @@ import {
 import { SERVICES_ROOT, migrateAsServices, servicesForm } from '../support/services';
 import { copyCost } from './copy-cost';
 import { floorCost } from './floor';
+import { RequestLedger, account, committedEmails, lossIn } from './ledger';
 import {
   DOMAIN,
   type Service,
@@ -71,6 +72,14 @@ const run = promisify(execFile);
 
 const EMAILS = Number(process.env.BENCH_EMAILS ?? 2000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+/** autocannon's request timeout in seconds (its default 10): lower it to provoke timed-out requests. */
+const API_TIMEOUT_S = Number(process.env.BENCH_API_TIMEOUT_S ?? 10);
+/**
+ * Diagnosis: the gateway process is stopped (SIGSTOP) this long once, 500 ms into the single
+ * phase's load, then continued: a starved gateway as on a machine at load 24, longer than
+ * BENCH_API_TIMEOUT_S so the requests in flight time out in autocannon (0: never).
+ */
+const GATEWAY_PAUSE_MS = Number(process.env.BENCH_GATEWAY_PAUSE_MS ?? 0);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 200);
 const BATCH_REQUESTS = Number(process.env.BENCH_BATCH_REQUESTS ?? 40);
 const BATCH_RECIPIENTS = Number(process.env.BENCH_BATCH_RECIPIENTS ?? 100);
@@ -136,6 +145,14 @@ async function inProcessOnly(stamp: number): Promise<void> {
   if (PHASES.has('floor')) report.floor = await floorPhase(key, 'floor');
   report.machine = { ...(report.machine as object), loadavg_at_end: loadavg().map((l) => round(l)) };
   printAndKeep('send', report, stamp);
+}
+
+/** Stops `s`'s process for `ms` once, 500 ms from now (BENCH_GATEWAY_PAUSE_MS). */
+async function pauseOnce(s: Service, ms: number): Promise<void> {
+  await new Promise((r) => setTimeout(r, 500));
+  process.kill(s.proc.child.pid!, 'SIGSTOP');
+  await new Promise((r) => setTimeout(r, ms));
+  process.kill(s.proc.child.pid!, 'SIGCONT');
 }
 
 async function main(): Promise<void> {
@@ -206,6 +223,8 @@ async function main(): Promise<void> {
     webhook_dispatcher: DISPATCHER ? 'MAIL_DELIVERED posted to a receiver in the bench process' : 'none',
   };
   const windows: Array<{ phase: string; window: Window; processes: string[] }> = [];
+  /** Phases whose account shows a broken promise (the run exits non-zero after its report). */
+  const losses: string[] = [];
   let receiver: WebhookReceiver | null = null;
   try {
     // The send service first, so its queue is bound before the gateway publishes commands.
@@ -263,17 +282,32 @@ async function main(): Promise<void> {
     const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
     let n = 0;
     let b = 0;
-    const load = (amount: number, connections: number, body: () => string) =>
-      autocannon({
+    /** `amount` requests; each one's fate goes to a new ledger (ledger.ts). */
+    const load = async (amount: number, connections: number, ledgerOf: () => RequestLedger) => {
+      const ledger = ledgerOf();
+      const result = await autocannon({
         url,
         method: 'POST',
         headers,
         connections,
         amount,
-        requests: [{ setupRequest: (req) => ({ ...req, body: body() }) }],
+        timeout: API_TIMEOUT_S,
+        requests: [ledger.request()],
       });
-    const single = () => singleBody(mailerId, n++);
-    const batch = () => batchBody(mailerId, b++, BATCH_RECIPIENTS);
+      return { ...result, ledger };
+    };
+    const single = () =>
+      new RequestLedger(
+        'i',
+        () => n++,
+        (i) => singleBody(mailerId, i),
+      );
+    const batch = () =>
+      new RequestLedger(
+        'batch',
+        () => b++,
+        (i) => batchBody(mailerId, i, BATCH_RECIPIENTS),
+      );
     let expected = 0;
     const delivered = async (target: number, timeoutMs = 600_000) => {
       await waitDelivered(client, tenantId, target, timeoutMs);
@@ -350,8 +384,7 @@ async function main(): Promise<void> {
     };
 
     // Warm-up: JIT, pools, DKIM key cache, SMTP connections.
-    await load(WARMUP, 10, single);
-    expected += WARMUP;
+    expected += await committedEmails(client, tenantId, (await load(WARMUP, 10, single)).ledger);
     await delivered(expected, 120_000);
     // A fresh database has no statistics until autovacuum's first pass (up to a minute), and the
     // services' prepared statements keep the generic plans made for empty tables (an index walk
@@ -363,18 +396,37 @@ async function main(): Promise<void> {
     const loadPhase = async (
       phase: string,
       procs: Service[],
-      load$: { requests: number; connections: number; body: () => string; emails: number },
+      load$: { requests: number; connections: number; body: () => RequestLedger; emails: number },
     ) => {
       let apiSeconds = 0;
+      let waitError: string | undefined;
       const m = await measured(phase, load$.emails, [gateway, ...procs], async () => {
         const t0 = Date.now();
+        const pause =
+          phase === 'single' && GATEWAY_PAUSE_MS > 0 ? pauseOnce(gateway, GATEWAY_PAUSE_MS) : null;
         const api = await load(load$.requests, load$.connections, load$.body);
+        await pause;
         apiSeconds = (Date.now() - t0) / 1000;
-        expected += load$.emails;
-        await delivered(expected);
+        // What was committed is what must be delivered (a timed-out request may be among it,
+        // a request answered 2xx must be): not the number of requests sent.
+        expected += await committedEmails(client, tenantId, api.ledger);
+        await delivered(expected).catch((err: Error) => {
+          waitError = err.message;
+        });
         return api;
       });
-      return { ...m, apiSeconds };
+      const accounting = await account(client, tenantId, m.result.ledger);
+      if (waitError || lossIn(accounting)) losses.push(phase);
+      expected = await countDelivered(client, tenantId); // the next phase's wait starts from what is
+      return {
+        ...m,
+        apiSeconds,
+        accounting: {
+          ...accounting,
+          autocannon: { timeouts: m.result.timeouts, errors: m.result.errors, non2xx: m.result.non2xx },
+          ...(waitError ? { delivery_wait: waitError } : {}),
+        },
+      };
     };
 
     if (PHASES.has('single')) {
@@ -386,14 +438,18 @@ async function main(): Promise<void> {
       });
       const tApi = m.apiSeconds;
       report.single = {
+        accounting: m.accounting,
         emails: EMAILS,
         api_connections: CONNECTIONS,
+        api_timeout_s: API_TIMEOUT_S,
+        ...(GATEWAY_PAUSE_MS > 0 ? { gateway_paused_ms: GATEWAY_PAUSE_MS } : {}),
         api: {
           accepted_per_sec: Math.round(EMAILS / tApi),
           p50_ms: m.result.latency.p50,
           p99_ms: m.result.latency.p99,
           non_2xx: m.result.non2xx,
-          errors: m.result.errors + m.result.timeouts,
+          // autocannon counts a timeout among its errors too: errors = timeouts + connection errors.
+          errors: m.result.errors,
         },
         ...m.figures,
         cpu_seconds: m.cpu_seconds,
@@ -407,12 +463,15 @@ async function main(): Promise<void> {
       const before = await countDelivered(client, tenantId);
       const fresh = await startSend();
       senders = [fresh];
-      expected += EMAILS;
+      expected += await committedEmails(client, tenantId, queued.ledger);
       await delivered(before + 1, 120_000);
       const m = await measured('drain', EMAILS, senders, () => delivered(expected));
+      const accounting = await account(client, tenantId, queued.ledger);
+      if (lossIn(accounting)) losses.push('drain');
       report.drain = {
         note: 'commands queued while the send service was stopped, then drained by a new one; gateway idle',
         accepted_while_stopped: EMAILS - queued.non2xx,
+        accounting,
         ...m.figures,
       };
     }
@@ -430,6 +489,7 @@ async function main(): Promise<void> {
         requests: BATCH_REQUESTS,
         recipients_per_request: BATCH_RECIPIENTS,
         emails: batchEmails,
+        accounting: m.accounting,
         api: {
           requests_per_sec: round(BATCH_REQUESTS / tApi, 1),
           p50_ms: m.result.latency.p50,
@@ -450,8 +510,7 @@ async function main(): Promise<void> {
       // A second send service on the same broker and queue: the work spreads across both.
       senders = [...senders, await startSend()];
       // Warm the new process up (JIT, pools) with one batch before measuring.
-      await load(1, 1, batch);
-      expected += BATCH_RECIPIENTS;
+      expected += await committedEmails(client, tenantId, (await load(1, 1, batch)).ledger);
       await delivered(expected, 120_000);
       const result = await runBatch('spread', senders);
       report.spread = {
@@ -542,6 +601,12 @@ async function main(): Promise<void> {
     report.profile_summary = `bench/results/send-${stamp}.profile.md`;
   }
   printAndKeep('send', report, stamp);
+  if (losses.length > 0) {
+    console.error(
+      `accepted emails not delivered in phase(s) ${losses.join(', ')}: see each phase's accounting`,
+    );
+    process.exitCode = 1;
+  }
 }
 
 runMain(main);

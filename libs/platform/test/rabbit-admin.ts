@@ -24,3 +24,17 @@ export async function restartBroker(whileDown: () => Promise<void> = async () =>
     await rabbitmqctl('await_startup');
   }
 }
+
+/**
+ * Closes the client connections named `connectionName` (AmqpBusOptions.connectionName) and no
+ * other: one process's link dies, the broker and everyone else's connections stay up.
+ */
+export async function closeNamedConnections(connectionName: string): Promise<number> {
+  const listing = await rabbitmqctl('list_connections', 'pid', 'client_properties');
+  const ours = listing
+    .split('\n')
+    .filter((line) => line.includes(`{"connection_name","${connectionName}"}`))
+    .map((line) => line.split('\t')[0]!);
+  for (const pid of ours) await rabbitmqctl('close_connection', pid, 'mailyard test: connection closed');
+  return ours.length;
+}
