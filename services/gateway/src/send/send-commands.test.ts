@@ -3,7 +3,7 @@ import { sendCommands } from './accept-send';
 
 const ids = (n: number) => Array.from({ length: n }, (_, i) => `r.${i + 1}`);
 const payloads = (n: number, per: number) =>
-  sendCommands('t1', 'r', ids(n), per).map((m) => SendEmailMessageSchema.parse(m.message.payload));
+  sendCommands('t1', 'r', ids(n), per).map((m) => SendEmailMessageSchema.parse(m.envelope.payload));
 
 describe('sendCommands', () => {
   it('chunks the copies of a send, in order, every copy once', () => {
