@@ -84,7 +84,16 @@ export function buildGatewayApp(
     // Each router is entered only by paths its routes can match (prefixedRouter). The send route
     // first: it is the busiest, and no other router serves POST /v1/email/send.
     routes: (app) => {
-      app.use(prefixedRouter(sendRoutes({ db, sealer: ctx.sealer, onOutboxWrite: hooks.onOutboxWrite })));
+      app.use(
+        prefixedRouter(
+          sendRoutes({
+            db,
+            sealer: ctx.sealer,
+            onOutboxWrite: hooks.onOutboxWrite,
+            copiesPerCommand: config.SEND_COPIES_PER_COMMAND,
+          }),
+        ),
+      );
       app.use(prefixedRouter(openApiRoutes()));
       app.use(prefixedRouter(adminRoutes(db, keyCache)));
       app.use(prefixedRouter(templateRoutes(db)));

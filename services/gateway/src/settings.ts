@@ -33,6 +33,12 @@ export const GatewayEnvSchema = z
     HTTP_BODY_LIMIT: byteSize.default('1mb'),
     /** Largest body of POST /v1/email/send: a 30 MB message is 40 MiB as base64, plus JSON. */
     HTTP_SEND_BODY_LIMIT: byteSize.default('42mb'),
+    /**
+     * Most copies of a send one `send.email` command names (a batch with substitutions has a copy
+     * per `to` recipient). 1 = one command per copy, what send services older than multi-copy
+     * commands read: keep it 1 until every send service is upgraded (docs/deploy.md).
+     */
+    SEND_COPIES_PER_COMMAND: positiveInt(100),
     /** Webhook registration check: connect timeout of the test request. */
     WEBHOOK_CONNECT_TIMEOUT_MS: positiveInt(5000),
     // Sending domains: suggested records, background re-checks

@@ -4,7 +4,8 @@ import {
   Exchange,
   RoutingKey,
   SEND_EMAIL_COMMAND,
-  type SendEmailCommand,
+  type SendEmailMessage,
+  copiesOfCommand,
 } from '@mailyard/contracts';
 import { OutboxRelay, createLogger } from '@mailyard/platform';
 import { MODES } from '@mailyard/testkit/modes';
@@ -18,7 +19,7 @@ for (const mode of MODES) {
     const { gw, m, base, send, q, counts } = useSendSuite(mode);
 
     describe('accepted sends', () => {
-      it('answers 200 {success, ref_id, message: "queued"} and writes sends, QUEUED logs and one outbox row per copy', async () => {
+      it('answers 200 {success, ref_id, message: "queued"} and writes sends, QUEUED logs and one outbox row naming every copy', async () => {
         const body = {
           ...base(),
           to: [{ email: 'alice@dest.test', name: 'Alice' }, { email: 'bob@Bücher.example' }],
@@ -135,14 +136,12 @@ for (const mode of MODES) {
         const outbox = await q<{
           exchange: string;
           routing_key: string;
-          message: BusEnvelope<SendEmailCommand>;
+          message: BusEnvelope<SendEmailMessage>;
         }>("SELECT exchange, routing_key, message FROM outbox WHERE message->'payload'->>'ref_id' = $1", [
           refId,
         ]);
-        expect(outbox).toHaveLength(4);
-        expect(outbox.map((o) => o.message.payload.copy_id).sort()).toEqual(
-          [1, 2, 3, 4].map((n) => `${refId}.${n}`),
-        );
+        // Up to SEND_COPIES_PER_COMMAND (100) copies of a send share one command.
+        expect(outbox).toHaveLength(1);
         expect(outbox[0]).toMatchObject({
           exchange: Exchange.commands,
           routing_key: RoutingKey.sendEmail,
@@ -150,7 +149,12 @@ for (const mode of MODES) {
             type: SEND_EMAIL_COMMAND,
             version: 1,
             tenant_id: gw.tenantId,
-            payload: { ref_id: refId, tenant_id: gw.tenantId, copy_id: `${refId}.1`, attempt: 1 },
+            payload: {
+              ref_id: refId,
+              tenant_id: gw.tenantId,
+              copy_ids: [1, 2, 3, 4].map((n) => `${refId}.${n}`),
+              attempt: 1,
+            },
           },
         });
       });
@@ -182,11 +186,15 @@ for (const mode of MODES) {
           ...copy(2, 'A2@dest.test'),
           ...copy(3, 'a3@dest.test'),
         ]);
-        const copies = await q<{ copy_id: string }>(
-          "SELECT message->'payload'->>'copy_id' AS copy_id FROM outbox WHERE message->'payload'->>'ref_id' = $1 ORDER BY id",
+        const commands = await q<{ payload: SendEmailMessage }>(
+          "SELECT message->'payload' AS payload FROM outbox WHERE message->'payload'->>'ref_id' = $1 ORDER BY id",
           [refId],
         );
-        expect(copies.map((c) => c.copy_id)).toEqual([`${refId}.1`, `${refId}.2`, `${refId}.3`]);
+        expect(commands.flatMap((c) => copiesOfCommand(c.payload)).map((c) => c.copy_id)).toEqual([
+          `${refId}.1`,
+          `${refId}.2`,
+          `${refId}.3`,
+        ]);
         const [row] = await q<{ request: { substitutions: unknown } }>(
           'SELECT request FROM sends WHERE ref_id = $1',
           [refId],
@@ -207,7 +215,7 @@ for (const mode of MODES) {
       it('writes everything in one transaction: a failing outbox insert leaves no rows', async () => {
         await gw.ctx.db.query(`CREATE OR REPLACE FUNCTION test_fail_third_copy() RETURNS trigger AS $$
           BEGIN
-            IF NEW.message->'payload'->>'copy_id' LIKE '%.3' THEN RAISE EXCEPTION 'test: outbox insert refused'; END IF;
+            IF NEW.message->'payload'->>'copy_ids' LIKE '%.3"%' THEN RAISE EXCEPTION 'test: outbox insert refused'; END IF;
             RETURN NEW;
           END $$ LANGUAGE plpgsql`);
         await gw.ctx.db.query(
@@ -241,8 +249,8 @@ for (const mode of MODES) {
           pollMs: 20,
           batchSize: 500,
         });
-        const received: BusEnvelope<SendEmailCommand>[] = [];
-        const consumer = await gw.ctx.bus.consume<SendEmailCommand>(
+        const received: BusEnvelope<SendEmailMessage>[] = [];
+        const consumer = await gw.ctx.bus.consume<SendEmailMessage>(
           {
             queue: `test.send-commands.${randomBytes(4).toString('hex')}`,
             bindings: [{ exchange: Exchange.commands, routingKey: 'send.#' }],
@@ -262,12 +270,9 @@ for (const mode of MODES) {
           const refId: string = res.body.ref_id;
           const deadline = Date.now() + 15_000;
           const mine = () => received.filter((e) => e.payload.ref_id === refId);
-          while (mine().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-          expect(
-            mine()
-              .map((e) => e.payload)
-              .sort((a, b) => a.copy_id.localeCompare(b.copy_id)),
-          ).toEqual([
+          while (mine().length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+          expect(mine()).toHaveLength(1);
+          expect(copiesOfCommand(mine()[0]!.payload)).toEqual([
             { ref_id: refId, tenant_id: gw.tenantId, copy_id: `${refId}.1`, attempt: 1 },
             { ref_id: refId, tenant_id: gw.tenantId, copy_id: `${refId}.2`, attempt: 1 },
           ]);

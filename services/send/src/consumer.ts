@@ -20,9 +20,11 @@ import {
   SEND_EMAIL_COMMAND,
   SEND_EMAIL_COMMAND_VERSION,
   type SendEmailCommand,
-  SendEmailCommandSchema,
+  type SendEmailMessage,
+  SendEmailMessageSchema,
   type SendingMailer,
   addressKey,
+  copiesOfCommand,
   isPerRecipient,
   isTerminalSendEvent,
   sendEmailCommandFast,
@@ -75,6 +77,12 @@ export interface ConsumerDeps {
   events: EventWriter;
   /** Bounds the bytes of copies being built and delivered at once (SEND_INFLIGHT_BYTES). */
   budget: ByteBudget;
+  /**
+   * Bounds the number of copies being built and delivered at once (SEND_CONCURRENCY, one unit per
+   * copy): a message may name up to SEND_COPIES_PER_COMMAND copies, so the prefetch alone no
+   * longer bounds the copies in flight. Without it only the byte budget does.
+   */
+  copySlots?: ByteBudget;
   /** Phishing verdicts of recent contents (the settings' rules); without it every copy is scanned. */
   verdicts?: PhishingVerdicts;
   /** Called after events were committed (wakes the outbox relay). */
@@ -97,16 +105,18 @@ const deliverySeconds = histogram(
   [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
 );
 
-/** The bus handler: validates the command and runs attempts of one copy one after another. */
+/**
+ * The bus handler: validates the command and runs each copy it names (one, or up to
+ * SEND_COPIES_PER_COMMAND from the gateway) as its own single-copy command, attempts of one copy
+ * one after another. All copies start at once, so their loads share one statement (CopyLoader)
+ * and their events share group commits (EventWriter); the work per copy is bounded by the byte
+ * budget and the copy slots, not by the number of messages. The message settles only after every
+ * copy's outcome is committed: if any copy failed, the whole command is redelivered and the copies
+ * already recorded are skipped by processCommand's idempotency (their attempt is recorded).
+ */
 export function createSendHandler(deps: ConsumerDeps): (delivery: Delivery<unknown>) => Promise<void> {
   const inFlight = new Map<string, Promise<void>>();
-  return (delivery) => {
-    let cmd: SendEmailCommand;
-    try {
-      cmd = commandOf(delivery.envelope.payload);
-    } catch (err) {
-      return Promise.reject(err);
-    }
+  const runCopy = (cmd: SendEmailCommand): Promise<void> => {
     const before = inFlight.get(cmd.copy_id);
     // Almost always nothing runs for this copy: start at once, without waiting a turn.
     const run = before ? before.then(() => processCommand(deps, cmd)) : processCommand(deps, cmd);
@@ -120,13 +130,33 @@ export function createSendHandler(deps: ConsumerDeps): (delivery: Delivery<unkno
     });
     return run;
   };
+  return (delivery) => {
+    let copies: SendEmailCommand[];
+    try {
+      copies = copiesOfCommand(commandOf(delivery.envelope.payload));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (copies.length === 1) return runCopy(copies[0]!);
+    return Promise.allSettled(copies.map(runCopy)).then(firstFailure);
+  };
+}
+
+/**
+ * Resolves when every copy succeeded; else rejects with a failure the bus retries when there is
+ * one (a copy that can be retried is not parked because another copy's failure was permanent).
+ */
+function firstFailure(outcomes: PromiseSettledResult<void>[]): void {
+  const failed = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (failed.length === 0) return;
+  throw (failed.find((f) => !(f.reason instanceof PermanentError)) ?? failed[0]!).reason;
 }
 
 /** The command of a delivery (fast path, else the schema's verdict); PermanentError when invalid. */
-function commandOf(payload: unknown): SendEmailCommand {
+function commandOf(payload: unknown): SendEmailMessage {
   const fast = sendEmailCommandFast(payload);
   if (fast) return fast;
-  const parsed = SendEmailCommandSchema.safeParse(payload);
+  const parsed = SendEmailMessageSchema.safeParse(payload);
   if (!parsed.success)
     throw new PermanentError(`invalid send command: ${parsed.error.issues[0]?.message ?? 'bad payload'}`);
   return parsed.data;
@@ -196,12 +226,18 @@ export async function processCommand(deps: ConsumerDeps, cmd: SendEmailCommand):
   const unsubscribed = pending.filter((r) => suppressed.has(addressKey(r.email)));
   if (unsubscribed.length > 0) attempt.other('MAIL_GENERATION_REJECTION', unsubscribed, SUPPRESSED_REASON);
   if (toSend.length > 0) {
-    // Rendering, building, signing and delivering hold the copy's bytes: wait for room first.
-    const release = await deps.budget.acquire(copyCostBytes(copy.requestBytes));
+    // Rendering, building, signing and delivering hold a copy slot and the copy's bytes: wait
+    // for both first (the slot first: a copy waiting for a slot holds no bytes).
+    const releaseSlot = deps.copySlots ? await deps.copySlots.acquire(1) : undefined;
     try {
-      await sendCopy(deps, cmd, copy, mailer, toSend, attempt);
+      const release = await deps.budget.acquire(copyCostBytes(copy.requestBytes));
+      try {
+        await sendCopy(deps, cmd, copy, mailer, toSend, attempt);
+      } finally {
+        release();
+      }
     } finally {
-      release();
+      releaseSlot?.();
     }
   }
   await commit(deps, ctx, attempt);

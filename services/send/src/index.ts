@@ -43,6 +43,7 @@ export function consumerDeps(
     events: new EventWriter(db, { eventsPerMessage: settings.eventsPerMessage }),
     verdicts: new PhishingVerdicts(),
     budget: new ByteBudget(settings.inflightBytes),
+    copySlots: new ByteBudget(settings.concurrency),
     ...(afterCommit ? { afterCommit } : {}),
   };
 }

@@ -6,7 +6,7 @@
  * words the error as before.
  */
 import type { BusEnvelope } from './envelope';
-import type { SendEmailCommand } from './send-command';
+import { MAX_COPIES_PER_COMMAND, type SendEmailMessage } from './send-command';
 
 /** A JSON object (what JSON.parse makes); anything else (arrays, class instances) goes to the schema. */
 function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -32,11 +32,22 @@ export function isBusEnvelopeFast(v: unknown): v is BusEnvelope {
   );
 }
 
-/** What SendEmailCommandSchema.safeParse(v).data is (only its four keys), or undefined: ask the schema. */
-export function sendEmailCommandFast(v: unknown): SendEmailCommand | undefined {
+/**
+ * What SendEmailMessageSchema.safeParse(v).data is (only its four keys), or undefined: ask the
+ * schema. A `copy_ids` key that is not a valid list goes to the schema (which then reads the
+ * single-copy shape).
+ */
+export function sendEmailCommandFast(v: unknown): SendEmailMessage | undefined {
   if (!isPlainObject(v)) return undefined;
-  const { ref_id, tenant_id, copy_id, attempt } = v;
-  if (!nonEmpty(ref_id) || !nonEmpty(tenant_id) || !nonEmpty(copy_id) || !positiveInt(attempt))
+  const { ref_id, tenant_id, copy_id, copy_ids, attempt } = v;
+  if (!nonEmpty(ref_id) || !nonEmpty(tenant_id) || !positiveInt(attempt)) return undefined;
+  if (copy_ids === undefined) return nonEmpty(copy_id) ? { ref_id, tenant_id, copy_id, attempt } : undefined;
+  if (
+    !Array.isArray(copy_ids) ||
+    copy_ids.length === 0 ||
+    copy_ids.length > MAX_COPIES_PER_COMMAND ||
+    !copy_ids.every(nonEmpty)
+  )
     return undefined;
-  return { ref_id, tenant_id, copy_id, attempt };
+  return { ref_id, tenant_id, copy_ids: [...copy_ids], attempt };
 }

@@ -45,8 +45,8 @@ import {
 import {
   SEND_EMAIL_COMMAND,
   SEND_EMAIL_COMMAND_VERSION,
-  type SendEmailCommand,
-  SendEmailCommandSchema,
+  type SendEmailMessage,
+  SendEmailMessageSchema,
 } from './send-command';
 import { Exchange, type ExchangeName, RoutingKey } from './topics';
 
@@ -61,14 +61,14 @@ export interface BusMessageDef<T> {
 }
 
 export const BusMessages = {
-  /** `send.email`: send one copy of an accepted send (see send-command.ts). */
+  /** `send.email`: send one or several copies of an accepted send (see send-command.ts). */
   sendEmail: {
     name: SEND_EMAIL_COMMAND,
     version: SEND_EMAIL_COMMAND_VERSION,
-    schema: SendEmailCommandSchema,
+    schema: SendEmailMessageSchema,
     exchange: Exchange.commands,
     routingKey: () => RoutingKey.sendEmail,
-  } satisfies BusMessageDef<SendEmailCommand>,
+  } satisfies BusMessageDef<SendEmailMessage>,
   /** `email.event`: one spec event object (SPEC.md "Event object"), routed by its event. */
   emailEvent: {
     name: EMAIL_EVENT_MESSAGE,

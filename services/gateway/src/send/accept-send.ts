@@ -1,6 +1,7 @@
 import {
   BusMessages,
   ErrorText,
+  MAX_COPIES_PER_COMMAND,
   SEND_LIMITS,
   type SendRequest,
   type StoredSendRequest,
@@ -32,6 +33,40 @@ export interface SendDeps {
   onOutboxWrite?: () => void;
   /** Shares reads and the insert of concurrent sends without an Idempotency-Key (group-commit.ts). */
   group?: SendGroupCommit;
+  /**
+   * Most copies one `send.email` command names (SEND_COPIES_PER_COMMAND, default
+   * DEFAULT_COPIES_PER_COMMAND); 1 writes the single-copy commands every send service reads
+   * (the rolling-upgrade switch, docs/deploy.md).
+   */
+  copiesPerCommand?: number;
+}
+
+export const DEFAULT_COPIES_PER_COMMAND = 100;
+
+/**
+ * The send's first-attempt commands: chunks of `perCommand` copies in plan order, a chunk of one
+ * written in the single-copy shape (what a send service older than `copy_ids` reads).
+ */
+export function sendCommands(
+  tenantId: string,
+  refId: string,
+  copyIds: string[],
+  perCommand: number,
+): OutboxMessage[] {
+  const size = Math.max(1, Math.min(perCommand, MAX_COPIES_PER_COMMAND));
+  const out: OutboxMessage[] = [];
+  for (let i = 0; i < copyIds.length; i += size) {
+    const chunk = copyIds.slice(i, i + size);
+    const copies = chunk.length === 1 ? { copy_id: chunk[0]! } : { copy_ids: chunk };
+    out.push(
+      outboxMessage(
+        BusMessages.sendEmail,
+        { ref_id: refId, tenant_id: tenantId, ...copies, attempt: 1 },
+        { tenantId },
+      ),
+    );
+  }
+  return out;
 }
 
 export interface Accepted {
@@ -74,7 +109,7 @@ async function replay(db: Db, tenantId: string, key: string, hash: string): Prom
 /**
  * Accepts a validated send: resolves the template, checks size and mailer, then writes the
  * `sends` row, one QUEUED `email_logs` row per recipient of each copy and one `send.email`
- * outbox row per copy in one transaction (with `deps.group`, shared with concurrent sends:
+ * outbox row per chunk of SEND_COPIES_PER_COMMAND copies in one transaction (with `deps.group`, shared with concurrent sends:
  * group-commit.ts). With an Idempotency-Key, a live send holding the key is answered instead
  * (its ref_id), and concurrent duplicates never both insert.
  */
@@ -113,12 +148,11 @@ export async function acceptSend(
       recipientType: r.type,
     })),
   );
-  const commands: OutboxMessage[] = copies.map((copy) =>
-    outboxMessage(
-      BusMessages.sendEmail,
-      { ref_id: refId, tenant_id: tenantId, copy_id: copy.copy_id, attempt: 1 },
-      { tenantId },
-    ),
+  const commands = sendCommands(
+    tenantId,
+    refId,
+    copies.map((c) => c.copy_id),
+    deps.copiesPerCommand ?? DEFAULT_COPIES_PER_COMMAND,
   );
   const send = {
     refId,

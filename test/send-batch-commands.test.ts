@@ -1,0 +1,124 @@
+/**
+ * Multi-copy send commands on the real servers: a batch with substitutions (one copy per `to`
+ * recipient) accepted by the gateway becomes ceil(N / SEND_COPIES_PER_COMMAND) `send.email`
+ * messages on the real bus, and the send service delivers every recipient exactly once to
+ * Postfix's smtp-sink. (A multi-copy command redelivered after a partial failure:
+ * services/send/test/multi-copy-redelivery.test.ts.)
+ */
+import { Exchange, RoutingKey, type SendEmailMessage, ulid } from '@mailyard/contracts';
+import { buildGatewayApp } from '@mailyard/gateway';
+import {
+  type Consumer,
+  type RunningService,
+  type ServiceContext,
+  closeContext,
+  configFrom,
+  createLogger,
+  openContext,
+} from '@mailyard/platform';
+import { start as startSend } from '@mailyard/send';
+import { createTenant } from '@mailyard/store';
+import { eventually } from '@mailyard/testkit/eventually';
+import { dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
+import { type SmtpSink, startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
+import { type Stores, createStores } from '@mailyard/testkit/stores';
+import request from 'supertest';
+
+jest.setTimeout(180_000);
+
+const PER_COMMAND = 40;
+
+let stores: Stores;
+let sink: SmtpSink;
+let ctx: ServiceContext;
+let send: RunningService;
+let app: ReturnType<typeof buildGatewayApp>;
+let commandTap: Consumer;
+const commands: SendEmailMessage[] = [];
+
+beforeAll(async () => {
+  stores = await createStores();
+  sink = await startSmtpSink({ dump: true });
+  const config = configFrom({
+    ...stores.env,
+    LOG_LEVEL: 'error',
+    OUTBOX_POLL_MS: '50',
+    API_KEY_CACHE_MS: '0',
+    SEND_COPIES_PER_COMMAND: String(PER_COMMAND),
+    SMTP_RELAY_URL: `smtp://127.0.0.1:${sink.port}`,
+  });
+  ctx = await openContext(config, createLogger('batch-commands-test', 'error'));
+  // A second queue bound to the commands: a copy of every send.email message published.
+  commandTap = await ctx.bus.consume(
+    {
+      queue: `test.send-commands.${ulid()}`,
+      bindings: [{ exchange: Exchange.commands, routingKey: RoutingKey.sendEmail }],
+    },
+    async (d) => {
+      commands.push(d.envelope.payload as SendEmailMessage);
+    },
+  );
+  send = await startSend(ctx);
+  app = buildGatewayApp(ctx);
+});
+
+afterAll(async () => {
+  await commandTap?.cancel();
+  await send?.stop();
+  if (ctx) await closeContext(ctx);
+  await sink?.stop();
+  await stores?.drop();
+});
+
+async function domainMailer(tenantId: string, domain: string) {
+  const key = dkimKeyPair();
+  return insertDomainMailer(ctx.db, ctx.sealer, tenantId, { domain, key });
+}
+
+function batch(mailerId: string, domain: string, recipients: string[]) {
+  return {
+    from: { email: `news@${domain}` },
+    to: recipients.map((email) => ({ email })),
+    mailer_id: mailerId,
+    subject: 'Hello {{name}}',
+    content: [{ type: 'text/plain', value: 'Hi {{name}}' }],
+    substitutions: Object.fromEntries(recipients.map((r, i) => [r, { name: `n${i}` }])),
+  };
+}
+
+/** Envelope recipients the sink received, by address. */
+function received(): Map<string, number> {
+  const count = new Map<string, number>();
+  for (const m of sink.messages()) for (const to of m.to) count.set(to, (count.get(to) ?? 0) + 1);
+  return count;
+}
+
+it('a 100-recipient batch is ceil(100 / 40) commands and every recipient gets exactly one message', async () => {
+  const tenant = await createTenant(ctx.db, { name: 'batch', tier: 'enterprise' });
+  const mailerId = await domainMailer(tenant.tenantId, 'batch.example');
+  const recipients = Array.from({ length: 100 }, (_, i) => `r${i}@rcpt.example`);
+  const before = sink.messages().length;
+  const res = await request(app)
+    .post('/v1/email/send')
+    .set({ Authorization: `Bearer ${tenant.apiKey}` })
+    .send(batch(mailerId, 'batch.example', recipients))
+    .expect(200);
+  const refId = res.body.ref_id as string;
+
+  await sink.waitForMessages(before + recipients.length);
+  await eventually(async () => {
+    const { rows } = await ctx.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM email_logs WHERE ref_id = $1 AND status = 'MAIL_DELIVERED'`,
+      [refId],
+    );
+    return rows[0]!.n === recipients.length;
+  }, 'every log row delivered');
+  await eventually(() => commands.filter((c) => c.ref_id === refId).length >= 3, 'the commands tapped');
+  const mine = commands.filter((c) => c.ref_id === refId);
+  expect(mine.map((c) => ('copy_ids' in c ? c.copy_ids.length : 1))).toEqual([40, 40, 20]);
+  const got = received();
+  for (const r of recipients) expect([r, got.get(r)]).toEqual([r, 1]);
+  // Each copy has its own substitutions.
+  const toR7 = sink.messages().find((m) => m.to.includes('r7@rcpt.example'))!;
+  expect(toR7.message).toContain('Subject: Hello n7');
+});
