@@ -33,6 +33,14 @@ export const GatewayEnvSchema = z
     HTTP_BODY_LIMIT: byteSize.default('1mb'),
     /** Largest body of POST /v1/email/send: a 30 MB message is 40 MiB as base64, plus JSON. */
     HTTP_SEND_BODY_LIMIT: byteSize.default('42mb'),
+    /**
+     * POST /v1/email/send served in front of express with the same steps (platform
+     * fast-route.ts); 0 leaves it to express (same answers, more CPU per request).
+     */
+    GATEWAY_FAST_SEND: z
+      .enum(['0', '1', 'true', 'false'])
+      .default('1')
+      .transform((v) => v === '1' || v === 'true'),
     /** Webhook registration check: connect timeout of the test request. */
     WEBHOOK_CONNECT_TIMEOUT_MS: positiveInt(5000),
     // Sending domains: suggested records, background re-checks
