@@ -20,6 +20,8 @@ export * from './secrets/sealer';
 export * from './secrets/secret-key';
 export * from './dns/resolver';
 export * from './http/json-body';
+export * from './http/fast-route';
+export * from './http/http-types';
 export * from './http/input-guard';
 export * from './http/prefixed-router';
 export * from './net/address-policy';

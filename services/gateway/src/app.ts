@@ -1,3 +1,13 @@
+/**
+ * The gateway's HTTP app: platform createHttpApp (request id and traceparent, duration metric,
+ * /healthz and /metrics, guards, URL and JSON body checks, routes, 404, error envelope) with the
+ * gateway's guards (admin key on /admin/v1; API key then rate limit on /v1) and its routers.
+ * POST /v1/email/send, the busiest request, is also a fast route (platform fast-route.ts): an
+ * exact `POST /v1/email/send` is answered before express sees it, by the same guard instances,
+ * the same body limits and the same handler (send/routes.ts sendHandler), so answers, metrics and
+ * logs are those of express's path (services/gateway/test/send-fast-path.test.ts compares them).
+ * GATEWAY_FAST_SEND=0 leaves it to express.
+ */
 import { JSON_INPUT_LIMITS } from '@mailyard/contracts';
 import {
   type ReadinessCheck,
@@ -19,7 +29,7 @@ import { mailerRoutes } from './mailers/routes';
 import { PUBLIC_V1_ROUTES, oauthRoutes } from './oauth/routes';
 import { openApiRoutes } from './openapi/routes';
 import { rateLimit } from './rate-limit/rate-limit';
-import { sendRoutes } from './send/routes';
+import { SEND_PATH, sendHandler, sendRoutes } from './send/routes';
 import { gatewayContext } from './settings';
 import { suppressionRoutes } from './suppressions/routes';
 import { templateRoutes } from './templates/routes';
@@ -49,13 +59,26 @@ export function buildGatewayApp(
   const ctx = gatewayContext(serviceCtx);
   const { config, db, kv, logger } = ctx;
   const keyCache = new KeyCache(config.API_KEY_CACHE_MS);
+  // One instance of each guard and of the send handler: express and the fast send route share
+  // the key cache, the rate limiter's batching and warnings, and the send group commit.
+  const v1Auth = apiKeyAuth(db, keyCache);
+  const v1RateLimit = rateLimit(kv, logger, {
+    limits: { standard: config.RATE_LIMIT_STANDARD, enterprise: config.RATE_LIMIT_ENTERPRISE },
+    windowMs: config.RATE_LIMIT_WINDOW_SECONDS * 1000,
+  });
+  const send = sendHandler({
+    db,
+    sealer: ctx.sealer,
+    onOutboxWrite: hooks.onOutboxWrite,
+    copiesPerCommand: config.SEND_COPIES_PER_COMMAND,
+  });
   return createHttpApp({
     logger,
     bodyLimit: config.HTTP_BODY_LIMIT,
     largeBodyRoutes: [
       {
         method: 'POST',
-        path: '/v1/email/send',
+        path: SEND_PATH,
         limit: config.HTTP_SEND_BODY_LIMIT,
         maxValues: JSON_INPUT_LIMITS.maxSendValues,
       },
@@ -70,30 +93,17 @@ export function buildGatewayApp(
     // Keys are checked before any body is read (README "API conventions").
     guards: (app) => {
       app.use('/admin/v1', adminAuth(config.ADMIN_API_KEY));
-      app.use(
-        '/v1',
-        exceptPublic(apiKeyAuth(db, keyCache)),
-        exceptPublic(
-          rateLimit(kv, logger, {
-            limits: { standard: config.RATE_LIMIT_STANDARD, enterprise: config.RATE_LIMIT_ENTERPRISE },
-            windowMs: config.RATE_LIMIT_WINDOW_SECONDS * 1000,
-          }),
-        ),
-      );
+      app.use('/v1', exceptPublic(v1Auth), exceptPublic(v1RateLimit));
     },
+    // POST /v1/email/send (exact URL) without express: the same guards, body limits and handler
+    // (platform fast-route.ts); GATEWAY_FAST_SEND=0 leaves it to express.
+    fastRoutes: config.GATEWAY_FAST_SEND
+      ? [{ method: 'POST', path: SEND_PATH, guards: [v1Auth, v1RateLimit], handler: send }]
+      : [],
     // Each router is entered only by paths its routes can match (prefixedRouter). The send route
     // first: it is the busiest, and no other router serves POST /v1/email/send.
     routes: (app) => {
-      app.use(
-        prefixedRouter(
-          sendRoutes({
-            db,
-            sealer: ctx.sealer,
-            onOutboxWrite: hooks.onOutboxWrite,
-            copiesPerCommand: config.SEND_COPIES_PER_COMMAND,
-          }),
-        ),
-      );
+      app.use(prefixedRouter(sendRoutes(send)));
       app.use(prefixedRouter(openApiRoutes()));
       app.use(prefixedRouter(adminRoutes(db, keyCache)));
       app.use(prefixedRouter(templateRoutes(db)));

@@ -39,6 +39,14 @@ export const GatewayEnvSchema = z
      * commands read: keep it 1 until every send service is upgraded (docs/deploy.md).
      */
     SEND_COPIES_PER_COMMAND: positiveInt(100),
+    /**
+     * POST /v1/email/send served in front of express with the same steps (platform
+     * fast-route.ts); 0 leaves it to express (same answers, more CPU per request).
+     */
+    GATEWAY_FAST_SEND: z
+      .enum(['0', '1', 'true', 'false'])
+      .default('1')
+      .transform((v) => v === '1' || v === 'true'),
     /** Webhook registration check: connect timeout of the test request. */
     WEBHOOK_CONNECT_TIMEOUT_MS: positiveInt(5000),
     // Sending domains: suggested records, background re-checks

@@ -1,14 +1,16 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ErrorText, JSON_INPUT_LIMITS } from '@mailyard/contracts';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../logger/logger';
-import { histogram } from '../metrics/registry';
 import { type Dependency, type DependencyEndpoint, dependencyOutage } from './dependency-outage';
-import { HttpError } from './errors';
+import { HttpError, answerError } from './errors';
+import { type FastRoute, fastRoutes } from './fast-route';
 import { type ReadinessCheck, opsRouter } from './health';
 import { inputGuard } from './input-guard';
-import { type JsonBodyLimits, jsonBody, parseByteSize } from './json-body';
+import { type JsonBodyLimits, bodyLimitsOf, jsonBody, parseByteSize } from './json-body';
 import { prefixedRouter } from './prefixed-router';
 import { requestContext } from './request-context';
+import { routeLabel, timeRequest } from './request-metrics';
 
 /** A route with a larger JSON body than the default (the send route). */
 export interface LargeBodyRoute {
@@ -42,6 +44,11 @@ export interface HttpAppOptions {
   guards?: (app: Express) => void;
   /** Adds the service's routes, after body parsing and before the 404 / error handlers. */
   routes?: (app: Express) => void;
+  /**
+   * Routes also answered without express (fast-route.ts): an exact METHOD + URL runs the same
+   * steps as the chain above, called directly. Each must also be served by `guards` + `routes`.
+   */
+  fastRoutes?: readonly FastRoute[];
 }
 
 /** Maps the 4xx errors express and its router raise themselves (they carry `status`). */
@@ -56,36 +63,8 @@ function clientErrorOf(err: unknown): HttpError | null {
   return new HttpError(status, ErrorText.invalidRequest);
 }
 
-const requestDuration = histogram(
-  'mailyard_http_request_duration_seconds',
-  'HTTP request duration by method, route and status',
-  ['method', 'route', 'status'],
-  [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-);
-
-// Labelled children cached by key: prom-client hashes label objects on every observe otherwise.
-const durationByLabels = new Map<string, { observe(value: number): void }>();
-
-function observeDuration(method: string, route: string, status: number, seconds: number): void {
-  const key = `${method} ${route} ${status}`;
-  let child = durationByLabels.get(key);
-  if (!child) {
-    child = requestDuration.labels(method, route, String(status));
-    durationByLabels.set(key, child);
-  }
-  child.observe(seconds);
-}
-
 function observe(req: Request, res: Response, next: NextFunction): void {
-  const start = process.hrtime.bigint();
-  res.once('finish', () => {
-    const route = req.route?.path
-      ? `${req.baseUrl}${req.route.path}`
-      : res.statusCode === 404
-        ? 'unmatched'
-        : req.baseUrl || 'other';
-    observeDuration(req.method, route, res.statusCode, Number(process.hrtime.bigint() - start) / 1e9);
-  });
+  timeRequest(req.method, res, () => routeLabel(req.route?.path, req.baseUrl, res.statusCode));
   next();
 }
 
@@ -106,38 +85,39 @@ export function outageError(dependency: Dependency): HttpError {
   });
 }
 
+/** express's error handler: the envelope `resolve` (errorResolver) chooses, through res.json. */
+export function errorHandler(resolve: (err: unknown, method: string, path: string) => HttpError | null) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void =>
+    answerError(resolve(err, req.method, req.path), res, (status, body) => res.status(status).json(body));
+}
+
 /**
  * Maps any error to the spec envelope: a dependency outage (dependency-outage.ts) to a 503 with
  * Retry-After, logged as a warning at most once per dependency every 10 s; unexpected ones are
- * logged with their stack and hidden behind a 500.
+ * logged with their stack and hidden behind a 500. Null: the client went away (no answer).
  */
-export function errorHandler(logger: Logger, dependencies: readonly DependencyEndpoint[] = []) {
+export function errorResolver(logger: Logger, dependencies: readonly DependencyEndpoint[] = []) {
   const lastWarn = new Map<Dependency, number>();
-  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
-    let httpError: HttpError;
+  return (err: unknown, method: string, path: string): HttpError | null => {
     const clientError = clientErrorOf(err);
     const outage = err instanceof HttpError ? null : dependencyOutage(err, dependencies);
-    if (err instanceof HttpError) httpError = err;
-    else if ((err as { type?: string })?.type === 'request.aborted') return;
-    else if (clientError) httpError = clientError;
-    else if (outage) {
+    if (err instanceof HttpError) return err;
+    if ((err as { type?: string })?.type === 'request.aborted') return null;
+    if (clientError) return clientError;
+    if (outage) {
       if (Date.now() - (lastWarn.get(outage) ?? 0) > 10_000) {
         lastWarn.set(outage, Date.now());
         logger.warn('dependency unavailable, answering 503', {
           dependency: outage,
           error: (err as Error).message,
-          method: req.method,
-          path: req.path,
+          method,
+          path,
         });
       }
-      httpError = outageError(outage);
-    } else {
-      logger.error('unhandled request error', { err, method: req.method, path: req.path });
-      httpError = new HttpError(500, ErrorText.internal);
+      return outageError(outage);
     }
-    if (res.headersSent) return;
-    for (const [name, value] of Object.entries(httpError.headers ?? {})) res.setHeader(name, value);
-    res.status(httpError.status).json(httpError.toEnvelope());
+    logger.error('unhandled request error', { err, method, path });
+    return new HttpError(500, ErrorText.internal);
   };
 }
 
@@ -164,20 +144,30 @@ export function createHttpApp(opts: HttpAppOptions): Express {
     maxDepth: JSON_INPUT_LIMITS.maxDepth,
     maxValues,
   });
+  const bodyOptions = {
+    ...limits(opts.bodyLimit ?? '1mb'),
+    routes: (opts.largeBodyRoutes ?? []).map((r) => ({
+      method: r.method,
+      path: r.path,
+      ...limits(r.limit, r.maxValues),
+    })),
+  };
   if (opts.ignoreBodies) app.use(drainBody);
-  else
-    app.use(
-      jsonBody({
-        ...limits(opts.bodyLimit ?? '1mb'),
-        routes: (opts.largeBodyRoutes ?? []).map((r) => ({
-          method: r.method,
-          path: r.path,
-          ...limits(r.limit, r.maxValues),
-        })),
-      }),
-    );
+  else app.use(jsonBody(bodyOptions));
   opts.routes?.(app);
   app.use((_req, _res, next) => next(new HttpError(404, ErrorText.notFound)));
-  app.use(errorHandler(opts.logger, opts.dependencies));
+  const resolveError = errorResolver(opts.logger, opts.dependencies);
+  app.use(errorHandler(resolveError));
+  if (opts.fastRoutes?.length && !opts.ignoreBodies) {
+    const fast = fastRoutes(opts.fastRoutes, { bodyLimits: bodyLimitsOf(bodyOptions), resolveError });
+    // In front of express's own handle (which swaps req/res prototypes and walks the router).
+    const app_ = app as unknown as {
+      handle: (req: IncomingMessage, res: ServerResponse, next?: unknown) => void;
+    };
+    const expressHandle = app_.handle.bind(app);
+    app_.handle = (req, res, next) => {
+      if (!fast(req, res)) expressHandle(req, res, next);
+    };
+  }
   return app;
 }

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { ErrorEnvelope } from '@mailyard/contracts';
 
 export interface HttpErrorOptions {
@@ -43,3 +44,14 @@ export const notFound = (message: string) => new HttpError(404, message);
 export const conflict = (message: string, extra?: Record<string, unknown>) =>
   new HttpError(409, message, extra ? { extra } : {});
 export const unprocessable = (message: string, details?: string) => new HttpError(422, message, { details });
+
+/** Answers `httpError` (its headers, then the envelope through `send`) unless already answered. */
+export function answerError(
+  httpError: HttpError | null,
+  res: ServerResponse,
+  send: (status: number, body: unknown) => void,
+): void {
+  if (!httpError || res.headersSent) return;
+  for (const [name, value] of Object.entries(httpError.headers ?? {})) res.setHeader(name, value);
+  send(httpError.status, httpError.toEnvelope());
+}

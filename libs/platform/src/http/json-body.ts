@@ -4,6 +4,7 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { ErrorText, InputErrorText, findUnsafeText } from '@mailyard/contracts';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { HttpError } from './errors';
+import type { HttpNext, HttpRequest } from './http-types';
 import { JsonShapeScanner } from './json-shape';
 
 /**
@@ -47,7 +48,7 @@ export function parseByteSize(value: string | number): number {
 const routeKey = (method: string, path: string) =>
   `${method.toUpperCase()} ${path.toLowerCase().replace(/\/+$/, '') || '/'}`;
 
-function hasBody(req: Request): boolean {
+function hasBody(req: HttpRequest): boolean {
   if (req.headers['transfer-encoding'] !== undefined) return true;
   const length = req.headers['content-length'];
   return length !== undefined && length !== '0';
@@ -57,7 +58,7 @@ const isJsonType = (mediaType: string) =>
   mediaType === 'application/json' || /^application\/[a-z0-9.!#$&^_-]+\+json$/.test(mediaType);
 
 /** Media type and charset of the Content-Type header. */
-function contentTypeOf(req: Request): { type: string; charset?: string } {
+function contentTypeOf(req: HttpRequest): { type: string; charset?: string } {
   const [type = '', ...params] = (req.headers['content-type'] ?? '').split(';');
   let charset: string | undefined;
   for (const p of params) {
@@ -87,7 +88,7 @@ function decoderFor(encoding: string): (() => NodeJS.ReadWriteStream) | null | u
 const aborted = () => Object.assign(new Error('request aborted'), { type: 'request.aborted' });
 
 /** Why a body with these headers is refused before reading it, or null. */
-function refusalOf(req: Request, limits: JsonBodyLimits): HttpError | null {
+function refusalOf(req: HttpRequest, limits: JsonBodyLimits): HttpError | null {
   const { type, charset } = contentTypeOf(req);
   if (!isJsonType(type)) return new HttpError(415, ErrorText.unsupportedMediaType);
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')
@@ -100,36 +101,48 @@ function refusalOf(req: Request, limits: JsonBodyLimits): HttpError | null {
   return null;
 }
 
-const encodingOf = (req: Request) =>
+const encodingOf = (req: HttpRequest) =>
   String(req.headers['content-encoding'] ?? '')
     .trim()
     .toLowerCase();
 
-export function jsonBody(options: JsonBodyOptions): RequestHandler {
+/** The limits of `METHOD path`: a route's own (JsonBodyOptions.routes), else the default ones. */
+export function bodyLimitsOf(options: JsonBodyOptions): (method: string, path: string) => JsonBodyLimits {
   const byRoute = new Map((options.routes ?? []).map((r) => [routeKey(r.method, r.path), r]));
-  return (req: Request, _res: Response, next: NextFunction): void => {
-    if (!hasBody(req)) {
-      next();
-      return;
-    }
-    const limits = byRoute.get(routeKey(req.method, req.path)) ?? options;
-    const refusal = refusalOf(req, limits);
-    if (refusal) {
-      req.resume(); // discard what is sent; nothing is buffered
-      next(refusal);
-      return;
-    }
-    const encoding = encodingOf(req);
-    readBody(req, decoderFor(encoding)?.() ?? null, encoding, limits, next);
-  };
+  return (method, path) => byRoute.get(routeKey(method, path)) ?? options;
+}
+
+/**
+ * Reads the JSON body of `req` within `limits` into `req.body`, then `next()`; a refused body is
+ * `next(err)`. jsonBody's step, callable without express (fast-route.ts).
+ */
+export function readJsonBody(req: HttpRequest, limits: JsonBodyLimits, next: HttpNext): void {
+  if (!hasBody(req)) {
+    next();
+    return;
+  }
+  const refusal = refusalOf(req, limits);
+  if (refusal) {
+    req.resume(); // discard what is sent; nothing is buffered
+    next(refusal);
+    return;
+  }
+  const encoding = encodingOf(req);
+  readBody(req, decoderFor(encoding)?.() ?? null, encoding, limits, next);
+}
+
+export function jsonBody(options: JsonBodyOptions): RequestHandler {
+  const limitsOf = bodyLimitsOf(options);
+  return (req: Request, _res: Response, next: NextFunction): void =>
+    readJsonBody(req, limitsOf(req.method, req.path), next);
 }
 
 function readBody(
-  req: Request,
+  req: HttpRequest,
   decoder: NodeJS.ReadWriteStream | null,
   encoding: string,
   limits: JsonBodyLimits,
-  next: NextFunction,
+  next: HttpNext,
 ): void {
   const stream: Readable = decoder ? (req.pipe(decoder) as unknown as Readable) : req;
   const scanner = new JsonShapeScanner(limits.maxDepth, limits.maxValues);

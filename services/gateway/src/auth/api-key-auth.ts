@@ -1,28 +1,37 @@
 import { ErrorText } from '@mailyard/contracts';
-import { type Db, HttpError, currentTrace } from '@mailyard/platform';
+import {
+  type Db,
+  HttpError,
+  type HttpNext,
+  type HttpRequest,
+  type HttpResponse,
+  currentTrace,
+} from '@mailyard/platform';
 import { type KeyOwner, findKeyOwner, hashApiKey } from '@mailyard/store';
-import type { NextFunction, Request, Response } from 'express';
 import type { KeyCache } from './key-cache';
 
 /** The credential of a request: `Authorization: Bearer <key>` or `X-API-Key: <key>`. */
-export function credentialOf(req: Request): string | undefined {
-  const auth = req.get('authorization');
+export function credentialOf(req: Pick<HttpRequest, 'headers'>): string | undefined {
+  const auth = req.headers.authorization;
   if (auth) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
     return m?.[1];
   }
-  return req.get('x-api-key')?.trim() || undefined;
+  return (req.headers['x-api-key'] as string | undefined)?.trim() || undefined;
 }
 
-export function tenantOf(res: Response): KeyOwner {
+export function tenantOf(res: Pick<HttpResponse, 'locals'>): KeyOwner {
   const owner = res.locals.owner as KeyOwner | undefined;
   if (!owner) throw new Error('route mounted without apiKeyAuth');
   return owner;
 }
 
-/** Authenticates every /v1 request; missing or unknown keys get the 401 envelope. */
+/**
+ * Authenticates every /v1 request; missing or unknown keys get the 401 envelope. Plain node
+ * request/response: express's chain and the fast send route (app.ts) run the same instance.
+ */
 export function apiKeyAuth(db: Db, cache: KeyCache) {
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+  return async (req: HttpRequest, res: HttpResponse, next: HttpNext): Promise<void> => {
     const key = credentialOf(req);
     if (!key || key.length > 256) throw new HttpError(401, ErrorText.unauthorized);
     const hash = hashApiKey(key).toString('hex');

@@ -1,6 +1,13 @@
 import { ErrorText, type TenantTier } from '@mailyard/contracts';
-import { HttpError, type Kv, type Logger, counter } from '@mailyard/platform';
-import type { NextFunction, Request, Response } from 'express';
+import {
+  HttpError,
+  type HttpNext,
+  type HttpRequest,
+  type HttpResponse,
+  type Kv,
+  type Logger,
+  counter,
+} from '@mailyard/platform';
 import { tenantOf } from '../auth/api-key-auth';
 import { HitBatcher } from './hit-batcher';
 
@@ -23,7 +30,7 @@ const limitedTotal = counter('mailyard_rate_limited_total', 'Requests rejected w
 export function rateLimit(kv: Kv, logger: Logger, opts: RateLimitOptions) {
   let lastWarn = 0;
   const hits = new HitBatcher(kv);
-  return async (_req: Request, res: Response, next: NextFunction): Promise<void> => {
+  return async (_req: HttpRequest, res: HttpResponse, next: HttpNext): Promise<void> => {
     const { tenantId, tier } = tenantOf(res);
     const limit = opts.limits[tier];
     let hit: Awaited<ReturnType<Kv['hitWindow']>>;

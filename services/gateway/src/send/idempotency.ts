@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ErrorText, type SendRequest } from '@mailyard/contracts';
-import { badRequest } from '@mailyard/platform';
-import type { Request } from 'express';
+import { type HttpRequest, badRequest } from '@mailyard/platform';
 
 /** How long a key is remembered per tenant; an older send's key is released and reused. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
@@ -9,8 +8,8 @@ export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 const KEY = /^[\x20-\x7E]{1,255}$/;
 
 /** The `Idempotency-Key` header: absent = null; present = 1 to 255 printable ASCII characters, else 400. */
-export function idempotencyKeyOf(req: Request): string | null {
-  const raw = req.get('idempotency-key');
+export function idempotencyKeyOf(req: Pick<HttpRequest, 'headers'>): string | null {
+  const raw = req.headers['idempotency-key'] as string | undefined;
   if (raw === undefined) return null;
   if (!KEY.test(raw)) throw badRequest(ErrorText.idempotencyKeyInvalid);
   return raw;

@@ -1,25 +1,36 @@
 import { type SendResponse, parseSendRequest } from '@mailyard/contracts';
-import { badRequest } from '@mailyard/platform';
+import { type HttpRequest, type HttpResponse, badRequest } from '@mailyard/platform';
 import { Router } from 'express';
 import { tenantOf } from '../auth/api-key-auth';
 import { type SendDeps, acceptSend } from './accept-send';
 import { SendGroupCommit } from './group-commit';
 import { idempotencyKeyOf } from './idempotency';
 
-/** POST /v1/email/send: validate, accept durably, answer `{success, ref_id, message: "queued"}`. */
-export function sendRoutes(deps: SendDeps): Router {
-  const router = Router();
-  const accept = { ...deps, group: deps.group ?? new SendGroupCommit(deps.db) };
+export const SEND_PATH = '/v1/email/send';
 
-  router.post('/v1/email/send', async (req, res) => {
+/**
+ * POST /v1/email/send: validate, accept durably, answer `{success, ref_id, message: "queued"}`.
+ * The handler resolves with the 200 body; express's route (sendRoutes) and the fast route
+ * (app.ts, GATEWAY_FAST_SEND) both write it as JSON.
+ */
+export function sendHandler(deps: SendDeps) {
+  const accept = { ...deps, group: deps.group ?? new SendGroupCommit(deps.db) };
+  return async (req: HttpRequest, res: HttpResponse): Promise<SendResponse> => {
     const { tenantId } = tenantOf(res);
     const key = idempotencyKeyOf(req);
     const parsed = parseSendRequest(req.body);
     if (!parsed.success) throw badRequest(parsed.error, parsed.details);
     const result = await acceptSend(accept, tenantId, parsed.data, key);
     if (result.replayed) res.setHeader('Idempotent-Replayed', 'true');
-    res.json({ success: true, ref_id: result.refId, message: 'queued' } satisfies SendResponse);
-  });
+    return { success: true, ref_id: result.refId, message: 'queued' };
+  };
+}
 
+/** The send route as an express router, around `handle` (one sendHandler shared with the fast route). */
+export function sendRoutes(handle: ReturnType<typeof sendHandler>): Router {
+  const router = Router();
+  router.post(SEND_PATH, async (req, res) => {
+    res.json(await handle(req, res));
+  });
   return router;
 }
