@@ -88,7 +88,8 @@ async function bareSmtpServer(
   });
   processes.push(bare);
   try {
-    const port = Number(/bare smtp-server listening (\d+)/.exec(await bare.waitFor(/listening \d+/))![1]);
+    await bare.waitFor(/bare smtp-server listening \d+/);
+    const port = Number(/bare smtp-server listening (\d+)/.exec(bare.output())![1]);
     await smtpSource(port, WARMUP, Math.min(SESSIONS, 10), 'warm');
     const meter = new CpuMeter({ bare: () => processTree(bare.child.pid!) }, { nested: true });
     await meter.start();
