@@ -19,6 +19,9 @@ import { startRecoverySweep } from './recovery-sweep';
 import { createInboundServer } from './server';
 import { inboundSettings } from './settings';
 
+/** Most stored messages processed in this process at once; more wait for the recovery sweep. */
+const MAX_IN_PROCESS = 500;
+
 export { decideAfterData, decideRecipient, decideServiceRecipient } from './acceptance';
 export { inboundSettings } from './settings';
 
@@ -82,6 +85,7 @@ export async function start(
   void recovery
     .sweep()
     .catch((err: Error) => logger.error('inbound recovery sweep failed', { error: err.message }));
+  let inProcess = 0;
   const server = createInboundServer({
     db,
     logger,
@@ -90,13 +94,21 @@ export async function start(
     roundTrips,
     // In-process path: the message just stored, from memory; what does not finish here (crash,
     // failure) stays `stored` and the recovery sweep takes it after the lease.
+    // Bounded: beyond MAX_IN_PROCESS messages in work (processing slower than accepting, e.g.
+    // DNS hanging) a message is left to the sweep instead of held in memory.
     onStored: (message) => {
-      processStoredMessage(processDeps, message).catch((err: Error) =>
-        logger.error('processing inbound message failed; left to recovery', {
-          inbound_message_id: message.id,
-          error: err.message,
-        }),
-      );
+      if (inProcess >= MAX_IN_PROCESS) return;
+      inProcess++;
+      processStoredMessage(processDeps, message)
+        .catch((err: Error) =>
+          logger.error('processing inbound message failed; left to recovery', {
+            inbound_message_id: message.id,
+            error: err.message,
+          }),
+        )
+        .finally(() => {
+          inProcess--;
+        });
     },
   });
   server.on('error', (err) => logger.error('SMTP server error', { error: err.message }));

@@ -7,8 +7,9 @@
  *   no relaying);
  * - onData: collects the message (SIZE announced in EHLO; 552 when exceeded), applies the
  *   strict_replies check per recipient, stores the raw message durably (one statement shared
- *   with the other sessions storing at that moment: group-commit.ts), hands the stored message
- *   to onStored (processed in this process, from memory) and only then answers 250. A storage
+ *   with the other sessions storing at that moment: group-commit.ts), only then answers 250, and
+ *   hands the stored message to onStored (index.ts processes it in this process, from memory;
+ *   the 250 does not wait for that). A storage
  *   failure answers 451 (try again).
  * SMTP has one reply per DATA: when strict_replies rejects some but not all recipients, the
  * others are accepted and the rejected ones are logged (LMTP-style per-recipient replies do not
