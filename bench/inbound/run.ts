@@ -4,7 +4,9 @@
  * every message is stored before its 250, authenticated (SPF/DKIM/DMARC against a dnsmasq that
  * holds no records), parsed into INCOMING_EMAIL and posted by a webhook-dispatcher process to a
  * local HTTP receiver in this process. Beside it, in the same run, `smtp-source` -> Postfix's
- * `smtp-sink` (accept and discard) gives the machine's SMTP ceiling, measured before and after.
+ * `smtp-sink` (accept and discard) gives the machine's SMTP ceiling, measured before and after,
+ * and the same command against a bare Node smtp-server in its own process (bare-smtp-server.ts:
+ * the MX's package and conversation options, accepts and discards) gives the library's floor.
  * Prints JSON and keeps a copy in bench/results/.
  *
  *   pnpm bench:inbound                                   # 2000 messages over 20 sessions
@@ -22,7 +24,7 @@ import { insertInboundDomain, newTenant } from '@mailyard/testkit/fixtures';
 import { startDnsmasq } from '@mailyard/testkit/peers/dnsmasq';
 import { startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
 import { startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
-import { type Spawned, freePort } from '@mailyard/testkit/process';
+import { type Spawned, freePort, spawnTs } from '@mailyard/testkit/process';
 import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
 import { CpuMeter, pidsByName, processTree } from '../support/cpu';
 import { RESULTS, envList, memory, printAndKeep, runMain, stopProcess } from '../support/proc';
@@ -70,6 +72,38 @@ async function smtpSource(port: number, count: number, sessions: number, tag: st
 async function sinkCeiling(port: number): Promise<{ msgs_per_sec: number; seconds: number }> {
   const seconds = await smtpSource(port, MESSAGES, SESSIONS, 'sink');
   return { msgs_per_sec: Math.round(MESSAGES / seconds), seconds: Number(seconds.toFixed(3)) };
+}
+
+/**
+ * The floor: the same smtp-source command against a bare smtp-server process (bare-smtp-server.ts),
+ * warmed up like the MX, its rate and its CPU-ms per message; the process is stopped afterwards.
+ */
+async function bareSmtpServer(
+  options: { greetingDelayMs: string; maxClients: string },
+  processes: Spawned[],
+): Promise<{ msgs_per_sec: number; seconds: number; cpu_ms_per_message: number }> {
+  const bare = spawnTs('bench/inbound/bare-smtp-server.ts', {
+    BARE_GREETING_DELAY_MS: options.greetingDelayMs,
+    BARE_MAX_CLIENTS: options.maxClients,
+  });
+  processes.push(bare);
+  try {
+    await bare.waitFor(/bare smtp-server listening \d+/);
+    const port = Number(/bare smtp-server listening (\d+)/.exec(bare.output())![1]);
+    await smtpSource(port, WARMUP, Math.min(SESSIONS, 10), 'warm');
+    const meter = new CpuMeter({ bare: () => processTree(bare.child.pid!) }, { nested: true });
+    await meter.start();
+    const seconds = await smtpSource(port, MESSAGES, SESSIONS, 'bare');
+    const { bare: ms } = await meter.stop();
+    return {
+      msgs_per_sec: Math.round(MESSAGES / seconds),
+      seconds: Number(seconds.toFixed(3)),
+      cpu_ms_per_message: Number((ms! / MESSAGES).toFixed(3)),
+    };
+  } finally {
+    await stopProcess(bare);
+    processes.splice(processes.indexOf(bare), 1);
+  }
 }
 
 async function main(): Promise<void> {
@@ -135,6 +169,13 @@ async function main(): Promise<void> {
     await smtpSource(smtpPort, WARMUP, Math.min(SESSIONS, 10), 'warm');
     await waitPosted(WARMUP, 600_000);
     const sinkBefore = await sinkCeiling(sink.port);
+    const bareServer = await bareSmtpServer(
+      {
+        greetingDelayMs: (inboundEnv as Record<string, string>).INBOUND_GREETING_DELAY_MS ?? '0',
+        maxClients: inboundEnv.INBOUND_MAX_CLIENTS,
+      },
+      processes,
+    );
 
     // PostgreSQL is shared with other sessions: its backends serving this run's database (the
     // services' pools, open since the warm-up) are told apart from the whole server
@@ -277,6 +318,15 @@ async function main(): Promise<void> {
       ratio_accepted_to_sink: Number((acceptedPerSec / sinkPerSec).toFixed(3)),
       ratio_handed_over_to_sink: Number((MESSAGES / ((tHanded - t0) / 1000) / sinkPerSec).toFixed(3)),
       ratio_posted_to_sink: Number((postedPerSec / sinkPerSec).toFixed(3)),
+      bare_smtp_server: {
+        command: `smtp-source -N -s ${SESSIONS} -m ${MESSAGES} -l 2048 127.0.0.1:<port>  (-> bench/inbound/bare-smtp-server.ts)`,
+        ...bareServer,
+        ratio_to_sink: Number((bareServer.msgs_per_sec / sinkPerSec).toFixed(3)),
+        mx_cpu_ms_per_message_above_bare: Number(
+          (perMessage(cpu.inbound_smtp!) - bareServer.cpu_ms_per_message).toFixed(3),
+        ),
+        ratio_posted_to_bare: Number((postedPerSec / bareServer.msgs_per_sec).toFixed(3)),
+      },
       aim: { ratio_posted_to_sink: 0.333 },
     };
     printAndKeep('inbound', report);

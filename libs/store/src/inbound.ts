@@ -267,12 +267,19 @@ export const inboundMessages = {
   /**
    * Stores several messages and their announcements in ONE statement (group commit of the MX
    * service's concurrent sessions): all are committed or none. Returns their ids in order.
+   * `announce: false` writes no outbox rows: the MX service processes the messages it stored
+   * itself and finds the ones left `stored` with `storedBefore` (crash recovery).
    */
-  async storeBatch(db: Queryable, msgs: readonly NewInboundMessage[]): Promise<string[]> {
+  async storeBatch(
+    db: Queryable,
+    msgs: readonly NewInboundMessage[],
+    opts: { announce?: boolean } = {},
+  ): Promise<string[]> {
     if (msgs.length === 0) return [];
     const ids = msgs.map(() => newId(IdPrefix.inboundMessage));
+    const announced = opts.announce === false ? [] : ids;
     const announce = outboxParams(
-      ids.map((id) => outboxMessage(BusMessages.inboundMessageStored, { message_id: id })),
+      announced.map((id) => outboxMessage(BusMessages.inboundMessageStored, { message_id: id })),
     );
     const params: unknown[] = [...announce];
     const values = msgs.map((msg, i) => {
@@ -298,6 +305,20 @@ export const inboundMessages = {
       params,
     );
     return ids;
+  },
+
+  /**
+   * Ids of messages still `stored` that were received more than `olderThanMs` ago, oldest first
+   * (partial index inbound_messages_stored_idx): the ones no process finished, e.g. after a crash.
+   */
+  async storedBefore(db: Queryable, olderThanMs: number, limit: number): Promise<string[]> {
+    const { rows } = await db.query<{ id: string }>(
+      `SELECT id FROM inbound_messages
+        WHERE status = 'stored' AND received_at < now() - make_interval(secs => $1::float8 / 1000)
+        ORDER BY received_at LIMIT $2`,
+      [olderThanMs, limit],
+    );
+    return rows.map((r) => r.id);
   },
 
   async get(db: Queryable, id: string): Promise<StoredInboundMessage | null> {

@@ -6,8 +6,9 @@
  * statement (and for writes a commit); with many concurrent sessions they were most of the MX
  * process's CPU per message besides the SMTP replies themselves.
  * - routes: the RCPT TO lookups of all sessions, one query (store findInboundRoutes);
- * - store: GROUP COMMIT of accepted messages, one statement for the messages and their outbox
- *   announcements (store inboundMessages.storeBatch). Durability does not change: each call
+ * - store: GROUP COMMIT of accepted messages, one statement for the messages (store
+ *   inboundMessages.storeBatch, without bus announcements: the MX processes what it stored itself
+ *   and the recovery sweep finds what it did not finish, recovery-sweep.ts). Durability does not change: each call
  *   resolves only after the statement holding its message committed, and server.ts answers 250
  *   only then. When the statement fails on the data (SQLSTATE class 22 or 23: one message's
  *   values), every message of the batch is written again alone, so only the message at fault
@@ -63,14 +64,14 @@ export function inboundRoundTrips(db: Db, maxBatch = 100): InboundRoundTrips {
 
 async function storeBatch(db: Db, msgs: NewInboundMessage[]): Promise<Array<string | BatchItemError>> {
   try {
-    return await inboundMessages.storeBatch(db, msgs);
+    return await inboundMessages.storeBatch(db, msgs, { announce: false });
   } catch (err) {
     if (msgs.length === 1 || !isDataError(err)) throw err;
     // Nothing of the batch was written (one statement): each message alone, so one bad message fails only itself.
     return Promise.all(
       msgs.map((m) =>
-        inboundMessages.store(db, m).then(
-          (id) => id,
+        inboundMessages.storeBatch(db, [m], { announce: false }).then(
+          ([id]) => id!,
           (own: unknown) => new BatchItemError(own),
         ),
       ),

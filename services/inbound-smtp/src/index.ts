@@ -14,18 +14,24 @@ import {
 } from '@mailyard/platform';
 import { authenticationResults, createAuthResolver } from './authenticate';
 import { inboundRoundTrips } from './group-commit';
-import { processInboundMessage } from './process-message';
+import { type ProcessDeps, processInboundMessage, processStoredMessage } from './process-message';
+import { startRecoverySweep } from './recovery-sweep';
 import { createInboundServer } from './server';
 import { inboundSettings } from './settings';
+
+/** Most stored messages processed in this process at once; more wait for the recovery sweep. */
+const MAX_IN_PROCESS = 500;
 
 export { decideAfterData, decideRecipient, decideServiceRecipient } from './acceptance';
 export { inboundSettings } from './settings';
 
 /**
- * Starts the MX service: smtp-server on SMTP_PORT (server.ts), an outbox relay announcing
- * stored messages (and publishing the bounce/complaint events), and the bus consumer that parses,
- * routes and hands them to the webhook dispatcher or records bounces, complaints and mailto
- * unsubscribes (process-message.ts, service-mail.ts). `env` holds its own variables (settings.ts).
+ * Starts the MX service: smtp-server on SMTP_PORT (server.ts); each message it stores is
+ * processed in this process right away, from memory (parsed, routed and handed to the webhook
+ * dispatcher, or recorded as bounce, complaint or mailto unsubscribe: process-message.ts,
+ * service-mail.ts); a recovery sweep (recovery-sweep.ts) processes what stayed `stored` past
+ * INBOUND_RECOVERY_LEASE_MS (a crash after the 250); the bus consumer still takes announcements
+ * of earlier versions; an outbox relay publishes the bounce/complaint events. `env` holds its own variables (settings.ts).
  */
 export async function start(
   ctx: ServiceContext,
@@ -44,6 +50,23 @@ export async function start(
   const resolver = createAuthResolver(settings.dnsServers, settings.dnsTimeoutMs, settings.dnsCacheMs);
   const key = returnPathKey(ctx.sealer);
   const roundTrips = inboundRoundTrips(db);
+  const processDeps: ProcessDeps = {
+    db,
+    logger,
+    authenticate: (m) =>
+      authenticationResults(
+        { raw: m.raw, ip: m.remoteIp, helo: m.helo, mailFrom: m.mailFrom, mta: settings.hostname },
+        resolver,
+        settings.dnsTimeoutMs * 3,
+        (err) =>
+          logger.warn('message authentication failed', { inbound_message_id: m.id, error: err.message }),
+      ),
+    returnPathKey: key,
+    afterCommit: () => relay.notify(),
+    roundTrips,
+  };
+  // Announcements of messages stored by an earlier version (and any published by hand): the same
+  // idempotent processing, loaded from the database.
   const consumer = await bus.consume(
     {
       queue: INBOUND_MESSAGE_QUEUE,
@@ -52,36 +75,41 @@ export async function start(
     async (delivery) => {
       const parsed = InboundMessageStoredSchema.safeParse(delivery.envelope.payload);
       if (!parsed.success) throw new PermanentError('invalid inbound message announcement');
-      await processInboundMessage(
-        {
-          db,
-          logger,
-          authenticate: (m) =>
-            authenticationResults(
-              { raw: m.raw, ip: m.remoteIp, helo: m.helo, mailFrom: m.mailFrom, mta: settings.hostname },
-              resolver,
-              settings.dnsTimeoutMs * 3,
-              (err) =>
-                logger.warn('message authentication failed', {
-                  inbound_message_id: m.id,
-                  error: err.message,
-                }),
-            ),
-          returnPathKey: key,
-          afterCommit: () => relay.notify(),
-          roundTrips,
-        },
-        parsed.data.message_id,
-      );
+      await processInboundMessage(processDeps, parsed.data.message_id);
     },
   );
+  const recovery = startRecoverySweep(db, logger, (id) => processInboundMessage(processDeps, id), {
+    leaseMs: settings.recoveryLeaseMs,
+    intervalMs: Math.min(5_000, settings.recoveryLeaseMs),
+  });
+  void recovery
+    .sweep()
+    .catch((err: Error) => logger.error('inbound recovery sweep failed', { error: err.message }));
+  let inProcess = 0;
   const server = createInboundServer({
     db,
     logger,
     settings,
     returnPathKey: key,
     roundTrips,
-    onStored: () => relay.notify(),
+    // In-process path: the message just stored, from memory; what does not finish here (crash,
+    // failure) stays `stored` and the recovery sweep takes it after the lease.
+    // Bounded: beyond MAX_IN_PROCESS messages in work (processing slower than accepting, e.g.
+    // DNS hanging) a message is left to the sweep instead of held in memory.
+    onStored: (message) => {
+      if (inProcess >= MAX_IN_PROCESS) return;
+      inProcess++;
+      processStoredMessage(processDeps, message)
+        .catch((err: Error) =>
+          logger.error('processing inbound message failed; left to recovery', {
+            inbound_message_id: message.id,
+            error: err.message,
+          }),
+        )
+        .finally(() => {
+          inProcess--;
+        });
+    },
   });
   server.on('error', (err) => logger.error('SMTP server error', { error: err.message }));
   await new Promise<void>((resolve, reject) => {
@@ -102,6 +130,7 @@ export async function start(
     async stop() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await consumer.cancel();
+      await recovery.stop();
       await relay.stop();
     },
   };

@@ -1,12 +1,14 @@
 /**
- * The bus consumer's processing of one stored message, as named steps (like Postal's message
- * processor): load -> split recipients (tenants' addresses / the service's own addresses on the
+ * The processing of one stored message, as named steps (like Postal's message
+ * processor): load (recovery path only; the MX hands the message it just stored from memory) -> split recipients (tenants' addresses / the service's own addresses on the
  * bounce domain) -> for tenants: authenticate -> build one INCOMING_EMAIL per recipient -> route
  * to the incoming domain's webhook; for the service's addresses: bounce / complaint / mailto
  * unsubscribe outcomes (service-mail.ts), never posted -> hand to the dispatcher, write the
  * outcomes and mark processed (one transaction).
  * Idempotent: a message already processed is skipped, so at-least-once bus delivery and a
- * crash between any two steps never post or record twice from here (the dispatcher retries posting).
+ * crash between any two steps never post or record twice from here (the dispatcher retries posting):
+ * the final statement marks the message processed and writes its deliveries only if it was still
+ * `stored`, so the in-process path and a concurrent recovery of the same message post it once.
  */
 import { INCOMING_EMAIL_EVENT, type IncomingEmailPayload } from '@mailyard/contracts';
 import { type Db, type Logger, type Queryable, buildIncomingEmails } from '@mailyard/platform';
@@ -37,12 +39,24 @@ export interface ProcessDeps {
   roundTrips?: Pick<InboundRoundTrips, 'load' | 'complete'>;
 }
 
+/** Recovery path (bus announcement, recovery sweep): loads the stored message, then processes it. */
 export async function processInboundMessage(
   deps: ProcessDeps,
   messageId: string,
 ): Promise<'processed' | 'skipped'> {
   const message = await loadMessage(deps, messageId);
   if (!message) return 'skipped';
+  return processStoredMessage(deps, message);
+}
+
+/**
+ * In-process path: the message the MX just stored, from memory (no reload). Safe beside the
+ * recovery path: whichever finishes first marks it processed, the other's statement writes nothing.
+ */
+export async function processStoredMessage(
+  deps: ProcessDeps,
+  message: StoredInboundMessage,
+): Promise<'processed' | 'skipped'> {
   const { tenants, service } = splitRecipients(message.recipients);
   const deliveries = tenants.length > 0 ? await incomingDeliveries(deps, message, tenants) : [];
   const outcomes =

@@ -6,16 +6,18 @@
  *   decideServiceRecipient); elsewhere route lookup + decideRecipient (550 for unknown domains:
  *   no relaying);
  * - onData: collects the message (SIZE announced in EHLO; 552 when exceeded), applies the
- *   strict_replies check per recipient, stores the raw message durably (row + outbox message in
- *   one statement, shared with the other sessions storing at that moment: group-commit.ts) and
- *   only then answers 250. A storage failure answers 451 (try again).
+ *   strict_replies check per recipient, stores the raw message durably (one statement shared
+ *   with the other sessions storing at that moment: group-commit.ts), only then answers 250, and
+ *   hands the stored message to onStored (index.ts processes it in this process, from memory;
+ *   the 250 does not wait for that). A storage
+ *   failure answers 451 (try again).
  * SMTP has one reply per DATA: when strict_replies rejects some but not all recipients, the
  * others are accepted and the rejected ones are logged (LMTP-style per-recipient replies do not
  * exist in SMTP); when it rejects all, the reply is 550 with the rule's text.
  */
 import type { Readable } from 'node:stream';
 import type { Db, Logger } from '@mailyard/platform';
-import type { InboundRecipient } from '@mailyard/store';
+import type { InboundRecipient, NewInboundMessage, StoredInboundMessage } from '@mailyard/store';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp-server';
 import { decideAfterData, decideRecipient, decideServiceRecipient, splitRecipient } from './acceptance';
 import type { InboundRoundTrips } from './group-commit';
@@ -30,8 +32,8 @@ export interface InboundServerDeps {
   returnPathKey: Buffer;
   /** The RCPT TO lookups and the group commit of stored messages (group-commit.ts). */
   roundTrips: InboundRoundTrips;
-  /** Called after a message is stored (wakes the outbox relay). */
-  onStored?: (id: string) => void;
+  /** Called after a message is stored and before its 250 is sent (index.ts processes it in-process). */
+  onStored?: (message: StoredInboundMessage) => void;
 }
 
 type Accepted = InboundRecipient & { strictReplies: boolean };
@@ -175,14 +177,15 @@ export function createInboundServer(deps: InboundServerDeps): SMTPServer {
       }
     }
     if (recipients.length === 0) throw smtpError(550, lastRejection || '5.5.1 No valid recipients');
-    const id = await deps.roundTrips.store({
+    const message: NewInboundMessage = {
       remoteIp: session.remoteAddress,
       helo: session.hostNameAppearsAs ?? '',
       mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
       recipients,
       raw,
-    });
-    deps.onStored?.(id);
+    };
+    const id = await deps.roundTrips.store(message);
+    deps.onStored?.({ ...message, id, status: 'stored', receivedAt: new Date() });
     return `2.0.0 Ok: queued as ${id}`;
   }
 

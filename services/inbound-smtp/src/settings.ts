@@ -32,6 +32,7 @@ export const InboundEnvSchema = z.object({
   INBOUND_HOSTNAME: z.string().optional(),
   INBOUND_DNS_CACHE_MS: int(30_000, 0),
   INBOUND_GREETING_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
+  INBOUND_RECOVERY_LEASE_MS: int(30_000, 100),
 });
 
 export interface InboundSettings {
@@ -50,6 +51,8 @@ export interface InboundSettings {
   dnsCacheMs: number;
   /** Milliseconds before the greeting (early-talker check); 0: none. */
   greetingDelayMs: number;
+  /** A message still `stored` this long after it was received is processed by the recovery sweep. */
+  recoveryLeaseMs: number;
 }
 
 /** A PEM file named by `variable`; an unreadable one is a ConfigError line, not a stack trace. */
@@ -90,5 +93,6 @@ export function inboundSettings(config: Config, env: NodeJS.ProcessEnv): Inbound
     dnsTimeoutMs: config.DNS_TIMEOUT_MS,
     dnsCacheMs: s.INBOUND_DNS_CACHE_MS,
     greetingDelayMs: s.INBOUND_GREETING_DELAY_MS,
+    recoveryLeaseMs: s.INBOUND_RECOVERY_LEASE_MS,
   };
 }
