@@ -2,7 +2,7 @@
  * PostgreSQL's own cost per email of the send path's writes, per schema, exactly: no services,
  * no broker, no other database traffic. A private PostgreSQL (libs/testkit private-servers, its
  * WAL is ours alone) gets one database per schema, each migrated with the migrations of one
- * checkout (`BENCH_SERVICES_ROOT`, default /work/wt/base, against this checkout), and one
+ * checkout (`BENCH_SERVICES_ROOT`, required: the installed checkout to compare against this one), and one
  * backend (pool of 1) runs this checkout's libs/store writers as the services run them:
  *
  * - accept: the gateway's group commit (sends.insertAcceptedBatch), `BENCH_ROWS_GROUP` sends of
@@ -16,7 +16,6 @@
  * (/proc/<pid>/stat of that backend), and the tables' inserted/updated/HOT counts. The schemas
  * alternate phase by phase (`BENCH_ROWS_ROUNDS` rounds) so machine load hits both alike.
  *
- *   pnpm exec tsx bench/send/row-cost.ts
  *   BENCH_ROWS_EMAILS=4000 BENCH_ROWS_GROUP=20 BENCH_SERVICES_ROOT=/work/wt/base pnpm exec tsx bench/send/row-cost.ts
  */
 import { execFile } from 'node:child_process';
@@ -42,7 +41,7 @@ import { printAndKeep, runMain } from '../support/proc';
 const EMAILS = Number(process.env.BENCH_ROWS_EMAILS ?? 4000);
 const GROUP = Number(process.env.BENCH_ROWS_GROUP ?? 20);
 const ROUNDS = Number(process.env.BENCH_ROWS_ROUNDS ?? 2);
-const BASE_ROOT = process.env.BENCH_SERVICES_ROOT ?? '/work/wt/base';
+const BASE_ROOT = process.env.BENCH_SERVICES_ROOT;
 const TICK_MS = 1000 / 100; // /proc/<pid>/stat counts clock ticks (USER_HZ 100)
 
 const run = promisify(execFile);
@@ -216,6 +215,8 @@ async function openSide(
 }
 
 async function main(): Promise<void> {
+  if (!BASE_ROOT)
+    throw new Error('set BENCH_SERVICES_ROOT to the installed checkout whose schema is the baseline');
   const server = await startPrivatePostgres();
   const sides: Side[] = [];
   const report: Record<string, unknown> = {
