@@ -6,48 +6,28 @@
  * services/send/test/multi-copy-redelivery.test.ts.)
  */
 import { Exchange, RoutingKey, type SendEmailMessage, ulid } from '@mailyard/contracts';
-import { buildGatewayApp } from '@mailyard/gateway';
-import {
-  type Consumer,
-  type RunningService,
-  type ServiceContext,
-  closeContext,
-  configFrom,
-  createLogger,
-  openContext,
-} from '@mailyard/platform';
-import { start as startSend } from '@mailyard/send';
+import type { Consumer, ServiceContext } from '@mailyard/platform';
 import { createTenant } from '@mailyard/store';
 import { eventually } from '@mailyard/testkit/eventually';
 import { dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
-import { type SmtpSink, startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
-import { type Stores, createStores } from '@mailyard/testkit/stores';
+import type { SmtpSink } from '@mailyard/testkit/peers/smtp-sink';
 import request from 'supertest';
+import { type SendStack, startSendStack } from './support/send-stack';
 
 jest.setTimeout(180_000);
 
 const PER_COMMAND = 40;
 
-let stores: Stores;
+let stack: SendStack;
 let sink: SmtpSink;
 let ctx: ServiceContext;
-let send: RunningService;
-let app: ReturnType<typeof buildGatewayApp>;
+let app: SendStack['app'];
 let commandTap: Consumer;
 const commands: SendEmailMessage[] = [];
 
 beforeAll(async () => {
-  stores = await createStores();
-  sink = await startSmtpSink({ dump: true });
-  const config = configFrom({
-    ...stores.env,
-    LOG_LEVEL: 'error',
-    OUTBOX_POLL_MS: '50',
-    API_KEY_CACHE_MS: '0',
-    SEND_COPIES_PER_COMMAND: String(PER_COMMAND),
-    SMTP_RELAY_URL: `smtp://127.0.0.1:${sink.port}`,
-  });
-  ctx = await openContext(config, createLogger('batch-commands-test', 'error'));
+  stack = await startSendStack('batch-commands-test', { SEND_COPIES_PER_COMMAND: String(PER_COMMAND) });
+  ({ sink, ctx, app } = stack);
   // A second queue bound to the commands: a copy of every send.email message published.
   commandTap = await ctx.bus.consume(
     {
@@ -58,16 +38,11 @@ beforeAll(async () => {
       commands.push(d.envelope.payload as SendEmailMessage);
     },
   );
-  send = await startSend(ctx);
-  app = buildGatewayApp(ctx);
 });
 
 afterAll(async () => {
   await commandTap?.cancel();
-  await send?.stop();
-  if (ctx) await closeContext(ctx);
-  await sink?.stop();
-  await stores?.drop();
+  await stack?.stop();
 });
 
 async function domainMailer(tenantId: string, domain: string) {

@@ -4,53 +4,28 @@
  * smtp-sink, and the outcome read back through GET /v1/email/logs.
  */
 import { Exchange } from '@mailyard/contracts';
-import { buildGatewayApp } from '@mailyard/gateway';
-import {
-  type RunningService,
-  type ServiceContext,
-  closeContext,
-  configFrom,
-  createLogger,
-  openContext,
-} from '@mailyard/platform';
-import { start as startSend } from '@mailyard/send';
+import type { ServiceContext } from '@mailyard/platform';
 import { createTenant } from '@mailyard/store';
 import { eventually } from '@mailyard/testkit/eventually';
 import { dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
-import { type SmtpSink, startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
-import { type Stores, createStores } from '@mailyard/testkit/stores';
+import type { SmtpSink } from '@mailyard/testkit/peers/smtp-sink';
 import { dkimVerify } from 'mailauth/lib/dkim/verify';
 import request from 'supertest';
+import { type SendStack, startSendStack } from './support/send-stack';
 
 jest.setTimeout(120_000);
 
-let stores: Stores;
+let stack: SendStack;
 let sink: SmtpSink;
 let ctx: ServiceContext;
-let send: RunningService;
-let app: ReturnType<typeof buildGatewayApp>;
+let app: SendStack['app'];
 
 beforeAll(async () => {
-  stores = await createStores();
-  sink = await startSmtpSink({ dump: true });
-  const config = configFrom({
-    ...stores.env,
-    LOG_LEVEL: 'error',
-    OUTBOX_POLL_MS: '50',
-    API_KEY_CACHE_MS: '0',
-    SMTP_RELAY_URL: `smtp://127.0.0.1:${sink.port}`,
-  });
-  ctx = await openContext(config, createLogger('pipeline-test', 'error'));
-  send = await startSend(ctx);
-  app = buildGatewayApp(ctx);
+  stack = await startSendStack('pipeline-test');
+  ({ sink, ctx, app } = stack);
 });
 
-afterAll(async () => {
-  await send?.stop();
-  if (ctx) await closeContext(ctx);
-  await sink?.stop();
-  await stores?.drop();
-});
+afterAll(() => stack?.stop());
 
 it('POST /v1/email/send with a template reaches the relay DKIM-signed and shows as delivered in the logs', async () => {
   // The gateway's outbox relay is not running here: the send service's relay publishes the

@@ -31,7 +31,8 @@ export { inboundSettings } from './settings';
  * dispatcher, or recorded as bounce, complaint or mailto unsubscribe: process-message.ts,
  * service-mail.ts); a recovery sweep (recovery-sweep.ts) processes what stayed `stored` past
  * INBOUND_RECOVERY_LEASE_MS (a crash after the 250); the bus consumer still takes announcements
- * of earlier versions; an outbox relay publishes the bounce/complaint events. `env` holds its own variables (settings.ts).
+ * of earlier versions; an outbox relay publishes the bounce/complaint events. `env` holds its
+ * own variables (settings.ts).
  */
 export async function start(
   ctx: ServiceContext,

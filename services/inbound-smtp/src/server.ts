@@ -9,8 +9,7 @@
  *   strict_replies check per recipient, stores the raw message durably (one statement shared
  *   with the other sessions storing at that moment: group-commit.ts), only then answers 250, and
  *   hands the stored message to onStored (index.ts processes it in this process, from memory;
- *   the 250 does not wait for that). A storage
- *   failure answers 451 (try again).
+ *   the 250 does not wait for that). A storage failure answers 451 (try again).
  * SMTP has one reply per DATA: when strict_replies rejects some but not all recipients, the
  * others are accepted and the rejected ones are logged (LMTP-style per-recipient replies do not
  * exist in SMTP); when it rejects all, the reply is 550 with the rule's text.
