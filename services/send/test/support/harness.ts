@@ -1,4 +1,4 @@
-import { type EmailEvent, EmailEventSchema, Exchange } from '@mailyard/contracts';
+import { type EmailEvent, Exchange, decodeEmailEventMessage } from '@mailyard/contracts';
 import {
   type Config,
   type Consumer,
@@ -16,7 +16,10 @@ export interface SendHarness {
   ctx: ServiceContext;
   config: Config;
   service: RunningService;
-  /** Every email event published on the bus, validated against EmailEventSchema. */
+  /**
+   * Every email event published on the bus, validated against the contract: a version-2 message
+   * (the events of one group commit) adds each of its events.
+   */
   published: EmailEvent[];
   /** Every delayed publish (retries) the service made on the real bus, in order. */
   delayed: DelayedPublish[];
@@ -56,7 +59,9 @@ export async function startSendService(
       bindings: [{ exchange: Exchange.events, routingKey: 'email.#' }],
     },
     async (d) => {
-      published.push(EmailEventSchema.parse(d.envelope.payload));
+      const decoded = decodeEmailEventMessage(d.envelope.version, d.envelope.payload);
+      if (!decoded.ok) throw new Error(`invalid email.event message: ${decoded.error}`);
+      published.push(...decoded.events.map((item) => item.event));
     },
   );
   // Records each delayed publish, then makes it on the real bus.
