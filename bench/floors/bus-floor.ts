@@ -10,7 +10,7 @@
  * broker's 10 ms CPU ticks resolve.
  *
  * Per email: this process's CPU (amqplib on both sides; the relay's and the consumer's share of
- * the services) and RabbitMQ's (`beam.smp`, the whole shared broker: other sessions' load is in
+ * the services) and RabbitMQ's (the server's `beam.smp`, not rabbitmqctl's; the whole shared broker: other sessions' load is in
  * it, so the broker's CPU is also read for as long again (at most 5 s) right after, while
  * this floor is idle, and reported as `rabbitmq_background`; the floor takes the difference, clamped at 0).
  * Leaves out: the envelope's validation on consumption (zod / plain checks), tracing, the
@@ -20,7 +20,7 @@
 import { loadavg } from 'node:os';
 import { createTestVhost } from '@mailyard/testkit/servers';
 import amqplib from 'amqplib';
-import { cpuMsOf, pidsByName } from '../support/cpu';
+import { cpuMsOf, rabbitmqServerPids } from '../support/cpu';
 import type { RelayedMessage } from './store-floor';
 
 const BATCH = 100;
@@ -29,7 +29,7 @@ const selfCpuMs = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 };
-const brokerCpuMs = () => pidsByName('beam.smp').reduce((s, p) => s + (cpuMsOf(p) ?? 0), 0);
+const brokerCpuMs = () => rabbitmqServerPids().reduce((s, p) => s + (cpuMsOf(p) ?? 0), 0);
 
 /** The broker's CPU over `ms` of wall time while this process does nothing with it. */
 async function brokerIdle(ms: number): Promise<number> {

@@ -45,7 +45,7 @@ import { REPO_ROOT, freePort } from '@mailyard/testkit/process';
 import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
 import autocannon from 'autocannon';
 import { floorsPhase } from '../floors/floors';
-import { CpuMeter, pidsByName, processTree } from '../support/cpu';
+import { CpuMeter, pidsByName, processTree, rabbitmqServerPids } from '../support/cpu';
 import { RESULTS, envList, printAndKeep, runMain } from '../support/proc';
 import {
   type ProfileSummary,
@@ -391,7 +391,7 @@ async function main(): Promise<void> {
         ...Object.fromEntries(extra.map((s) => [s.label, () => processTree(s.proc.child.pid!)])),
         postgresql: () => pipelineBackends(client, db.name),
         postgresql_other: () => pidsByName('postgres'),
-        rabbitmq: () => pidsByName('beam.smp'),
+        rabbitmq: rabbitmqServerPids,
         redis: () => pidsByName('redis-server'),
         smtp_sink: () => pidsByName('smtp-sink'),
         bench_client: () => [process.pid],
