@@ -154,7 +154,11 @@ export function budgetSummary(b: AimBudget): string {
   const l = b.latency;
   if (l)
     lines.push(
-      `  latency: p99 target needs >= ${l.accept_per_sec_little} accepts/s by Little's law (${l.accept_per_sec_with_tail}/s with the bare floor's own p99/mean); at ${l.accept_per_sec_little}/s the accept path (${l.accept_path_cpu_ms_per_email} ms) beside delivery at ${b.target_per_sec}/s (${l.delivery_cpu_ms_per_email} ms) needs ${l.cpu_ms_per_sec_needed} of ${l.cpu_ms_per_sec_available} CPU-ms/s: ${l.fits ? 'fits' : 'does NOT fit'} (with the tail ${l.cpu_ms_per_sec_needed_with_tail}: ${l.fits_with_tail ? 'fits' : 'does NOT fit'}); beside that delivery work the accept path could run at most ${l.max_accept_per_sec_beside_delivery}/s (alone ${l.max_accept_per_sec_alone}/s)`,
+      `  latency: p99 target needs >= ${l.accept_per_sec_little} accepts/s by Little's law (${l.accept_per_sec_with_tail}/s with the bare floor's own p99/mean); at ${l.accept_per_sec_little}/s the accept path (${l.accept_path_cpu_ms_per_email} ms) beside delivery at ${b.target_per_sec}/s (${l.delivery_cpu_ms_per_email} ms) needs ${l.cpu_ms_per_sec_needed} of ${l.cpu_ms_per_sec_available} CPU-ms/s: ${l.fits ? 'fits' : 'does NOT fit'} (with the tail ${l.cpu_ms_per_sec_needed_with_tail}: ${l.fits_with_tail ? 'fits' : 'does NOT fit'}); ${
+        l.max_accept_per_sec_beside_delivery > 0
+          ? `beside that delivery work the accept path could run at most ${l.max_accept_per_sec_beside_delivery}/s`
+          : 'the delivery work at that rate alone exceeds the machine'
+      } (the accept path alone: ${l.max_accept_per_sec_alone}/s)`,
     );
   return lines.join('\n');
 }
