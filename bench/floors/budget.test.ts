@@ -7,6 +7,13 @@ const pieces: AimInput['pieces'] = [
   { floor: 'copy', accept_path: false, cpu_ms_per_email: { send_copy: 0.6, smtp_sink: 0.1 } },
 ];
 
+/** The budget of `target_per_sec` with the latency aim of issue 14 (50 connections, 50 ms) and `tail_ratio`. */
+const withLatency = (target_per_sec: number, tail_ratio: number) =>
+  aimBudget(
+    { aim: 'x', target_per_sec, pieces, latency: { connections: 50, p99_target_ms: 50, tail_ratio } },
+    2,
+  );
+
 describe('aimBudget', () => {
   it('sums the floors by floor and by process and divides the cores by the sum', () => {
     const b = aimBudget({ aim: 'x', target_per_sec: 1000, pieces }, 2);
@@ -30,15 +37,7 @@ describe('aimBudget', () => {
   });
 
   it("costs the latency aim's accept rate (Little's law, then the tail) beside the delivery work", () => {
-    const b = aimBudget(
-      {
-        aim: 'x',
-        target_per_sec: 1000,
-        pieces,
-        latency: { connections: 50, p99_target_ms: 50, tail_ratio: 3 },
-      },
-      2,
-    );
+    const b = withLatency(1000, 3);
     const l = b.latency!;
     expect(l.accept_per_sec_little).toBe(1000); // 50 in flight / 0.050 s
     expect(l.accept_per_sec_with_tail).toBe(3000); // the mean must be 50 / 3 ms
@@ -51,28 +50,12 @@ describe('aimBudget', () => {
     expect(l.max_accept_per_sec_beside_delivery).toBe(3333); // (2000 - 1000) / 0.3
     expect(l.max_accept_per_sec_alone).toBe(6666);
     // A tail ratio below 1 is no better than the mean: treated as 1.
-    const flat = aimBudget(
-      {
-        aim: 'x',
-        target_per_sec: 1000,
-        pieces,
-        latency: { connections: 50, p99_target_ms: 50, tail_ratio: 0.5 },
-      },
-      2,
-    );
+    const flat = withLatency(1000, 0.5);
     expect(flat.latency!.accept_per_sec_with_tail).toBe(1000);
   });
 
   it('reports a latency aim the delivery work leaves no room for', () => {
-    const b = aimBudget(
-      {
-        aim: 'x',
-        target_per_sec: 2500,
-        pieces,
-        latency: { connections: 50, p99_target_ms: 50, tail_ratio: 2 },
-      },
-      2,
-    );
+    const b = withLatency(2500, 2);
     expect(b.latency!.fits).toBe(false);
     expect(b.latency!.max_accept_per_sec_beside_delivery).toBe(0);
     expect(budgetSummary(b)).toMatch(/latency: .*does NOT fit/);
