@@ -22,7 +22,10 @@ module.exports = {
     {
       ...common,
       displayName: 'unit',
-      testMatch: ['<rootDir>/{libs,services}/*/src/**/*.test.ts', '<rootDir>/bench/support/*.test.ts'],
+      testMatch: [
+        '<rootDir>/{libs,services}/*/src/**/*.test.ts',
+        '<rootDir>/bench/{support,floors}/*.test.ts',
+      ],
     },
     {
       ...common,

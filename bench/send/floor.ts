@@ -22,6 +22,7 @@ import {
   ulid,
 } from '@mailyard/contracts';
 import type { DkimKeyPair } from '@mailyard/testkit/fixtures';
+import type { CpuMeter } from '../support/cpu';
 import { sendCode } from './send-code';
 
 export interface FloorOptions {
@@ -37,6 +38,8 @@ export interface FloorOptions {
   concurrency: number;
   /** Pooled SMTP connections (SEND_POOL_CONNECTIONS). */
   connections: number;
+  /** Other processes measured over the full pass (e.g. the smtp-sink): their CPU per email. */
+  peers?: CpuMeter;
 }
 
 const cpuMs = () => {
@@ -119,7 +122,9 @@ export async function floorCost(o: FloorOptions) {
   try {
     // Warm-up: JIT, the key cache and the pool's connections.
     await inFlight(Math.min(500, o.emails), o.concurrency, one);
+    await o.peers?.start();
     const full = await measure(() => inFlight(o.emails, o.concurrency, one));
+    const peers = await o.peers?.stop();
     const sample = copies[0]!;
     const signed = await dkimSign(
       (
@@ -153,6 +158,13 @@ export async function floorCost(o: FloorOptions) {
       two_core_emails_per_sec_at_this_cost: Math.round(2000 / perEmail),
       delivered_per_sec_one_process: Math.round(o.emails / full.seconds),
       event_loop_utilization: round(full.elu, 2),
+      ...(peers
+        ? {
+            peer_cpu_ms_per_email: Object.fromEntries(
+              Object.entries(peers).map(([k, v]) => [k, round(v / o.emails)]),
+            ),
+          }
+        : {}),
       smtp_write_only: {
         note: 'one signed message written N times through the same pool: the SMTP client share',
         cpu_ms_per_email: round(smtp.cpuMs / o.emails),

@@ -12,7 +12,11 @@
  *   copy    the send service's per-copy work in this process (render, phishing, MIME, DKIM): CPU
  *   floor   batch copies rendered, checked, built, signed and written over SMTP (the service's own
  *           transport, pooled) to smtp-sink in this process, no database and no bus: the CPU
- *           floor of a delivered email (floor.ts). A run of only copy/floor starts no services.
+ *           floor of a delivered email (floor.ts).
+ *   floors  every irreducible piece alone (HTTP accept, durable store, bus, copy), CPU-ms per
+ *           email of every process, and the budget of each aim on this machine's cores
+ *           (bench/floors/floors.ts); beside the single and batch figures of the same run.
+ *           A run of only copy/floor/floors starts no services.
  *
  * For every phase: CPU milliseconds per email of each process group from /proc (gateway, send
  * services, this database's PostgreSQL backends, RabbitMQ), and with BENCH_PROFILE (default 1)
@@ -40,7 +44,8 @@ import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/pe
 import { REPO_ROOT, freePort } from '@mailyard/testkit/process';
 import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
 import autocannon from 'autocannon';
-import { CpuMeter, pidsByName, processTree } from '../support/cpu';
+import { floorsPhase } from '../floors/floors';
+import { CpuMeter, pidsByName, processTree, rabbitmqServerPids } from '../support/cpu';
 import { RESULTS, envList, printAndKeep, runMain } from '../support/proc';
 import {
   type ProfileSummary,
@@ -87,12 +92,13 @@ const BATCH_CONNECTIONS = Number(process.env.BENCH_BATCH_CONNECTIONS ?? 4);
 const PROFILE = process.env.BENCH_PROFILE !== '0';
 const FLOOR_EMAILS = Number(process.env.BENCH_FLOOR_EMAILS ?? 4000);
 const PHASES = new Set(
-  (process.env.BENCH_PHASES ?? 'single,drain,batch,spread,ceiling,copy,floor')
+  (process.env.BENCH_PHASES ?? 'single,drain,batch,spread,ceiling,copy,floor,floors')
     .split(',')
     .map((s) => s.trim()),
 );
-/** Phases that run in this process alone (no database, bus or services). */
-const IN_PROCESS = new Set(['copy', 'floor']);
+/** Phases that need none of the pipeline's services (floors brings its own database and vhost). */
+const IN_PROCESS = new Set(['copy', 'floor', 'floors']);
+const AIMS = { single_per_sec: 1000, single_p99_ms: 50, batch_per_sec: 2000 };
 const KEY = 'myk_bench_send_bootstrap_key_0123456789abcdef';
 /** Runs a webhook dispatcher beside the pipeline (the tenant's MAIL_DELIVERED to a receiver here). */
 const DISPATCHER = process.env.BENCH_DISPATCHER === '1';
@@ -143,8 +149,67 @@ async function inProcessOnly(stamp: number): Promise<void> {
   };
   if (PHASES.has('copy')) report.copy = await copyCost((i) => singleBody('floor', i), key, DOMAIN);
   if (PHASES.has('floor')) report.floor = await floorPhase(key, 'floor');
+  if (PHASES.has('floors')) report.floors = await floors(key, 'floor', report);
   report.machine = { ...(report.machine as object), loadavg_at_end: loadavg().map((l) => round(l)) };
   printAndKeep('send', report, stamp);
+  printFloorsSummary(report);
+}
+
+/**
+ * The floors phase (bench/floors/floors.ts) with this run's bodies and settings; the single and
+ * batch figures of the same run (when they ran) are put beside its budget.
+ */
+async function floors(key: DkimKeyPair, mailerId: string, report: Record<string, unknown>) {
+  const result = await floorsPhase({
+    singleBody: (i) => singleBody(mailerId, i),
+    batchBody: (i) => batchBody(mailerId, i, BATCH_RECIPIENTS),
+    key,
+    domain: DOMAIN,
+    connections: CONNECTIONS,
+    batchConnections: BATCH_CONNECTIONS,
+    recipients: BATCH_RECIPIENTS,
+    copyEmails: FLOOR_EMAILS,
+    aims: AIMS,
+  });
+  type Phase = {
+    delivered_per_sec: number;
+    api: Record<string, number>;
+    cpu_ms_per_email: Record<string, number>;
+  };
+  const pipeline = (name: string) => {
+    const p = report[name] as Phase | undefined;
+    if (!p) return undefined;
+    const floorTotal = result.budget[name]!.total_cpu_ms_per_email;
+    const measured = p.cpu_ms_per_email.pipeline_total ?? 0;
+    const client = p.cpu_ms_per_email.bench_client ?? 0;
+    const sink = p.cpu_ms_per_email.smtp_sink ?? 0;
+    return {
+      delivered_per_sec: p.delivered_per_sec,
+      api: p.api,
+      cpu_ms_per_email: p.cpu_ms_per_email,
+      // Same scope as the floors' total: the pipeline's processes plus the bench client and the sink.
+      cpu_ms_per_email_with_client_and_sink: round(measured + client + sink),
+      ratio_to_floors: round((measured + client + sink) / floorTotal),
+    };
+  };
+  return { ...result, pipeline_same_run: { single: pipeline('single'), batch: pipeline('batch') } };
+}
+
+/** The floors' human summary (the JSON is on stdout). */
+function printFloorsSummary(report: Record<string, unknown>): void {
+  const f = report.floors as { summary: string[]; pipeline_same_run: Record<string, unknown> } | undefined;
+  if (!f) return;
+  const lines = ['', 'floors (issue 14):', ...f.summary];
+  for (const [name, p] of Object.entries(f.pipeline_same_run)) {
+    const q = p as
+      | { delivered_per_sec: number; cpu_ms_per_email_with_client_and_sink: number; ratio_to_floors: number }
+      | undefined;
+    if (q)
+      lines.push(
+        `  pipeline ${name} in this run: ${q.delivered_per_sec} delivered/s at ${q.cpu_ms_per_email_with_client_and_sink} CPU-ms per email (client and sink included), ${q.ratio_to_floors}x the floors`,
+      );
+  }
+  process.stderr.write(`${lines.join('\n')}\n`);
 }
 
 /** Stops `s`'s process for `ms` once, 500 ms from now (BENCH_GATEWAY_PAUSE_MS). */
@@ -326,7 +391,7 @@ async function main(): Promise<void> {
         ...Object.fromEntries(extra.map((s) => [s.label, () => processTree(s.proc.child.pid!)])),
         postgresql: () => pipelineBackends(client, db.name),
         postgresql_other: () => pidsByName('postgres'),
-        rabbitmq: () => pidsByName('beam.smp'),
+        rabbitmq: rabbitmqServerPids,
         redis: () => pidsByName('redis-server'),
         smtp_sink: () => pidsByName('smtp-sink'),
         bench_client: () => [process.pid],
@@ -569,6 +634,12 @@ async function main(): Promise<void> {
     report.postgresql_bytes_per_email = Object.fromEntries(
       sizes.map((r) => [r.table, Math.round(Number(r.bytes) / Math.max(1, total))]),
     );
+    if (PHASES.has('floors')) {
+      // Alone on the machine as far as this run goes: the pipeline's services are stopped first.
+      for (const s of [...services].reverse()) await stopService(s);
+      services.length = 0;
+      report.floors = await floors(key, mailerId, report);
+    }
     report.machine = { ...(report.machine as object), loadavg_at_end: loadavg().map((l) => round(l)) };
     report.aims = { single_delivered_per_sec: 1000, single_accept_p99_ms: 50, batch_delivered_per_sec: 2000 };
   } finally {
@@ -601,6 +672,7 @@ async function main(): Promise<void> {
     report.profile_summary = `bench/results/send-${stamp}.profile.md`;
   }
   printAndKeep('send', report, stamp);
+  printFloorsSummary(report);
   if (losses.length > 0) {
     console.error(
       `accepted emails not delivered in phase(s) ${losses.join(', ')}: see each phase's accounting`,

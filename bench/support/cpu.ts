@@ -63,6 +63,21 @@ export function pidsByName(name: string): number[] {
   });
 }
 
+/**
+ * The RabbitMQ server's Erlang VM(s): `beam.smp` processes other than the short-lived hidden
+ * nodes every `rabbitmqctl` call starts (also `beam.smp`; other sessions' tests run many, whose
+ * CPU would otherwise count as the broker's and whose exit makes a sum over pids drop).
+ */
+export function rabbitmqServerPids(): number[] {
+  return pidsByName('beam.smp').filter((p) => {
+    try {
+      return !readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').includes('-hidden');
+    } catch {
+      return false;
+    }
+  });
+}
+
 export type PidSource = () => number[] | Promise<number[]>;
 
 /** Measures CPU milliseconds per group over a window (start() ... stop()). */
