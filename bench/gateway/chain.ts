@@ -29,6 +29,7 @@ import {
   migrate,
   openDatabase,
   openKv,
+  parseByteSize,
 } from '@mailyard/platform';
 import { ensureBootstrapTenant, templates } from '@mailyard/store';
 import { REDIS_URL, createTestDatabase, testRedisPrefix } from '@mailyard/testkit/servers';
@@ -38,6 +39,7 @@ import { apiKeyAuth } from '../../services/gateway/src/auth/api-key-auth';
 import { KeyCache } from '../../services/gateway/src/auth/key-cache';
 import { rateLimit } from '../../services/gateway/src/rate-limit/rate-limit';
 import { sendHandler } from '../../services/gateway/src/send/routes';
+import { gatewayConfig } from '../../services/gateway/src/settings';
 import { singleBody } from '../send/pipeline';
 import { sendSteps } from './send-steps';
 
@@ -225,22 +227,25 @@ async function main(): Promise<void> {
   const sendBody = singleBody('mlr_01JBENCHCHAIN000000000000', 1);
   const only = process.env.BENCH_ONLY; // one scenario (bare, get, post, send, steps), e.g. for a --cpu-prof run
   if (only === 'steps') {
+    const settings = gatewayConfig(config);
     // The send route's steps one by one (send-steps.ts), with instances built as app.ts builds them.
     const steps = await sendSteps({
       socket: () => new NullSocket(),
       headers,
       body: sendBody,
-      limits: { limit: config.HTTP_SEND_BODY_LIMIT, maxDepth: 32, maxValues: 100_000 },
+      limits: { limit: parseByteSize(settings.HTTP_SEND_BODY_LIMIT), maxDepth: 32, maxValues: 100_000 },
       guards: [
-        apiKeyAuth(db, new KeyCache(config.API_KEY_CACHE_MS)),
+        apiKeyAuth(db, new KeyCache(settings.API_KEY_CACHE_MS)),
         rateLimit(kv, logger, {
-          limits: { standard: config.RATE_LIMIT_STANDARD, enterprise: config.RATE_LIMIT_ENTERPRISE },
-          windowMs: config.RATE_LIMIT_WINDOW_SECONDS * 1000,
+          limits: { standard: settings.RATE_LIMIT_STANDARD, enterprise: settings.RATE_LIMIT_ENTERPRISE },
+          windowMs: settings.RATE_LIMIT_WINDOW_SECONDS * 1000,
         }),
       ],
       handler: sendHandler({ db, sealer: new Sealer(Buffer.alloc(32, 7)) }),
     });
-    process.stdout.write(`${JSON.stringify({ benchmark: 'gateway-chain steps', cpu_us_per_call: steps }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ benchmark: 'gateway-chain steps', cpu_us_per_call: steps }, null, 2)}\n`,
+    );
     await bus.close();
     await kv.close();
     await db.close();
