@@ -29,12 +29,19 @@ import {
   migrate,
   openDatabase,
   openKv,
+  parseByteSize,
 } from '@mailyard/platform';
 import { ensureBootstrapTenant, templates } from '@mailyard/store';
 import { REDIS_URL, createTestDatabase, testRedisPrefix } from '@mailyard/testkit/servers';
 import express, { type Express } from 'express';
 import { buildGatewayApp } from '../../services/gateway/src/app';
+import { apiKeyAuth } from '../../services/gateway/src/auth/api-key-auth';
+import { KeyCache } from '../../services/gateway/src/auth/key-cache';
+import { rateLimit } from '../../services/gateway/src/rate-limit/rate-limit';
+import { sendHandler } from '../../services/gateway/src/send/routes';
+import { gatewayConfig } from '../../services/gateway/src/settings';
 import { singleBody } from '../send/pipeline';
+import { sendSteps } from './send-steps';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 20_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
@@ -218,7 +225,33 @@ async function main(): Promise<void> {
   });
   // POST /v1/email/send with the send benchmark's single-recipient body (bench/send/pipeline.ts).
   const sendBody = singleBody('mlr_01JBENCHCHAIN000000000000', 1);
-  const only = process.env.BENCH_ONLY; // one scenario (bare, get, post, send), e.g. for a --cpu-prof run
+  const only = process.env.BENCH_ONLY; // one scenario (bare, get, post, send, steps), e.g. for a --cpu-prof run
+  if (only === 'steps') {
+    const settings = gatewayConfig(config);
+    // The send route's steps one by one (send-steps.ts), with instances built as app.ts builds them.
+    const steps = await sendSteps({
+      socket: () => new NullSocket(),
+      headers,
+      body: sendBody,
+      limits: { limit: parseByteSize(settings.HTTP_SEND_BODY_LIMIT), maxDepth: 32, maxValues: 100_000 },
+      guards: [
+        apiKeyAuth(db, new KeyCache(settings.API_KEY_CACHE_MS)),
+        rateLimit(kv, logger, {
+          limits: { standard: settings.RATE_LIMIT_STANDARD, enterprise: settings.RATE_LIMIT_ENTERPRISE },
+          windowMs: settings.RATE_LIMIT_WINDOW_SECONDS * 1000,
+        }),
+      ],
+      handler: sendHandler({ db, sealer: new Sealer(Buffer.alloc(32, 7)) }),
+    });
+    process.stdout.write(
+      `${JSON.stringify({ benchmark: 'gateway-chain steps', cpu_us_per_call: steps }, null, 2)}\n`,
+    );
+    await bus.close();
+    await kv.close();
+    await db.close();
+    await dropDatabase();
+    return;
+  }
   const skipped = { cpu_us_per_request: Number.NaN, runs: [] as number[] };
   const bareResult =
     !only || only === 'bare' ? await scenario(bare, 'GET', '/hello', { host: 'bench' }) : skipped;

@@ -226,6 +226,13 @@ const CASES: Case[] = [
     ),
   },
   {
+    name: 'unknown key again (401, from the key cache)',
+    raw: send(
+      () => ({ ...auth('myk_not_a_key_0123456789'), ...json }),
+      (i) => body(i),
+    ),
+  },
+  {
     name: 'malformed Authorization (401)',
     raw: send(
       () => ({ Authorization: 'Basic abc', ...json }),
@@ -295,6 +302,26 @@ const CASES: Case[] = [
   {
     name: 'lone surrogate (400)',
     raw: asTenant((i) => body(i).replace('"Hello"', '"\\ud800x"')),
+  },
+  {
+    name: 'NUL in a key (400)',
+    raw: asTenant((i) => body(i, { custom_args: { 'a\u0000': 1 } })),
+  },
+  {
+    name: 'lone surrogate in a key (400)',
+    raw: asTenant((i) => body(i).replace('"subject"', '"\\udc00x":1,"subject"')),
+  },
+  {
+    name: 'escaped backslash before u (no unsafe text)',
+    raw: asTenant((i) => body(i, { subject: 'C:\\users\\u0000' })),
+  },
+  {
+    name: 'IDNA recipient domain',
+    raw: asTenant((i) => body(i, { to: [{ email: 'alice@Bücher.example' }] })),
+  },
+  {
+    name: 'IDNA recipient domain again',
+    raw: asTenant((i) => body(i, { to: [{ email: 'alice@Bücher.example' }] })),
   },
   {
     name: 'deeply nested (400)',

@@ -80,3 +80,28 @@ describe('normalizeDomain / isDomainOrSubdomain', () => {
     expect(isDomainOrSubdomain('example.com.evil.test', 'example.com')).toBe(false);
   });
 });
+
+describe('normalizeDomain remembers recent answers', () => {
+  const cases: Array<[string, string | null]> = [
+    ['Bücher.Example', 'xn--bcher-kva.example'],
+    ['example.com', 'example.com'],
+    ['EXAMPLE.com', 'example.com'],
+    ['localhost', null],
+    ['1.2.3.4', null],
+    ['-bad.example', null],
+    ['', null],
+    [`${'a'.repeat(300)}.com`, null],
+  ];
+
+  it('answers the same the first time, again, and after more domains than it keeps', () => {
+    for (const [raw, want] of cases) expect([raw, normalizeDomain(raw)]).toEqual([raw, want]);
+    for (const [raw, want] of cases) expect([raw, normalizeDomain(raw)]).toEqual([raw, want]);
+    for (let i = 0; i < 2500; i++) expect(normalizeDomain(`d${i}.Example.org`)).toBe(`d${i}.example.org`);
+    for (const [raw, want] of cases) expect([raw, normalizeDomain(raw)]).toEqual([raw, want]);
+  });
+
+  it('still refuses what is not a string', () => {
+    expect(normalizeDomain(42 as unknown as string)).toBeNull();
+    expect(normalizeDomain(undefined as unknown as string)).toBeNull();
+  });
+});

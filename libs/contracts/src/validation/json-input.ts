@@ -50,6 +50,17 @@ export function unsafeText(value: string): UnsafeText | null {
 }
 
 /**
+ * False when no string or key `JSON.parse(json)` yields can be unsafe text, so findUnsafeText
+ * has nothing to find: for JSON text decoded from valid UTF-8 (which holds no surrogate code
+ * points) a NUL or a lone surrogate can only come from a `\u` escape, because JSON.parse refuses
+ * raw control characters inside strings. A `\\u` (escaped backslash, then `u`) also answers true;
+ * it only costs the full walk. The JSON body reader asks this before walking a parsed body.
+ */
+export function mayHoldUnsafeText(json: string): boolean {
+  return json.includes('\\u');
+}
+
+/**
  * The message for the first string (or object key) in a parsed JSON value that cannot be
  * stored as text, naming its field (`content[0].value must not contain NUL characters`), or
  * null. Recursive: call it on values whose depth is bounded (JSON_INPUT_LIMITS.maxDepth).
