@@ -127,7 +127,11 @@ describe('bus fast checks agree with their schemas', () => {
         Array.from({ length: 1 + Math.floor(r() * 4) }, item),
         Array.from({ length: 1 + Math.floor(r() * 4) }, item),
         // Many items of few copies: over MAX_COPIES_PER_COMMAND in total now and then.
-        Array.from({ length: 330 + Math.floor(r() * 20) }, () => ({ tenant_id: 't', ref_id: 'r', copy_ids: ['a', 'b', 'c'] })),
+        Array.from({ length: 330 + Math.floor(r() * 20) }, () => ({
+          tenant_id: 't',
+          ref_id: 'r',
+          copy_ids: ['a', 'b', 'c'],
+        })),
         [],
         null,
         ABSENT,

@@ -17,7 +17,9 @@ export const SEND_PATH = '/v1/email/send';
 export function sendHandler(deps: SendDeps) {
   const group =
     deps.group ??
-    new SendGroupCommit(deps.db, { commands: batchCommands(deps.copiesPerCommand, deps.commandGroups ?? true) });
+    new SendGroupCommit(deps.db, {
+      commands: batchCommands(deps.copiesPerCommand, deps.commandGroups ?? true),
+    });
   const accept = { ...deps, group };
   return async (req: HttpRequest, res: HttpResponse): Promise<SendResponse> => {
     const { tenantId } = tenantOf(res);

@@ -1,6 +1,17 @@
-import { BusMessages, SendEmailMessageSchema, copiesOfCommand, decodeSendEmailMessage } from '@mailyard/contracts';
+import {
+  BusMessages,
+  SendEmailMessageSchema,
+  copiesOfCommand,
+  decodeSendEmailMessage,
+} from '@mailyard/contracts';
 import { runWithTrace } from '@mailyard/platform';
-import { type SendCopies, batchCommands, groupedSendCommands, sendCommands, sendCopies } from './send-commands';
+import {
+  type SendCopies,
+  batchCommands,
+  groupedSendCommands,
+  sendCommands,
+  sendCopies,
+} from './send-commands';
 
 const ids = (ref: string, n: number) => Array.from({ length: n }, (_, i) => `${ref}.${i + 1}`);
 const send = (tenantId: string, refId: string, n: number): SendCopies => ({
@@ -66,8 +77,11 @@ describe('groupedSendCommands', () => {
     ]);
   });
 
-  it('one tenant: the envelope names it; every item keeps its own send\'s trace', () => {
-    const traces = ['00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', '00-11111111111111111111111111111111-2222222222222222-01'];
+  it("one tenant: the envelope names it; every item keeps its own send's trace", () => {
+    const traces = [
+      '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      '00-11111111111111111111111111111111-2222222222222222-01',
+    ];
     const sends = traces.map((tp, i) =>
       runWithTrace({ traceparent: tp }, () => sendCopies('t1', `r${i}`, [`r${i}.1`])),
     );
@@ -80,7 +94,7 @@ describe('groupedSendCommands', () => {
     expect(row!.envelope.traceparent!.slice(0, 35)).toBe(traces[0]!.slice(0, 35));
   });
 
-  it('batchCommands without groups writes each send\'s own commands', () => {
+  it("batchCommands without groups writes each send's own commands", () => {
     const rows = batchCommands(100, false)([send('t1', 'a', 1), send('t2', 'b', 2)]);
     expect(rows.map((r) => [r.envelope.version, r.envelope.tenant_id])).toEqual([
       [1, 't1'],
