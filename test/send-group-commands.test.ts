@@ -76,12 +76,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-/** Envelope recipients the sink received, by address. */
-function received(): Map<string, number> {
-  const count = new Map<string, number>();
-  for (const m of sink.messages()) for (const to of m.to) count.set(to, (count.get(to) ?? 0) + 1);
-  return count;
-}
+const received = () => stack.received();
 
 /** The copies each tapped command names, as `tenant/ref_id/copy_id`, with its version. */
 function tapped(refs: Set<string>) {

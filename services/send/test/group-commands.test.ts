@@ -17,59 +17,36 @@ import {
   decodeEmailEventMessage,
   ulid,
 } from '@mailyard/contracts';
-import {
-  type Consumer,
-  type Delivery,
-  type ServiceContext,
-  closeContext,
-  configFrom,
-  createLogger,
-  openContext,
-  outboxMessage,
-} from '@mailyard/platform';
+import { type Consumer, type Delivery, type ServiceContext, outboxMessage } from '@mailyard/platform';
 import { eventually } from '@mailyard/testkit/eventually';
 import { acceptSend, dkimKeyPair, insertDomainMailer, newTenant } from '@mailyard/testkit/fixtures';
-import { type SmtpSink, startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
-import { type Stores, createStores } from '@mailyard/testkit/stores';
+import type { SmtpSink } from '@mailyard/testkit/peers/smtp-sink';
 import { createSendHandler } from '../src/consumer';
-import { consumerDeps, sendTokens } from '../src/index';
+import { consumerDeps } from '../src/index';
 import type { CopyLoader } from '../src/load-copy';
 import { sendSettings } from '../src/settings';
-import { Transports } from '../src/transports';
+import { type HandlerStack, startHandlerStack } from './support/handler-stack';
 
 jest.setTimeout(120_000);
 
-let stores: Stores;
+let stack: HandlerStack;
 let ctx: ServiceContext;
 let sink: SmtpSink;
-let transports: Transports;
 const consumers: Consumer[] = [];
 
 beforeAll(async () => {
-  stores = await createStores();
-  sink = await startSmtpSink({ dump: true });
-  ctx = await openContext(
-    configFrom({ LOG_LEVEL: 'error', ...stores.env, SMTP_RELAY_URL: `smtp://127.0.0.1:${sink.port}` }),
-    createLogger('group-commands', 'error'),
-  );
-  const settings = sendSettings(ctx.config);
-  transports = new Transports(settings, sendTokens(ctx, settings));
+  stack = await startHandlerStack('group-commands');
+  ({ ctx, sink } = stack);
 });
 
 afterAll(async () => {
   for (const c of consumers) await c.cancel();
-  transports?.close();
-  if (ctx) await closeContext(ctx);
-  await sink?.stop();
-  await stores?.drop();
+  await stack?.stop();
 });
 
-/** Envelope recipients the sink received, by address. */
-function received(): Map<string, number> {
-  const count = new Map<string, number>();
-  for (const m of sink.messages()) for (const to of m.to) count.set(to, (count.get(to) ?? 0) + 1);
-  return count;
-}
+const received = () => stack.received();
+/** The production handler on the stack (real loader, event writer, transports). */
+const productionDeps = () => consumerDeps(ctx, sendSettings(ctx.config), stack.transports);
 
 const TRACE = (n: number) => `00-${String(n).padStart(32, 'a')}-${'b'.repeat(16)}-01`;
 const traceIdOf = (tp: string | undefined) => tp?.split('-')[1];
@@ -151,9 +128,7 @@ it('delivers every copy of every send of one message exactly once, each under it
   const sendB = await storedSend(b, bRcpt);
   // A forged item: tenant a naming b's send. It must load nothing (not b's copy under a).
   const sendB2 = await storedSend(b, ['forged@rcpt.example']);
-  const { publish } = await privateQueue(
-    createSendHandler(consumerDeps(ctx, sendSettings(ctx.config), transports)),
-  );
+  const { publish } = await privateQueue(createSendHandler(productionDeps()));
   const before = sink.messages().length;
   await publish(
     groupEnvelope({
@@ -201,7 +176,7 @@ it('a transient failure of one copy redelivers the message through the broker; t
   const bRcpt = Array.from({ length: 4 }, (_, i) => `rb${i}@rcpt.example`);
   const sendA = await storedSend(a, aRcpt);
   const sendB = await storedSend(b, bRcpt);
-  const deps = consumerDeps(ctx, sendSettings(ctx.config), transports);
+  const deps = productionDeps();
   const loader = deps.copies;
   // b's third copy fails to load on the first delivery only (a database error: retried).
   const failing = sendB.copyIds[2]!;
@@ -246,7 +221,7 @@ it('a transient failure of one copy redelivers the message through the broker; t
 it('a send service older than version 2 parks the group: nothing sent, nothing acknowledged away', async () => {
   const a = await tenantWithMailer('old-a.example');
   const sendA = await storedSend(a, ['old0@rcpt.example', 'old1@rcpt.example']);
-  const handler = createSendHandler(consumerDeps(ctx, sendSettings(ctx.config), transports));
+  const handler = createSendHandler(productionDeps());
   // An older service never looked at the envelope version: it reads every payload as version 1.
   const olderService = (d: Delivery<unknown>) => handler({ ...d, envelope: { ...d.envelope, version: 1 } });
   const { queue, publish } = await privateQueue(olderService);
