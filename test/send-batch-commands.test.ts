@@ -61,12 +61,7 @@ function batch(mailerId: string, domain: string, recipients: string[]) {
   };
 }
 
-/** Envelope recipients the sink received, by address. */
-function received(): Map<string, number> {
-  const count = new Map<string, number>();
-  for (const m of sink.messages()) for (const to of m.to) count.set(to, (count.get(to) ?? 0) + 1);
-  return count;
-}
+const received = () => stack.received();
 
 it('a 100-recipient batch is ceil(100 / 40) commands and every recipient gets exactly one message', async () => {
   const tenant = await createTenant(ctx.db, { name: 'batch', tier: 'enterprise' });

@@ -23,6 +23,8 @@ export interface SendStack {
   ctx: ServiceContext;
   send: RunningService;
   app: ReturnType<typeof buildGatewayApp>;
+  /** Envelope recipients the sink received, by address (how many messages each). */
+  received(): Map<string, number>;
   /** Stops the send service, closes the context, the sink and drops the stores. */
   stop(): Promise<void>;
 }
@@ -47,6 +49,11 @@ export async function startSendStack(name: string, env: Record<string, string> =
     ctx,
     send,
     app,
+    received() {
+      const count = new Map<string, number>();
+      for (const m of sink.messages()) for (const to of m.to) count.set(to, (count.get(to) ?? 0) + 1);
+      return count;
+    },
     async stop() {
       await send.stop();
       await closeContext(ctx);

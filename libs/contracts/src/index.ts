@@ -12,6 +12,7 @@ export * from './bus/envelope';
 export * from './mailers/types';
 export * from './mailers/capabilities';
 export * from './bus/send-command';
+export * from './bus/send-command-group';
 export * from './bus/fast-check';
 export * from './events/email-event';
 export * from './bus/email-event-message';

@@ -74,7 +74,7 @@ ob AS (
 )
 SELECT count(*)::integer AS n FROM send`;
 
-/** One send of a group commit: the send, its QUEUED log rows and its outbox rows. */
+/** One send of a group commit: the send, its QUEUED log rows and its own outbox rows. */
 export interface AcceptedSendRows {
   send: SendFields;
   recipients: readonly QueuedRecipient[];
@@ -226,9 +226,14 @@ export const sends = {
 
   /**
    * Inserts sends without idempotency keys (see AcceptedSendRows) in ONE statement: all of
-   * them or, when it fails, none (atomic without a transaction).
+   * them or, when it fails, none (atomic without a transaction). `shared`: outbox rows of the
+   * batch as a whole (commands naming copies of several of its sends), after the sends' own.
    */
-  async insertAcceptedBatch(db: Queryable, batch: readonly AcceptedSendRows[]): Promise<void> {
+  async insertAcceptedBatch(
+    db: Queryable,
+    batch: readonly AcceptedSendRows[],
+    shared: readonly OutboxMessage[] = [],
+  ): Promise<void> {
     if (batch.length === 0) return;
     const col = <T>(f: (b: AcceptedSendRows) => T) => batch.map(f);
     const owners = batch.flatMap((b, i) => b.recipients.map(() => i + 1));
@@ -243,7 +248,7 @@ export const sends = {
       col((b) => b.send.request.subject),
       owners,
       ...queuedLogColumns(recipients),
-      ...outboxParams(batch.flatMap((b) => b.outbox)),
+      ...outboxParams([...batch.flatMap((b) => b.outbox), ...shared]),
     ]);
   },
 };

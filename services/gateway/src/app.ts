@@ -71,6 +71,7 @@ export function buildGatewayApp(
     sealer: ctx.sealer,
     onOutboxWrite: hooks.onOutboxWrite,
     copiesPerCommand: config.SEND_COPIES_PER_COMMAND,
+    commandGroups: config.SEND_COMMAND_GROUPS,
   });
   return createHttpApp({
     logger,

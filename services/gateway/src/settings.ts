@@ -40,6 +40,15 @@ export const GatewayEnvSchema = z
      */
     SEND_COPIES_PER_COMMAND: positiveInt(100),
     /**
+     * Sends group-committed together share `send.email` messages (version 2: copies of several
+     * sends in one message). 0 = one command per send, what send services older than version 2
+     * read: keep it 0 until every send service is upgraded (docs/deploy.md).
+     */
+    SEND_COMMAND_GROUPS: z
+      .enum(['0', '1', 'true', 'false'])
+      .default('1')
+      .transform((v) => v === '1' || v === 'true'),
+    /**
      * POST /v1/email/send served in front of express with the same steps (platform
      * fast-route.ts); 0 leaves it to express (same answers, more CPU per request).
      */

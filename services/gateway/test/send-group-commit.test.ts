@@ -1,8 +1,7 @@
-import { BusMessages, domainOf, planCopies, ulid } from '@mailyard/contracts';
-import { type Db, type Queryable, outboxMessage } from '@mailyard/platform';
-import type { AcceptedSendRows } from '@mailyard/store';
+import { domainOf, planCopies, ulid } from '@mailyard/contracts';
+import type { Db, Queryable } from '@mailyard/platform';
 import { MODES } from '@mailyard/testkit/modes';
-import { MAX_ROWS, SendGroupCommit } from '../src/send/group-commit';
+import { type GroupedSend, MAX_ROWS, SendGroupCommit } from '../src/send/group-commit';
 import { type Body, ULID, useSendSuite } from './support/send-suite';
 
 /**
@@ -29,7 +28,7 @@ for (const mode of MODES) {
     };
 
     /** The rows acceptSend writes for a send of `tenantId` to `email` (and `extra` more recipients). */
-    const rowsFor = (tenantId: string, email: string, extra = 0): AcceptedSendRows => {
+    const rowsFor = (tenantId: string, email: string, extra = 0): GroupedSend => {
       const refId = ulid();
       const to = [{ email }, ...Array.from({ length: extra }, (_, i) => ({ email: `x${i}.${email}` }))];
       const request = { ...(base() as object), to } as never;
@@ -51,13 +50,7 @@ for (const mode of MODES) {
             recipientType: r.type,
           })),
         ),
-        outbox: copies.map((c) =>
-          outboxMessage(
-            BusMessages.sendEmail,
-            { ref_id: refId, tenant_id: tenantId, copy_id: c.copy_id, attempt: 1 },
-            { tenantId },
-          ),
-        ),
+        copies: { tenantId, refId, copyIds: copies.map((c) => c.copy_id), traceparent: undefined },
       };
     };
 
@@ -104,7 +97,7 @@ for (const mode of MODES) {
       expect(alone.every((r) => r.status >= 400)).toBe(true);
     });
 
-    it('writes the sends submitted together in one statement', async () => {
+    it('writes the sends submitted together in one statement, their commands in one outbox row', async () => {
       const { db, seen } = counting(gw.ctx.db);
       const group = new SendGroupCommit(db);
       const batch = Array.from({ length: 10 }, (_, i) => rowsFor(gw.tenantId, `one${i}@dest.test`));
@@ -112,6 +105,14 @@ for (const mode of MODES) {
       expect(seen).toHaveLength(1);
       for (const rows of batch)
         expect(await counts(rows.send.refId)).toEqual({ sends: 1, logs: 1, outbox: 1 });
+      // One send.email version-2 message naming the ten sends, in order.
+      const shared = await q<{ version: number; refs: string[] }>(
+        `SELECT (message->>'version')::int AS version,
+                ARRAY(SELECT s->>'ref_id' FROM jsonb_array_elements(message->'payload'->'sends') s) AS refs
+           FROM outbox WHERE message->'payload'->'sends' @> jsonb_build_array(jsonb_build_object('ref_id', $1::text))`,
+        [batch[0]!.send.refId],
+      );
+      expect(shared).toEqual([{ version: 2, refs: batch.map((b) => b.send.refId) }]);
     });
 
     it('splits sends that together exceed MAX_ROWS rows into separate statements', async () => {

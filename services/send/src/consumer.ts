@@ -1,5 +1,6 @@
 /**
- * Handles one `send.email` command: one attempt at one copy of an accepted send.
+ * Handles `send.email` messages: each copy a message names (send-command.ts, send-command-group.ts)
+ * is one attempt at one copy of an accepted send, handled as below.
  *
  * Order: load the copy (recipients + events so far) -> skip what is already done -> mailer
  * policy -> suppressions -> render -> phishing check -> MIME + DKIM -> deliver (envelopes.ts: one
@@ -20,14 +21,11 @@ import {
   SEND_EMAIL_COMMAND,
   SEND_EMAIL_COMMAND_VERSION,
   type SendEmailCommand,
-  type SendEmailMessage,
-  SendEmailMessageSchema,
   type SendingMailer,
   addressKey,
-  copiesOfCommand,
+  decodeSendEmailMessage,
   isPerRecipient,
   isTerminalSendEvent,
-  sendEmailCommandFast,
   sendRefusal,
   substitutionsFor,
 } from '@mailyard/contracts';
@@ -39,10 +37,13 @@ import {
   PermanentError,
   SealError,
   type Sealer,
+  childTraceparent,
   counter,
   currentTrace,
   envelope,
   histogram,
+  isValidTraceparent,
+  runWithTrace,
 } from '@mailyard/platform';
 import { deactivateMailer, loadSendingMailer } from '@mailyard/store';
 import { buildMessage } from './build-mime';
@@ -106,13 +107,17 @@ const deliverySeconds = histogram(
 );
 
 /**
- * The bus handler: validates the command and runs each copy it names (one, or up to
- * SEND_COPIES_PER_COMMAND from the gateway) as its own single-copy command, attempts of one copy
- * one after another. All copies start at once, so their loads share one statement (CopyLoader)
- * and their events share group commits (EventWriter); the work per copy is bounded by the byte
- * budget and the copy slots, not by the number of messages. The message settles only after every
- * copy's outcome is committed: if any copy failed, the whole command is redelivered and the copies
- * already recorded are skipped by processCommand's idempotency (their attempt is recorded).
+ * The bus handler: decodes the message (send.email version 1: copies of one send; version 2:
+ * copies of several sends, send-command-group.ts) and runs each copy it names as its own
+ * single-copy command, attempts of one copy one after another. Each send's copies run in that
+ * send's trace (version 2: the item's traceparent; version 1: the envelope's), so their events,
+ * logs and retries continue the trace of the request that accepted the send, and each copy is
+ * loaded by its own (tenant_id, ref_id, copy_id). All copies start at once, so their loads share
+ * one statement (CopyLoader) and their events share group commits (EventWriter); the work per
+ * copy is bounded by the byte budget and the copy slots, not by the number of messages. The
+ * message settles only after every copy's outcome is committed: if any copy failed, the whole
+ * message is redelivered and the copies already recorded are skipped by processCommand's
+ * idempotency (their attempt is recorded).
  */
 export function createSendHandler(deps: ConsumerDeps): (delivery: Delivery<unknown>) => Promise<void> {
   const inFlight = new Map<string, Promise<void>>();
@@ -131,14 +136,25 @@ export function createSendHandler(deps: ConsumerDeps): (delivery: Delivery<unkno
     return run;
   };
   return (delivery) => {
-    let copies: SendEmailCommand[];
-    try {
-      copies = copiesOfCommand(commandOf(delivery.envelope.payload));
-    } catch (err) {
-      return Promise.reject(err);
+    const { version, payload } = delivery.envelope;
+    const decoded = decodeSendEmailMessage(version, payload);
+    if (!decoded.ok) return Promise.reject(new PermanentError(`invalid send command: ${decoded.error}`));
+    const runs: Array<Promise<void>> = [];
+    for (const send of decoded.sends) {
+      if (send.traceparent === undefined) for (const cmd of send.copies) runs.push(runCopy(cmd));
+      else
+        runWithTrace(
+          {
+            traceparent: isValidTraceparent(send.traceparent) ? send.traceparent : childTraceparent(),
+            tenantId: send.tenantId,
+          },
+          () => {
+            for (const cmd of send.copies) runs.push(runCopy(cmd));
+          },
+        );
     }
-    if (copies.length === 1) return runCopy(copies[0]!);
-    return Promise.allSettled(copies.map(runCopy)).then(firstFailure);
+    if (runs.length === 1) return runs[0]!;
+    return Promise.allSettled(runs).then(firstFailure);
   };
 }
 
@@ -150,16 +166,6 @@ function firstFailure(outcomes: PromiseSettledResult<void>[]): void {
   const failed = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failed.length === 0) return;
   throw (failed.find((f) => !(f.reason instanceof PermanentError)) ?? failed[0]!).reason;
-}
-
-/** The command of a delivery (fast path, else the schema's verdict); PermanentError when invalid. */
-function commandOf(payload: unknown): SendEmailMessage {
-  const fast = sendEmailCommandFast(payload);
-  if (fast) return fast;
-  const parsed = SendEmailMessageSchema.safeParse(payload);
-  if (!parsed.success)
-    throw new PermanentError(`invalid send command: ${parsed.error.issues[0]?.message ?? 'bad payload'}`);
-  return parsed.data;
 }
 
 const lower = (s: string) => s.toLowerCase();

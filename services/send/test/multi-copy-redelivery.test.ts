@@ -7,55 +7,27 @@
  * three copies, on the first delivery only.
  */
 import { Exchange, RoutingKey, SEND_EMAIL_COMMAND, type SendEmailMessage } from '@mailyard/contracts';
-import {
-  type Delivery,
-  type ServiceContext,
-  closeContext,
-  configFrom,
-  createLogger,
-  envelope,
-  openContext,
-} from '@mailyard/platform';
+import { type Delivery, type ServiceContext, envelope } from '@mailyard/platform';
 import { acceptSend, dkimKeyPair, insertDomainMailer, newTenant } from '@mailyard/testkit/fixtures';
-import { type SmtpSink, startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
-import { type Stores, createStores } from '@mailyard/testkit/stores';
+import type { SmtpSink } from '@mailyard/testkit/peers/smtp-sink';
 import { createSendHandler } from '../src/consumer';
-import { consumerDeps, sendTokens } from '../src/index';
+import { consumerDeps } from '../src/index';
 import type { CopyLoader } from '../src/load-copy';
 import { sendSettings } from '../src/settings';
-import { Transports } from '../src/transports';
+import { type HandlerStack, startHandlerStack } from './support/handler-stack';
 
 jest.setTimeout(120_000);
 
-let stores: Stores;
+let stack: HandlerStack;
 let ctx: ServiceContext;
 let sink: SmtpSink;
-let transports: Transports;
 
 beforeAll(async () => {
-  stores = await createStores();
-  sink = await startSmtpSink({ dump: true });
-  ctx = await openContext(
-    configFrom({ LOG_LEVEL: 'error', ...stores.env, SMTP_RELAY_URL: `smtp://127.0.0.1:${sink.port}` }),
-    createLogger('multi-copy-redelivery', 'error'),
-  );
-  const settings = sendSettings(ctx.config);
-  transports = new Transports(settings, sendTokens(ctx, settings));
+  stack = await startHandlerStack('multi-copy-redelivery');
+  ({ ctx, sink } = stack);
 });
 
-afterAll(async () => {
-  transports?.close();
-  if (ctx) await closeContext(ctx);
-  await sink?.stop();
-  await stores?.drop();
-});
-
-/** Envelope recipients the sink received, by address. */
-function received(): Map<string, number> {
-  const count = new Map<string, number>();
-  for (const m of sink.messages()) for (const to of m.to) count.set(to, (count.get(to) ?? 0) + 1);
-  return count;
-}
+afterAll(() => stack?.stop());
 
 it('a command redelivered after some copies failed sends only the copies not yet done', async () => {
   const tenantId = await newTenant(ctx.db);
@@ -75,7 +47,7 @@ it('a command redelivered after some copies failed sends only the copies not yet
   expect(copyIds).toHaveLength(recipients.length);
   const cmd: SendEmailMessage = { ref_id: refId, tenant_id: tenantId, copy_ids: copyIds, attempt: 1 };
 
-  const deps = consumerDeps(ctx, sendSettings(ctx.config), transports);
+  const deps = consumerDeps(ctx, sendSettings(ctx.config), stack.transports);
   const failing = new Set(copyIds.slice(3, 6));
   const loader = deps.copies;
   let firstDelivery = true;
@@ -102,7 +74,7 @@ it('a command redelivered after some copies failed sends only the copies not yet
   // A third delivery (an ack lost after the second) sends nothing either.
   await handler(delivery(2));
   await sink.waitForMessages(recipients.length);
-  const got = received();
+  const got = stack.received();
   for (const r of recipients) expect([r, got.get(r)]).toEqual([r, 1]);
   expect(sink.messages()).toHaveLength(recipients.length);
   const { rows } = await ctx.db.query<{ status: string; n: number }>(

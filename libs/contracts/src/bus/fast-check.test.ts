@@ -1,7 +1,8 @@
 import { seededRandom } from '../test-support/seeded-random';
 import { BusEnvelopeSchema } from './envelope';
-import { isBusEnvelopeFast, sendEmailCommandFast } from './fast-check';
+import { isBusEnvelopeFast, sendEmailCommandFast, sendEmailGroupFast } from './fast-check';
 import { MAX_COPIES_PER_COMMAND, SendEmailMessageSchema } from './send-command';
+import { SendEmailGroupSchema } from './send-command-group';
 
 const rng = seededRandom;
 
@@ -108,5 +109,49 @@ describe('bus fast checks agree with their schemas', () => {
     // Both shapes are decided here, not only the single-copy one.
     expect(multi).toBeGreaterThan(RUNS / 10);
     expect(accepted - multi).toBeGreaterThan(RUNS / 10);
+  });
+
+  it('sendEmailGroupFast returns what SendEmailGroupSchema returns, or leaves it to the schema', () => {
+    const r = rng(77);
+    // Valid first (small lists, so several items fit under MAX_COPIES_PER_COMMAND), then invalid.
+    const groupCopyLists = copyLists.slice(1, 3).concat(copyLists.slice(3));
+    const item = () =>
+      objectOf(r, {
+        tenant_id: mostly(r, strings, 3),
+        ref_id: mostly(r, strings, 3),
+        copy_ids: mostly(r, groupCopyLists, 2),
+        traceparent: mostly(r, optionals, 3),
+      });
+    const itemLists = () =>
+      pick(r, [
+        Array.from({ length: 1 + Math.floor(r() * 4) }, item),
+        Array.from({ length: 1 + Math.floor(r() * 4) }, item),
+        // Many items of few copies: over MAX_COPIES_PER_COMMAND in total now and then.
+        Array.from({ length: 330 + Math.floor(r() * 20) }, () => ({
+          tenant_id: 't',
+          ref_id: 'r',
+          copy_ids: ['a', 'b', 'c'],
+        })),
+        [],
+        null,
+        ABSENT,
+        { 0: {} },
+      ]);
+    let accepted = 0;
+    let rejectedTooMany = 0;
+    for (let i = 0; i < RUNS; i++) {
+      const v = objectOf(r, { sends: itemLists(), attempt: mostly(r, numbers, 3) });
+      const fast = sendEmailGroupFast(v);
+      const zod = SendEmailGroupSchema.safeParse(v);
+      if (fast === undefined) {
+        if (!zod.success && zod.error.issues.some((x) => /at most/.test(x.message))) rejectedTooMany++;
+        continue;
+      }
+      accepted++;
+      expect(zod.success).toBe(true);
+      expect(JSON.stringify(fast)).toBe(JSON.stringify(zod.data));
+    }
+    expect(accepted).toBeGreaterThan(RUNS / 10);
+    expect(rejectedTooMany).toBeGreaterThan(0);
   });
 });

@@ -48,6 +48,7 @@ import {
   type SendEmailMessage,
   SendEmailMessageSchema,
 } from './send-command';
+import { SEND_EMAIL_GROUP_VERSION, type SendEmailGroup, SendEmailGroupSchema } from './send-command-group';
 import { Exchange, type ExchangeName, RoutingKey } from './topics';
 
 export interface BusMessageDef<T> {
@@ -69,6 +70,17 @@ export const BusMessages = {
     exchange: Exchange.commands,
     routingKey: () => RoutingKey.sendEmail,
   } satisfies BusMessageDef<SendEmailMessage>,
+  /**
+   * `send.email` version 2: first attempts at copies of several sends (of any tenants) in one
+   * message, each send with its own trace (see send-command-group.ts).
+   */
+  sendEmailGroup: {
+    name: SEND_EMAIL_COMMAND,
+    version: SEND_EMAIL_GROUP_VERSION,
+    schema: SendEmailGroupSchema,
+    exchange: Exchange.commands,
+    routingKey: () => RoutingKey.sendEmail,
+  } satisfies BusMessageDef<SendEmailGroup>,
   /** `email.event`: one spec event object (SPEC.md "Event object"), routed by its event. */
   emailEvent: {
     name: EMAIL_EVENT_MESSAGE,

@@ -14,7 +14,8 @@ import { z } from 'zod';
  *   on purpose: a send service older than this shape rejects it as invalid (parked, not half
  *   sent) instead of sending only one copy; docs/deploy.md "Rolling upgrades".
  * The send service runs each copy of a command as the single-copy command it names
- * (copiesOfCommand).
+ * (copiesOfCommand). Both shapes are envelope version 1; version 2 (send-command-group.ts)
+ * commands copies of several sends in one message.
  */
 export const SEND_EMAIL_COMMAND = 'send.email';
 export const SEND_EMAIL_COMMAND_VERSION = 1;

@@ -1,7 +1,5 @@
 import {
-  BusMessages,
   ErrorText,
-  MAX_COPIES_PER_COMMAND,
   SEND_LIMITS,
   type SendRequest,
   type StoredSendRequest,
@@ -18,13 +16,13 @@ import {
   badRequest,
   counter,
   notFound,
-  outboxMessage,
   unprocessable,
 } from '@mailyard/platform';
-import { type OutboxMessage, type QueuedRecipient, type SendAcceptContext, sends } from '@mailyard/store';
+import { type QueuedRecipient, type SendAcceptContext, sends } from '@mailyard/store';
 import type { SendGroupCommit } from './group-commit';
 import { IDEMPOTENCY_TTL_SECONDS, requestHash } from './idempotency';
 import { assertMailerCanSend } from './mailer-check';
+import { DEFAULT_COPIES_PER_COMMAND, sendCommands, sendCopies } from './send-commands';
 
 export interface SendDeps {
   db: Db;
@@ -35,38 +33,16 @@ export interface SendDeps {
   group?: SendGroupCommit;
   /**
    * Most copies one `send.email` command names (SEND_COPIES_PER_COMMAND, default
-   * DEFAULT_COPIES_PER_COMMAND); 1 writes the single-copy commands every send service reads
-   * (the rolling-upgrade switch, docs/deploy.md).
+   * DEFAULT_COPIES_PER_COMMAND); 1 writes the single-copy commands every send service reads (the
+   * rolling-upgrade switch, docs/deploy.md).
    */
   copiesPerCommand?: number;
-}
-
-export const DEFAULT_COPIES_PER_COMMAND = 100;
-
-/**
- * The send's first-attempt commands: chunks of `perCommand` copies in plan order, a chunk of one
- * written in the single-copy shape (what a send service older than `copy_ids` reads).
- */
-export function sendCommands(
-  tenantId: string,
-  refId: string,
-  copyIds: string[],
-  perCommand: number,
-): OutboxMessage[] {
-  const size = Math.max(1, Math.min(perCommand, MAX_COPIES_PER_COMMAND));
-  const out: OutboxMessage[] = [];
-  for (let i = 0; i < copyIds.length; i += size) {
-    const chunk = copyIds.slice(i, i + size);
-    const copies = chunk.length === 1 ? { copy_id: chunk[0]! } : { copy_ids: chunk };
-    out.push(
-      outboxMessage(
-        BusMessages.sendEmail,
-        { ref_id: refId, tenant_id: tenantId, ...copies, attempt: 1 },
-        { tenantId },
-      ),
-    );
-  }
-  return out;
+  /**
+   * Whether the sends of one group commit share `send.email` messages (version 2,
+   * SEND_COMMAND_GROUPS, default true); false writes one command per chunk of each send, what
+   * send services older than version 2 read (docs/deploy.md).
+   */
+  commandGroups?: boolean;
 }
 
 export interface Accepted {
@@ -108,9 +84,10 @@ async function replay(db: Db, tenantId: string, key: string, hash: string): Prom
 
 /**
  * Accepts a validated send: resolves the template, checks size and mailer, then writes the
- * `sends` row, one QUEUED `email_logs` row per recipient of each copy and one `send.email`
- * outbox row per chunk of SEND_COPIES_PER_COMMAND copies in one transaction (with `deps.group`, shared with concurrent sends:
- * group-commit.ts). With an Idempotency-Key, a live send holding the key is answered instead
+ * `sends` row, one QUEUED `email_logs` row per recipient of each copy and its `send.email`
+ * commands (send-commands.ts) in one statement: alone, one outbox row per chunk of
+ * SEND_COPIES_PER_COMMAND copies; with `deps.group`, in the statement of concurrent sends, whose
+ * commands may share outbox rows (group-commit.ts). With an Idempotency-Key, a live send holding the key is answered instead
  * (its ref_id), and concurrent duplicates never both insert.
  */
 export async function acceptSend(
@@ -148,11 +125,10 @@ export async function acceptSend(
       recipientType: r.type,
     })),
   );
-  const commands = sendCommands(
+  const commanded = sendCopies(
     tenantId,
     refId,
     copies.map((c) => c.copy_id),
-    deps.copiesPerCommand ?? DEFAULT_COPIES_PER_COMMAND,
   );
   const send = {
     refId,
@@ -165,9 +141,14 @@ export async function acceptSend(
   // The send, its log rows and its commands are one statement; with a key, an expired holder
   // of the key is released first in the same transaction.
   const write = (q: Queryable) =>
-    sends.insertAccepted(q, { ...send, idempotencyKey: key, requestHash: hash }, recipients, commands);
+    sends.insertAccepted(
+      q,
+      { ...send, idempotencyKey: key, requestHash: hash },
+      recipients,
+      sendCommands(commanded, deps.copiesPerCommand ?? DEFAULT_COPIES_PER_COMMAND),
+    );
   let inserted: boolean;
-  if (group) inserted = await group.write({ send, recipients, outbox: commands }).then(() => true);
+  if (group) inserted = await group.write({ send, recipients, copies: commanded }).then(() => true);
   else if (key === null) inserted = await write(db);
   else
     inserted = await db.transaction(async (tx) => {

@@ -2,21 +2,31 @@
  * Group commit of accepted sends: concurrent POST /v1/email/send requests share their database
  * round trips. What each request reads (its mailer's status and template) is loaded for all
  * requests waiting at that moment in one query, and what each writes (the send, its QUEUED log
- * rows, its outbox rows) is inserted for all of them in ONE statement (libs/store
- * sends.insertAcceptedBatch), so a busy gateway commits once per batch instead of once per send.
+ * rows, the `send.email` commands of its copies) is inserted for all of them in ONE statement
+ * (libs/store sends.insertAcceptedBatch), so a busy gateway commits once per batch instead of once
+ * per send. The commands of the batch are built for the batch as a whole (`commands`, by default
+ * groupedSendCommands: the copies of several sends share one bus message, send-commands.ts).
  *
  * Durability does not change: a request is answered only after the statement holding its send
  * committed (each call resolves after its batch's commit). Failure isolation: the statement is
  * all or nothing; when it fails on the data (an SQLSTATE of class 22 or 23: a value or constraint
  * one send's rows break), every send of the batch is written again alone, so only the sends whose
- * own write fails get an error (the others are committed and answered 200). Any other failure
+ * own write fails get an error (the others are committed and answered 200; each written alone
+ * gets commands of its own). Any other failure
  * (database unreachable, timeout) is every send's, and fails the batch at once. A batch holds at
- * most MAX_ROWS rows (a 1,000-recipient send is a batch of its own).
+ * most MAX_ROWS rows, counting a command per copy (a 1,000-recipient send is a batch of its own).
  * Sends with an Idempotency-Key do not come here (accept-send.ts writes them one by one, with the
  * key's checks in their transaction).
  */
 import { BatchItemError, Batcher, type Db, histogram, isDataError } from '@mailyard/platform';
-import { type AcceptContextKey, type AcceptedSendRows, type SendAcceptContext, sends } from '@mailyard/store';
+import {
+  type AcceptContextKey,
+  type QueuedRecipient,
+  type SendAcceptContext,
+  type SendFields,
+  sends,
+} from '@mailyard/store';
+import { type BatchCommands, type SendCopies, batchCommands } from './send-commands';
 
 const batchSize = histogram(
   'mailyard_send_accept_batch_size',
@@ -28,21 +38,32 @@ const batchSize = histogram(
 export interface GroupCommitOptions {
   /** Most sends per statement (and contexts per read). */
   maxBatch?: number;
+  /** The batch's commands (send-commands.ts batchCommands; default: grouped, 100 copies each). */
+  commands?: BatchCommands;
+}
+
+/** One send to write: its row, its QUEUED log rows and the copies its commands name. */
+export interface GroupedSend {
+  send: SendFields;
+  recipients: readonly QueuedRecipient[];
+  copies: SendCopies;
 }
 
 /** Most rows (sends, log rows, outbox rows) one statement writes. */
 export const MAX_ROWS = 5_000;
 
-const rowsOf = (s: AcceptedSendRows) => 1 + s.recipients.length + s.outbox.length;
+// At most one command per copy (fewer when several copies share one).
+const rowsOf = (s: GroupedSend) => 1 + s.recipients.length + s.copies.copyIds.length;
 
 export class SendGroupCommit {
   private readonly contexts: Batcher<AcceptContextKey, SendAcceptContext>;
-  private readonly writes: Batcher<AcceptedSendRows, undefined>;
+  private readonly writes: Batcher<GroupedSend, undefined>;
 
   constructor(db: Db, opts: GroupCommitOptions = {}) {
     const maxBatch = opts.maxBatch ?? 100;
+    const commands = opts.commands ?? batchCommands();
     this.contexts = new Batcher((keys) => loadContexts(db, keys), maxBatch);
-    this.writes = new Batcher((batch) => writeBatch(db, batch), maxBatch, {
+    this.writes = new Batcher((batch) => writeBatch(db, batch, commands), maxBatch, {
       weigh: rowsOf,
       maxWeight: MAX_ROWS,
     });
@@ -54,7 +75,7 @@ export class SendGroupCommit {
   }
 
   /** Resolves once the send is committed; rejects when its own write failed. */
-  write(rows: AcceptedSendRows): Promise<void> {
+  write(rows: GroupedSend): Promise<void> {
     return this.writes.submit(rows);
   }
 }
@@ -70,17 +91,30 @@ async function loadContexts(db: Db, keys: AcceptContextKey[]): Promise<SendAccep
   return keys.map((k) => byId.get(id(k))!);
 }
 
-async function writeBatch(db: Db, batch: AcceptedSendRows[]): Promise<Array<undefined | BatchItemError>> {
+/** The batch's sends, log rows and commands in one statement. */
+function insert(db: Db, batch: readonly GroupedSend[], commands: BatchCommands): Promise<void> {
+  return sends.insertAcceptedBatch(
+    db,
+    batch.map(({ send, recipients }) => ({ send, recipients, outbox: [] })),
+    commands(batch.map((b) => b.copies)),
+  );
+}
+
+async function writeBatch(
+  db: Db,
+  batch: GroupedSend[],
+  commands: BatchCommands,
+): Promise<Array<undefined | BatchItemError>> {
   batchSize.observe(batch.length);
   try {
-    await sends.insertAcceptedBatch(db, batch);
+    await insert(db, batch, commands);
     return batch.map(() => undefined);
   } catch (err) {
     if (batch.length === 1 || !isDataError(err)) throw err;
     // Nothing of the batch was written (one statement): each send alone, so one bad send fails only itself.
     return Promise.all(
       batch.map((rows) =>
-        sends.insertAcceptedBatch(db, [rows]).then(
+        insert(db, [rows], commands).then(
           () => undefined,
           (own: unknown) => new BatchItemError(own),
         ),

@@ -5,6 +5,7 @@ import { tenantOf } from '../auth/api-key-auth';
 import { type SendDeps, acceptSend } from './accept-send';
 import { SendGroupCommit } from './group-commit';
 import { idempotencyKeyOf } from './idempotency';
+import { batchCommands } from './send-commands';
 
 export const SEND_PATH = '/v1/email/send';
 
@@ -14,7 +15,12 @@ export const SEND_PATH = '/v1/email/send';
  * (app.ts, GATEWAY_FAST_SEND) both write it as JSON.
  */
 export function sendHandler(deps: SendDeps) {
-  const accept = { ...deps, group: deps.group ?? new SendGroupCommit(deps.db) };
+  const group =
+    deps.group ??
+    new SendGroupCommit(deps.db, {
+      commands: batchCommands(deps.copiesPerCommand, deps.commandGroups ?? true),
+    });
+  const accept = { ...deps, group };
   return async (req: HttpRequest, res: HttpResponse): Promise<SendResponse> => {
     const { tenantId } = tenantOf(res);
     const key = idempotencyKeyOf(req);
