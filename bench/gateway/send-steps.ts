@@ -21,7 +21,7 @@ import {
   writeJson,
 } from '@mailyard/platform';
 import { requestContext } from '../../libs/platform/src/http/request-context';
-import { sendCommands } from '../../services/gateway/src/send/accept-send';
+import { sendCommands } from '../../services/gateway/src/send/send-commands';
 
 const CALLS = Number(process.env.BENCH_STEP_CALLS ?? 20_000);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
@@ -127,7 +127,16 @@ export async function sendSteps(inputs: StepInputs): Promise<Record<string, numb
   }, true);
   out['  of it: guards (above)'] = out.guards;
   out['  of it: sendCommands (one copy)'] = await measure(
-    (i) => sendCommands('tenant_bench', `01JBENCHSTEPS${i}`, [`01JBENCHSTEPS${i}.1`], 100),
+    (i) =>
+      sendCommands(
+        {
+          tenantId: 'tenant_bench',
+          refId: `01JBENCHSTEPS${i}`,
+          copyIds: [`01JBENCHSTEPS${i}.1`],
+          traceparent: undefined,
+        },
+        100,
+      ),
     false,
   );
   const answer = { success: true, ref_id: '01JBENCHSTEPS0000000000000', message: 'queued' };
