@@ -35,10 +35,11 @@ export class OutboxPayloadError extends Error {
   }
 }
 
-/** Validates `payload` against `def` and builds its outbox row (envelope, exchange, routing key). */
+/** Validates `payload` against `def` (its `accepts` check, else its schema) and builds its outbox row (envelope, exchange, routing key). */
 export function outboxMessage<T>(def: BusMessageDef<T>, payload: T, opts: OutboxOptions = {}): OutboxRow {
-  const parsed = def.schema.safeParse(payload);
-  if (!parsed.success) {
+  // The definition's plain-code check first (email events: one per email), the schema otherwise.
+  const parsed = def.accepts?.(payload) ? null : def.schema.safeParse(payload);
+  if (parsed && !parsed.success) {
     const issue = parsed.error.issues[0];
     throw new OutboxPayloadError(
       def.name,
