@@ -134,7 +134,9 @@ export function breakdown(samples: readonly PerfSample[], place: (symbol: string
     const entry = s.frames.findLastIndex((f) => f.startsWith('entry_SYSCALL'));
     if (entry >= 0 && entry + 1 < s.frames.length) {
       const wrapper = s.frames[entry + 1]!;
-      const caller = placed.slice(entry + 1).find((p) => p.own && /^(services|libs)\//.test(p.fn.split(' ')[1] ?? ''));
+      const caller = placed
+        .slice(entry + 1)
+        .find((p) => p.own && /^(services|libs)\//.test(p.fn.split(' ')[1] ?? ''));
       const byCaller = calls.get(wrapper) ?? new Map<string, number>();
       const key = caller?.fn ?? '(no repository frame)';
       byCaller.set(key, (byCaller.get(key) ?? 0) + 1);
@@ -146,7 +148,10 @@ export function breakdown(samples: readonly PerfSample[], place: (symbol: string
   for (const [wrapper, byCaller] of [...calls.entries()].sort(
     (a, b) => sum(b[1].values()) - sum(a[1].values()),
   )) {
-    syscalls[wrapper] = { share: share(sum(byCaller.values()), total), callers: sortedShares(byCaller, total) };
+    syscalls[wrapper] = {
+      share: share(sum(byCaller.values()), total),
+      callers: sortedShares(byCaller, total),
+    };
   }
   return {
     samples: total,

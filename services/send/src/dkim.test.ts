@@ -93,7 +93,10 @@ describe('relaxed body hash', () => {
 describe('relaxedHeaders', () => {
   const theirs = (
     nodemailerSign as unknown as {
-      relaxedHeaders(h: Array<{ key: string; line: string }>, names: string): { headers: string; fieldNames: string };
+      relaxedHeaders(
+        h: Array<{ key: string; line: string }>,
+        names: string,
+      ): { headers: string; fieldNames: string };
     }
   ).relaxedHeaders;
   const FIELDS =
@@ -103,14 +106,25 @@ describe('relaxedHeaders', () => {
     'Resent-To:Resent-Cc:Resent-Message-ID:In-Reply-To:References:' +
     'List-Id:List-Help:List-Unsubscribe:List-Unsubscribe-Post:List-Subscribe:List-Post:' +
     'List-Owner:List-Archive:OTP-Token';
-  const names = ['From', 'to', 'SUBJECT', 'Cc', 'X-Other', 'List-Unsubscribe-Post', 'Received', 'Date', 'otp-token'];
+  const names = [
+    'From',
+    'to',
+    'SUBJECT',
+    'Cc',
+    'X-Other',
+    'List-Unsubscribe-Post',
+    'Received',
+    'Date',
+    'otp-token',
+  ];
   const values = ['a', '  spaced   out ', 'x\r\n folded\t here', '', '\t', 'b\u00a0c', '=?UTF-8?Q?=C3=9C?='];
 
   it("selects and canonicalizes like nodemailer's, for generated header blocks (repeats, case, unlisted fields)", () => {
     for (let round = 0; round < 300; round++) {
       const lines = Array.from(
         { length: round % 12 },
-        (_, i) => `${names[(round * 5 + i * 3) % names.length]}${i % 4 === 0 ? ' ' : ''}:${values[(round + i) % values.length]}`,
+        (_, i) =>
+          `${names[(round * 5 + i * 3) % names.length]}${i % 4 === 0 ? ' ' : ''}:${values[(round + i) % values.length]}`,
       );
       const fields = parseHeaderFields(Buffer.from(lines.join('\r\n'), 'latin1'));
       expect(relaxedHeaders(fields)).toEqual(theirs(fields, FIELDS));

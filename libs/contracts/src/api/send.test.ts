@@ -192,7 +192,9 @@ describe('isPerRecipient', () => {
     expect(isPerRecipient({})).toBe(false);
     expect(isPerRecipient({ substitutions: {} })).toBe(false);
     expect(isPerRecipient({ substitutions: { 'x@dest.test': {} } })).toBe(true);
-    const many = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`r${i}@dest.test`, { n: `${i}` }]));
+    const many = Object.fromEntries(
+      Array.from({ length: 1000 }, (_, i) => [`r${i}@dest.test`, { n: `${i}` }]),
+    );
     expect(isPerRecipient({ substitutions: many })).toBe(true);
     const inherited = Object.create({ 'x@dest.test': { n: '1' } }) as Record<string, Record<string, string>>;
     expect(isPerRecipient({ substitutions: inherited })).toBe(false);

@@ -12,13 +12,13 @@ import {
   type EmailEvent,
   EmailEventSchema,
 } from '../events/email-event';
+import { fastEmailEvent } from '../events/email-event-fast';
 import {
   DOMAIN_VERIFICATION_EVENT,
   DOMAIN_VERIFICATION_EVENT_VERSION,
   type DomainVerificationEvent,
   DomainVerificationEventSchema,
 } from './domain-verification';
-import { fastEmailEvent } from '../events/email-event-fast';
 import {
   EMAIL_EVENT_GROUP_VERSION,
   type EmailEventGroup,

@@ -43,7 +43,9 @@ describe('VERP return path', () => {
         `bounce+${COPY}.${referenceTag(key, 'b', COPY, recipient.toLowerCase())}@b.test`,
       );
     }
-    expect(unsubscribeAddress(key, LOG, 'b.test')).toBe(`unsubscribe+${LOG}.${referenceTag(key, 'u', LOG)}@b.test`);
+    expect(unsubscribeAddress(key, LOG, 'b.test')).toBe(
+      `unsubscribe+${LOG}.${referenceTag(key, 'u', LOG)}@b.test`,
+    );
   });
 
   it('encodes copy and recipient in a local part of at most 64 characters', () => {

@@ -88,7 +88,10 @@ describe('outboxMessage with a definition plain-code check (email events)', () =
     const row = outboxMessage(BusMessages.emailEvent, event(), { tenantId: 't' });
     expect(row.envelope.payload).toEqual(event());
     const rows = outboxMessage(BusMessages.emailEventGroup, {
-      events: [{ event: event(), traceparent: '00-0123456789abcdef0123456789abcdef-0123456789abcdef-01' }, { event: event() }],
+      events: [
+        { event: event(), traceparent: '00-0123456789abcdef0123456789abcdef-0123456789abcdef-01' },
+        { event: event() },
+      ],
     });
     expect(rows.routingKey).toBe('email.mail_delivered');
     expect(one).not.toHaveBeenCalled();
@@ -101,12 +104,17 @@ describe('outboxMessage with a definition plain-code check (email events)', () =
       /details\.event_at: must be an RFC 3339 UTC timestamp/,
     );
     expect(() =>
-      outboxMessage(BusMessages.emailEvent, { ...event(), success: false } as unknown as ReturnType<typeof event>),
+      outboxMessage(BusMessages.emailEvent, { ...event(), success: false } as unknown as ReturnType<
+        typeof event
+      >),
     ).toThrow(/success must be true for MAIL_DELIVERED/);
     expect(one).toHaveBeenCalledTimes(2);
     const mixed = { events: [{ event: event() }, { event: { ...event(), event: 'MAIL_OPENED' as const } }] };
     expect(() =>
-      outboxMessage(BusMessages.emailEventGroup, mixed as unknown as { events: Array<{ event: ReturnType<typeof event> }> }),
+      outboxMessage(
+        BusMessages.emailEventGroup,
+        mixed as unknown as { events: Array<{ event: ReturnType<typeof event> }> },
+      ),
     ).toThrow(/every event of a group must be MAIL_DELIVERED/);
   });
 });
