@@ -47,9 +47,9 @@ function base32(bytes: Buffer): string {
   return out;
 }
 
-/** The HMAC of `mrp1`, the kind and the parts, each after a NUL: hashed as one string (one native call, not one per piece). */
-function tag(key: Buffer, kind: 'b' | 'u', ...parts: [string, ...string[]]): string {
-  const mac = createHmac('sha256', key).update(`mrp1\0${kind}\0${parts.join('\0')}`);
+function tag(key: Buffer, kind: 'b' | 'u', ...parts: string[]): string {
+  const mac = createHmac('sha256', key).update(`mrp1\0${kind}`);
+  for (const p of parts) mac.update('\0').update(p);
   return base32(mac.digest().subarray(0, TAG_BYTES));
 }
 
