@@ -2,9 +2,9 @@
  * The one outbox writer. Every outbox row is built by `outboxMessage` from a message definition
  * of libs/contracts (BusMessages: name, version, schema, exchange, routing key) and a payload
  * validated against the definition (its plain-code `accepts` check, else its schema), and
- * inserted by `writeOutbox` / `writeOutboxBatch` (or, for statements that must write the outbox rows together with other rows in ONE
- * statement, such as the send accept path and the email-event writer, by the fragment
- * `outboxInsertSql`). Call them with the transaction that writes the domain rows: the message is
+ * inserted by `writeOutbox` / `writeOutboxBatch` (or, for statements that must write the outbox
+ * rows together with other rows in ONE statement, such as the send accept path and the
+ * email-event writer, by the fragment `outboxInsertSql`). Call them with the transaction that writes the domain rows: the message is
  * published by the OutboxRelay if and only if that commits.
  */
 import type { BusEnvelope, BusMessageDef, ExchangeName } from '@mailyard/contracts';
