@@ -14,9 +14,11 @@
  *
  *   pnpm tsx bench/send/per-copy-micro.ts          (BENCH_MICRO_ROUNDS, default 15)
  */
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { BusMessages, type EmailEvent, emptyTracking, isPerRecipient } from '@mailyard/contracts';
 import { outboxMessage } from '@mailyard/platform';
-import nodemailerSign from 'nodemailer/lib/dkim/sign';
+import { REPO_ROOT } from '@mailyard/testkit/process';
 import { parseHeaderFields, relaxedHeaders } from '../../services/send/src/dkim';
 import { printAndKeep, runMain } from '../support/proc';
 
@@ -72,8 +74,12 @@ const FIELD_NAMES =
   'Resent-To:Resent-Cc:Resent-Message-ID:In-Reply-To:References:' +
   'List-Id:List-Help:List-Unsubscribe:List-Unsubscribe-Post:List-Subscribe:List-Post:' +
   'List-Owner:List-Archive:OTP-Token';
+// nodemailer is the send service's dependency: resolved from there.
+const nodemailerSign: unknown = createRequire(join(REPO_ROOT, 'services/send/package.json'))(
+  'nodemailer/lib/dkim/sign',
+);
 const theirRelaxedHeaders = (
-  nodemailerSign as unknown as {
+  nodemailerSign as {
     relaxedHeaders(h: Array<{ key: string; line: string }>, names: string): unknown;
   }
 ).relaxedHeaders;

@@ -146,7 +146,10 @@ describe('checkPhishingAsync', () => {
       done = true;
       return { turns, verdict };
     };
-    const small = { html: '<p>Hi <a href="https://shop.example/">shop</a></p>', text: 'Hi https://shop.example/' };
+    const small = {
+      html: '<p>Hi <a href="https://shop.example/">shop</a></p>',
+      text: 'Hi https://shop.example/',
+    };
     expect(await turnsOf(small)).toEqual({ turns: 0, verdict: null });
     const large = { html: `<p>${'x'.repeat(3 * SLICE_CHARS)}</p>`, text: 'plain' };
     const { turns, verdict } = await turnsOf(large);
