@@ -1,6 +1,6 @@
 import { breakdown, parsePerfScript, threadKind } from './perf-breakdown';
 
-const SCRIPT = `100/100
+const SCRIPT = ` 100/100
 \t    7f00 JS:*sendCopy /x/dist/bin/send.js:1:10
 \t    7f01 Builtins_JSEntry
 
@@ -30,6 +30,7 @@ describe('perf breakdown', () => {
   it('reads perf script samples, innermost frame first', () => {
     const samples = parsePerfScript(SCRIPT);
     expect(samples.map((s) => s.tid)).toEqual(['100/100', '100/100', '101/101', '102/102']);
+    expect(samples.map((s) => s.frames.length)).toEqual([2, 5, 2, 1]);
     expect(samples[1]!.frames[0]).toBe('pvm_irq_enable');
   });
 

@@ -35,7 +35,8 @@ export function parsePerfScript(text: string): PerfSample[] {
   let current: PerfSample | null = null;
   for (const line of text.split('\n')) {
     if (!line.trim()) continue;
-    if (!/^\s/.test(line)) {
+    // Frames are tab-indented; a sample's header may start with spaces (perf pads short tids).
+    if (!line.startsWith('\t')) {
       current = { tid: line.trim().split(/\s+/)[0]!, frames: [] };
       samples.push(current);
       continue;
