@@ -131,4 +131,29 @@ describe('checkPhishingAsync', () => {
     expect(verdict?.rule).toBe('deceptive_link');
     expect(order).toEqual(['other work', 'verdict']);
   });
+
+  it('checks a small copy (HTML and text) in one turn, and yields once per slice of a large one', async () => {
+    const turnsOf = async (input: { html?: string; text?: string }) => {
+      let turns = 0;
+      let done = false;
+      const tick = () => {
+        if (done) return;
+        turns++;
+        setImmediate(tick);
+      };
+      setImmediate(tick);
+      const verdict = await checkPhishingAsync(input, { blocklist: [] });
+      done = true;
+      return { turns, verdict };
+    };
+    const small = {
+      html: '<p>Hi <a href="https://shop.example/">shop</a></p>',
+      text: 'Hi https://shop.example/',
+    };
+    expect(await turnsOf(small)).toEqual({ turns: 0, verdict: null });
+    const large = { html: `<p>${'x'.repeat(3 * SLICE_CHARS)}</p>`, text: 'plain' };
+    const { turns, verdict } = await turnsOf(large);
+    expect(verdict).toBeNull();
+    expect(turns).toBeGreaterThanOrEqual(3);
+  });
 });

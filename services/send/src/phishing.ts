@@ -96,13 +96,23 @@ export function checkPhishing(
   return scan.verdict();
 }
 
-/** Same verdict as checkPhishing, yielding to the event loop between slices. */
+/**
+ * Same verdict as checkPhishing (the same steps), yielding to the event loop once a slice's worth
+ * of characters was handled since the last yield: a small copy's phases (its HTML, the end of the
+ * HTML, its text) run in one turn instead of one turn each (three setImmediate round trips per
+ * copy saved), a large one still yields every SLICE_CHARS.
+ */
 export async function checkPhishingAsync(
   input: PhishingInput,
   options: PhishingOptions,
 ): Promise<PhishingVerdict | null> {
   const scan = new PhishingScan(input, options);
-  while (!scan.step(SLICE_CHARS)) await new Promise<void>((resolve) => setImmediate(resolve));
+  let yieldedAt = 0;
+  while (!scan.step(SLICE_CHARS)) {
+    if (scan.handled - yieldedAt < SLICE_CHARS) continue;
+    yieldedAt = scan.handled;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
   return scan.verdict();
 }
 
@@ -191,6 +201,11 @@ export class PhishingScan {
         onend: () => this.closeAnchor(),
       },
     );
+  }
+
+  /** Characters of the HTML and the text scanned so far. */
+  get handled(): number {
+    return this.htmlPos + this.textPos;
   }
 
   /** Scans up to `chars` more characters; true when the scan is over. */

@@ -1,4 +1,11 @@
-import { type SendRequest, deliveryCount, parseSendRequest, planCopies, substitutionsFor } from './send';
+import {
+  type SendRequest,
+  deliveryCount,
+  isPerRecipient,
+  parseSendRequest,
+  planCopies,
+  substitutionsFor,
+} from './send';
 
 const base = {
   from: { email: 'a@example.com' },
@@ -177,5 +184,19 @@ describe('replyTo', () => {
       success: false,
       error: 'replyTo must not contain line breaks or other control characters',
     });
+  });
+});
+
+describe('isPerRecipient', () => {
+  it('is true when the request names substitutions for any recipient (own keys only)', () => {
+    expect(isPerRecipient({})).toBe(false);
+    expect(isPerRecipient({ substitutions: {} })).toBe(false);
+    expect(isPerRecipient({ substitutions: { 'x@dest.test': {} } })).toBe(true);
+    const many = Object.fromEntries(
+      Array.from({ length: 1000 }, (_, i) => [`r${i}@dest.test`, { n: `${i}` }]),
+    );
+    expect(isPerRecipient({ substitutions: many })).toBe(true);
+    const inherited = Object.create({ 'x@dest.test': { n: '1' } }) as Record<string, Record<string, string>>;
+    expect(isPerRecipient({ substitutions: inherited })).toBe(false);
   });
 });

@@ -264,7 +264,12 @@ type RecipientFields = Pick<SendRequest, 'to' | 'cc' | 'bcc' | 'substitutions'> 
 
 /** A non-empty `substitutions` object makes one copy per `to` recipient. */
 export function isPerRecipient(req: Pick<SendRequest, 'substitutions'>): boolean {
-  return req.substitutions !== undefined && Object.keys(req.substitutions).length > 0;
+  // Any own key decides: the send service asks once per copy, and listing every recipient's
+  // key (Object.keys) made that linear in the send's recipients.
+  const subs = req.substitutions;
+  if (subs === undefined || subs === null) return false;
+  for (const key in subs) if (Object.hasOwn(subs, key)) return true;
+  return false;
 }
 
 /** Open or click tracking on: every recipient gets a copy of their own (tokens name them). */

@@ -55,7 +55,7 @@ export function emailEventGroupType(g: EmailEventGroup): EmailEventType {
  * A group as EmailEventGroupSchema returns it, its events checked by the fast path
  * (email-event-fast.ts); undefined leaves the payload to the schema (and its error text).
  */
-function fastGroup(payload: unknown): EmailEventGroupItem[] | undefined {
+export function fastEmailEventGroup(payload: unknown): EmailEventGroupItem[] | undefined {
   if (typeof payload !== 'object' || payload === null) return undefined;
   const items = (payload as { events?: unknown }).events;
   if (!Array.isArray(items) || items.length === 0) return undefined;
@@ -92,7 +92,7 @@ export function decodeEmailEventMessage(
     return { ok: true, events: [traceparent ? { event, traceparent } : { event }] };
   }
   if (version === EMAIL_EVENT_GROUP_VERSION) {
-    const fast = fastGroup(payload);
+    const fast = fastEmailEventGroup(payload);
     if (fast) return { ok: true, events: fast };
     const r = EmailEventGroupSchema.safeParse(payload);
     return r.success ? { ok: true, events: r.data.events } : { ok: false, error: r.error.message };

@@ -61,3 +61,60 @@ describe('outboxMessage', () => {
     ).toThrow(/attempt is required on SMTP_ERROR/);
   });
 });
+
+describe('outboxMessage with a definition plain-code check (email events)', () => {
+  const event = (over: Record<string, unknown> = {}) => ({
+    event: 'MAIL_DELIVERED' as const,
+    success: true,
+    details: {
+      ref_id: 'R',
+      mailer_id: 'm',
+      email: ['a@b.test'],
+      custom_args: { campaign: 'c' },
+      message_id: '<m@x>',
+      thread_id: '',
+      webhook_id: '',
+      event_at: '2026-01-01T00:00:00.000001Z',
+      tracking: emptyTracking(),
+      failed_reason: '',
+      ...over,
+    },
+  });
+  afterEach(() => jest.restoreAllMocks());
+
+  it('writes valid events and groups without running their zod schemas', () => {
+    const one = jest.spyOn(BusMessages.emailEvent.schema, 'safeParse');
+    const group = jest.spyOn(BusMessages.emailEventGroup.schema, 'safeParse');
+    const row = outboxMessage(BusMessages.emailEvent, event(), { tenantId: 't' });
+    expect(row.envelope.payload).toEqual(event());
+    const rows = outboxMessage(BusMessages.emailEventGroup, {
+      events: [
+        { event: event(), traceparent: '00-0123456789abcdef0123456789abcdef-0123456789abcdef-01' },
+        { event: event() },
+      ],
+    });
+    expect(rows.routingKey).toBe('email.mail_delivered');
+    expect(one).not.toHaveBeenCalled();
+    expect(group).not.toHaveBeenCalled();
+  });
+
+  it('leaves what the check does not accept to the schema, which refuses it in its own words', () => {
+    const one = jest.spyOn(BusMessages.emailEvent.schema, 'safeParse');
+    expect(() => outboxMessage(BusMessages.emailEvent, event({ event_at: 'yesterday' }))).toThrow(
+      /details\.event_at: must be an RFC 3339 UTC timestamp/,
+    );
+    expect(() =>
+      outboxMessage(BusMessages.emailEvent, { ...event(), success: false } as unknown as ReturnType<
+        typeof event
+      >),
+    ).toThrow(/success must be true for MAIL_DELIVERED/);
+    expect(one).toHaveBeenCalledTimes(2);
+    const mixed = { events: [{ event: event() }, { event: { ...event(), event: 'MAIL_OPENED' as const } }] };
+    expect(() =>
+      outboxMessage(
+        BusMessages.emailEventGroup,
+        mixed as unknown as { events: Array<{ event: ReturnType<typeof event> }> },
+      ),
+    ).toThrow(/every event of a group must be MAIL_DELIVERED/);
+  });
+});
