@@ -209,11 +209,12 @@ async function main(): Promise<void> {
         seq_tup_read: number;
         idx_scan: number;
       }>(
-        'SELECT relname, seq_scan::int, seq_tup_read::float, coalesce(idx_scan, 0)::int AS idx_scan FROM pg_stat_user_tables',
+        'SELECT relname, seq_scan::int, seq_tup_read::float, coalesce(idx_scan, 0)::int AS idx_scan FROM pg_stat_all_tables',
       );
-      // index entries returned per index (tup_returned counts them besides the sequential reads)
+      // index entries returned per index (tup_returned counts them besides the sequential
+      // reads); all tables, catalogs and TOAST included, as tup_returned does
       const { rows: indexes } = await ctx.db.query<{ indexrelname: string; idx_tup_read: number }>(
-        'SELECT indexrelname, idx_tup_read::float FROM pg_stat_user_indexes',
+        'SELECT indexrelname, idx_tup_read::float FROM pg_stat_all_indexes',
       );
       return { d: d!, tables, indexes };
     };
