@@ -14,6 +14,7 @@
  */
 import type { Db, Queryable } from '@mailyard/platform';
 import { useMigratedDatabase } from '@mailyard/testkit/migrated-database';
+import { type PlanNode, explaining as explainingAll } from '@mailyard/testkit/query-plans';
 import { inboundMessages } from '../src';
 
 const database = useMigratedDatabase();
@@ -42,24 +43,7 @@ beforeAll(async () => {
   );
 });
 
-type PlanNode = { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; Plans?: PlanNode[] };
-const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
-
-/** Records the plan (EXPLAIN, same parameters) of every statement on inbound_messages, then runs it. */
-function explaining(q: Queryable, plans: PlanNode[][]): Queryable {
-  return {
-    async query(sql, params) {
-      if (/inbound_messages/.test(sql)) {
-        const { rows } = await q.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
-          `EXPLAIN (FORMAT JSON) ${sql}`,
-          params,
-        );
-        plans.push(nodes(rows[0]!['QUERY PLAN'][0]!.Plan));
-      }
-      return q.query(sql, params);
-    },
-  } as Queryable;
-}
+const explaining = (q: Queryable, plans: PlanNode[][]) => explainingAll(q, /inbound_messages/, plans);
 
 /** The scans of inbound_messages in a plan: the index's name, else the node type (Seq Scan, Tid Scan...). */
 const readsOfMessages = (plan: PlanNode[]) =>
