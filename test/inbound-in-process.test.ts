@@ -2,12 +2,15 @@
  * The MX service processes what it stored itself (services/inbound-smtp/src/index.ts): a message
  * accepted over SMTP is posted without any bus announcement; a message left `stored` (as after a
  * crash following the 250) is processed by the recovery sweep once its lease has passed, a younger
- * one is left alone; and
- * the in-process path racing the loading path on one message hands it to the dispatcher once.
+ * one is left alone;
+ * the in-process path racing the loading path on one message hands it to the dispatcher once; and
+ * beyond the in-process cap (bounded-work.ts, MAX_IN_PROCESS) messages stay stored and the sweep
+ * posts them, while those in work finish: every message posted once, none lost.
  */
 import { createLogger } from '@mailyard/platform';
 import { type StoredInboundMessage, inboundMessages } from '@mailyard/store';
 import { eventually } from '@mailyard/testkit/eventually';
+import { boundedWork } from '../services/inbound-smtp/src/bounded-work';
 import {
   type ProcessDeps,
   processInboundMessage,
@@ -114,4 +117,98 @@ test('the in-process path racing recovery on one message hands it to the dispatc
   expect(rows[0]!.n).toBe(1);
   await eventually(() => withSubject('race').length === 1, 'the post');
   expect(withSubject('race')).toHaveLength(1);
+});
+
+test('beyond the in-process cap messages stay stored and the recovery sweep posts them; each posted once', async () => {
+  const LIMIT = 3;
+  const subjects = Array.from({ length: 10 }, (_, i) => `capped-${i}`);
+  const msgs = subjects.map((s) => newMessage(s));
+  // stored as the MX stores them (one group commit), then offered to the in-process path
+  const ids = await inboundMessages.storeBatch(h.ctx.db, msgs, { announce: false });
+  const stored = (i: number): StoredInboundMessage => ({
+    ...msgs[i]!,
+    id: ids[i]!,
+    status: 'stored',
+    receivedAt: new Date(),
+  });
+  // the messages in work are held (as behind a hanging DNS lookup) until the sweep has run
+  let release!: () => void;
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
+  const outcomes: Array<'processed' | 'skipped'> = [];
+  const errors: Error[] = [];
+  const inProcess = boundedWork(
+    LIMIT,
+    async (m: StoredInboundMessage) => {
+      await held;
+      outcomes.push(await processStoredMessage(deps(), m));
+    },
+    (_m, err) => errors.push(err),
+  );
+  const taken = ids.map((_, i) => inProcess.offer(stored(i)));
+  expect(taken).toEqual(ids.map((_, i) => i < LIMIT));
+  expect(inProcess.inWork).toBe(LIMIT);
+  const { rows } = await h.ctx.db.query<{ status: string }>(
+    'SELECT status FROM inbound_messages WHERE id = ANY($1::text[])',
+    [ids],
+  );
+  expect(rows.map((r) => r.status)).toEqual(ids.map(() => 'stored'));
+
+  // the sweep takes every message still stored past its lease: those refused, and those held
+  // in work (the lease of a message in work can pass too: then the sweep and the work race)
+  const sweep = startRecoverySweep(h.ctx.db, deps().logger, (id) => processInboundMessage(deps(), id), {
+    leaseMs: 0,
+    intervalMs: 3_600_000,
+  });
+  try {
+    // (also any message an earlier test left stored)
+    expect(await sweep.sweep()).toBeGreaterThanOrEqual(ids.length);
+  } finally {
+    await sweep.stop();
+  }
+  expect((await inboundMessages.getMany(h.ctx.db, ids)).map((m) => m?.status)).toEqual(
+    ids.map(() => 'processed'),
+  );
+  release();
+  await eventually(() => inProcess.inWork === 0, 'the held work settled');
+  // the held ones found their messages already processed: nothing written a second time
+  expect(outcomes).toEqual(['skipped', 'skipped', 'skipped']);
+  expect(errors).toEqual([]);
+  // a slot is free again once the work settled
+  const [later] = await inboundMessages.storeBatch(h.ctx.db, [newMessage('capped-later')], {
+    announce: false,
+  });
+  expect(
+    inProcess.offer({ ...newMessage('capped-later'), id: later!, status: 'stored', receivedAt: new Date() }),
+  ).toBe(true);
+  await eventually(() => inProcess.inWork === 0, 'the later message processed');
+  expect(outcomes).toEqual(['skipped', 'skipped', 'skipped', 'processed']);
+
+  const posted = () => [...subjects, 'capped-later'].map((s) => withSubject(s).length);
+  await eventually(() => posted().every((n) => n >= 1), 'every message posted');
+  const { rows: deliveries } = await h.ctx.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM webhook_deliveries WHERE body LIKE '%capped-%'`,
+  );
+  expect(deliveries[0]!.n).toBe(subjects.length + 1);
+  expect(posted()).toEqual([...subjects, 'capped-later'].map(() => 1));
+});
+
+test('a failure in in-process work frees its slot and leaves the message stored for the sweep', async () => {
+  const msg = newMessage('capped-failed');
+  const [id] = await inboundMessages.storeBatch(h.ctx.db, [msg], { announce: false });
+  const errors: string[] = [];
+  const inProcess = boundedWork(
+    1,
+    (m: StoredInboundMessage) =>
+      processStoredMessage({ ...deps(), authenticate: async () => Promise.reject(new Error('dns down')) }, m),
+    (m, err) => errors.push(`${m.id}: ${err.message}`),
+  );
+  expect(inProcess.offer({ ...msg, id: id!, status: 'stored', receivedAt: new Date() })).toBe(true);
+  expect(inProcess.offer({ ...msg, id: id!, status: 'stored', receivedAt: new Date() })).toBe(false);
+  await eventually(() => inProcess.inWork === 0, 'the failed work settled');
+  expect(errors).toEqual([`${id}: dns down`]);
+  expect((await inboundMessages.get(h.ctx.db, id!))?.status).toBe('stored');
+  expect(await processInboundMessage(deps(), id!)).toBe('processed');
+  await eventually(() => withSubject('capped-failed').length === 1, 'the post after recovery');
 });

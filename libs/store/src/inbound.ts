@@ -255,6 +255,27 @@ export interface StoredInboundMessage {
   receivedAt: Date;
 }
 
+/**
+ * The UPDATE that marks the messages whose ids are the text[] parameter `ids` processed, only those
+ * still `stored`, returning their ids. Each id is one primary-key probe (OFFSET 0 keeps the
+ * subquery a parameterised index scan) and the row is updated by its ctid; the `stored` condition
+ * is applied to the row found, not to the scan. Written as `id = ANY(...) AND status = 'stored'`,
+ * the planner read the partial index inbound_messages_stored_idx in full (a BitmapAnd with the
+ * primary key, or that index alone for a batch of a few hundred): the index keeps an entry for
+ * every processed message until VACUUM (the update is not HOT and a bitmap scan never marks dead
+ * entries), so each completion read every message of the last vacuum interval (bench/README.md
+ * "inbound", issue 10 sixth pass: 437 index entries per message).
+ * If another process marks the row between the probe and the update, the re-check of the updated
+ * version fails (new ctid, not `stored`) and the row is not returned.
+ */
+function markProcessedSql(ids: string): string {
+  return `UPDATE inbound_messages t SET status = 'processed', processed_at = now()
+            FROM unnest(${ids}::text[]) AS k(id),
+                 LATERAL (SELECT ctid AS row FROM inbound_messages WHERE id = k.id OFFSET 0) p
+           WHERE t.ctid = p.row AND t.status = 'stored'
+       RETURNING t.id`;
+}
+
 export const inboundMessages = {
   /**
    * Stores the raw message and announces it through the outbox, in one statement (atomic on its
@@ -374,11 +395,9 @@ export const inboundMessages = {
     deliveries: NewDelivery[],
     effects?: (tx: Queryable) => Promise<void>,
   ): Promise<boolean> {
-    const mark = `UPDATE inbound_messages SET status = 'processed', processed_at = now()
-                   WHERE id = $1 AND status = 'stored' RETURNING id`;
     if (effects)
       return db.transaction(async (tx) => {
-        if ((await tx.query(mark, [id])).rowCount === 0) return false;
+        if ((await tx.query(markProcessedSql('$1'), [[id]])).rowCount === 0) return false;
         await insertDeliveries(tx, deliveries);
         await effects(tx);
         return true;
@@ -402,10 +421,7 @@ export const inboundMessages = {
     // Each delivery is written only beside its own message's mark: o pairs delivery ids ($3, the
     // first column of deliveryParams) with their message, joined to the rows m marked.
     const { rows } = await db.query<{ id: string }>(
-      `WITH m AS (
-         UPDATE inbound_messages SET status = 'processed', processed_at = now()
-          WHERE id = ANY($1::text[]) AND status = 'stored' RETURNING id
-       ), d AS (${insertDeliveriesSql(3, 'm, unnest($3::text[], $2::text[]) AS o(delivery_id, owner)')}
+      `WITH m AS (${markProcessedSql('$1')}), d AS (${insertDeliveriesSql(3, 'm, unnest($3::text[], $2::text[]) AS o(delivery_id, owner)')}
           WHERE o.delivery_id = t.id AND o.owner = m.id)
        SELECT id FROM m`,
       [ids, owners, ...deliveryParams(all).params],

@@ -11,6 +11,7 @@
 import { type EmailEvent, parseLogsQuery, ulid } from '@mailyard/contracts';
 import type { Db, Queryable } from '@mailyard/platform';
 import { useMigratedDatabase } from '@mailyard/testkit/migrated-database';
+import { type PlanNode, explaining } from '@mailyard/testkit/query-plans';
 import { emailEvent } from '@mailyard/testkit/webhooks';
 import { createTenant, emailLogs, recordEmailEventBatchIn, sends } from '../src';
 
@@ -86,28 +87,6 @@ it('records a delivery with HOT updates of the log rows (no index entry written)
   expect(rows.map((r) => r.status)).toEqual(['MAIL_DELIVERED', 'MAIL_DELIVERED', 'MAIL_DELIVERED']);
 });
 
-type PlanNode = { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; Plans?: PlanNode[] };
-const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
-
-/**
- * A Queryable that, before each SELECT on email_logs, records its plan (EXPLAIN with the same
- * parameters) and then runs it, so emailLogs.list is planned exactly as it runs.
- */
-function explaining(tx: Queryable, plans: PlanNode[][]): Queryable {
-  return {
-    async query(sql, params) {
-      if (/FROM email_logs/.test(sql)) {
-        const { rows } = await tx.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
-          `EXPLAIN (FORMAT JSON) ${sql}`,
-          params,
-        );
-        plans.push(nodes(rows[0]!['QUERY PLAN'][0]!.Plan));
-      }
-      return tx.query(sql, params);
-    },
-  } as Queryable;
-}
-
 describe('GET /v1/email/logs filters read email_logs through an index', () => {
   let tenantId: string;
   beforeAll(async () => {
@@ -154,7 +133,7 @@ describe('GET /v1/email/logs filters read email_logs through an index', () => {
     const page = await db.transaction(async (tx) => {
       // A sequential scan only when no index can serve the statement at all.
       await tx.query('SET LOCAL enable_seqscan = off');
-      return emailLogs.list(explaining(tx, plans), tenantId, parsed.data);
+      return emailLogs.list(explaining(tx, /FROM email_logs/, plans), tenantId, parsed.data);
     });
     expect(page.items.length).toBeGreaterThan(0);
     const [pagePlan, countPlan] = plans;

@@ -12,7 +12,9 @@ import {
   returnPathKey,
   storeReadiness,
 } from '@mailyard/platform';
+import type { StoredInboundMessage } from '@mailyard/store';
 import { authenticationResults, createAuthResolver } from './authenticate';
+import { boundedWork } from './bounded-work';
 import { inboundRoundTrips } from './group-commit';
 import { type ProcessDeps, processInboundMessage, processStoredMessage } from './process-message';
 import { startRecoverySweep } from './recovery-sweep';
@@ -86,30 +88,27 @@ export async function start(
   void recovery
     .sweep()
     .catch((err: Error) => logger.error('inbound recovery sweep failed', { error: err.message }));
-  let inProcess = 0;
+  // In-process path: the message just stored, from memory; what does not finish here (crash,
+  // failure) stays `stored` and the recovery sweep takes it after the lease. Bounded: beyond
+  // MAX_IN_PROCESS messages in work (processing slower than accepting, e.g. DNS hanging) a
+  // message is left to the sweep instead of held in memory (bounded-work.ts).
+  const inProcess = boundedWork(
+    MAX_IN_PROCESS,
+    (message: StoredInboundMessage) => processStoredMessage(processDeps, message),
+    (message, err) =>
+      logger.error('processing inbound message failed; left to recovery', {
+        inbound_message_id: message.id,
+        error: err.message,
+      }),
+  );
   const server = createInboundServer({
     db,
     logger,
     settings,
     returnPathKey: key,
     roundTrips,
-    // In-process path: the message just stored, from memory; what does not finish here (crash,
-    // failure) stays `stored` and the recovery sweep takes it after the lease.
-    // Bounded: beyond MAX_IN_PROCESS messages in work (processing slower than accepting, e.g.
-    // DNS hanging) a message is left to the sweep instead of held in memory.
     onStored: (message) => {
-      if (inProcess >= MAX_IN_PROCESS) return;
-      inProcess++;
-      processStoredMessage(processDeps, message)
-        .catch((err: Error) =>
-          logger.error('processing inbound message failed; left to recovery', {
-            inbound_message_id: message.id,
-            error: err.message,
-          }),
-        )
-        .finally(() => {
-          inProcess--;
-        });
+      inProcess.offer(message);
     },
   });
   server.on('error', (err) => logger.error('SMTP server error', { error: err.message }));
