@@ -8,6 +8,10 @@ for (const mode of MODES) {
     const { gw, base, send, q, counts } = useSendSuite(mode);
 
     describe('recipient and size limits', () => {
+      // The two 30 MB tests each push ~40 MB of JSON through the gateway (parse, base64-decode,
+      // one row written) twice or once: CPU-bound, 65-127 s each measured at load average 20-26 on
+      // 2 cores, against jest's 60 s default (they timed out in a stress loop; the work is real).
+      const BIG_BODY_MS = 300_000;
       const many = (n: number, domain = 'many.test') =>
         Array.from({ length: n }, (_, i) => ({ email: `r${i}@${domain}` }));
 
@@ -75,7 +79,7 @@ for (const mode of MODES) {
         const res = await send(over);
         expect(res.status).toBe(413);
         expect(res.body).toEqual({ success: false, error: 'message size must be at most 30 MB' });
-      });
+      }, BIG_BODY_MS);
 
       it('counts template bodies towards the 30 MB', async () => {
         const mb = 1024 * 1024;
@@ -98,7 +102,7 @@ for (const mode of MODES) {
         const res = await send(body);
         expect(res.status).toBe(413);
         expect(res.body).toEqual({ success: false, error: 'message size must be at most 30 MB' });
-      });
+      }, BIG_BODY_MS);
     });
   });
 }
