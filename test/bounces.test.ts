@@ -132,10 +132,10 @@ async function send(to: string, tracked = false): Promise<string> {
   return res.body.ref_id as string;
 }
 
-/** Webhook events posted so far for `refId` (EMAIL_EVENT bodies are arrays). */
+/** Webhook events posted so far for `refId` (EMAIL_EVENT bodies are arrays), a retried delivery once. */
 const posted = (refId: string) =>
   hooks
-    .to('/events')
+    .deliveries('/events')
     .flatMap((r) => r.json as EmailEvent[])
     .filter((e) => e.details.ref_id === refId);
 

@@ -3,9 +3,9 @@
  * gateway's HTTP API, the send service rendering, DKIM-signing and relaying it to Postfix's
  * smtp-sink, and the outcome read back through GET /v1/email/logs.
  */
-import { Exchange } from '@mailyard/contracts';
 import type { ServiceContext } from '@mailyard/platform';
 import { createTenant } from '@mailyard/store';
+import { collectEmailEvents } from '@mailyard/testkit/email-events';
 import { eventually } from '@mailyard/testkit/eventually';
 import { dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
 import type { SmtpSink } from '@mailyard/testkit/peers/smtp-sink';
@@ -92,18 +92,7 @@ it('POST /v1/email/send with a template reaches the relay DKIM-signed and shows 
 });
 
 it('continues the caller traceparent from the HTTP request to the MAIL_DELIVERED event on the bus', async () => {
-  const events: Array<{ event: string; refId: string; traceparent?: string }> = [];
-  const consumer = await ctx.bus.consume(
-    { queue: `trace-test-${Date.now()}`, bindings: [{ exchange: Exchange.events, routingKey: 'email.#' }] },
-    async (d) => {
-      const payload = d.envelope.payload as { event: string; details: { ref_id: string } };
-      events.push({
-        event: payload.event,
-        refId: payload.details.ref_id,
-        traceparent: d.envelope.traceparent,
-      });
-    },
-  );
+  const busEvents = await collectEmailEvents(ctx.bus, `trace-test-${Date.now()}`);
   try {
     const tenant = await createTenant(ctx.db, { name: 'trace', tier: 'enterprise' });
     const key = dkimKeyPair();
@@ -126,11 +115,13 @@ it('continues the caller traceparent from the HTTP request to the MAIL_DELIVERED
       .expect(200);
     const delivered = await eventually(
       async () =>
-        events.find((e) => e.refId === accepted.body.ref_id && e.event === 'MAIL_DELIVERED') ?? null,
+        busEvents
+          .items()
+          .find((i) => i.event.details.ref_id === accepted.body.ref_id && i.event.event === 'MAIL_DELIVERED'),
       'MAIL_DELIVERED event on the bus',
     );
     expect(delivered.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
   } finally {
-    await consumer.cancel();
+    await busEvents.cancel();
   }
 });

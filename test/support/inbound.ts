@@ -30,7 +30,7 @@ export interface InboundHarness {
   /** Mailer id of each configured domain (the events' `mailer-id`). */
   mailerIds: Record<string, string>;
   swaks(args: string[]): Promise<string>;
-  /** INCOMING_EMAIL payloads posted so far for `domain`. */
+  /** INCOMING_EMAIL payloads posted so far for `domain`, one per delivery (a retried attempt once). */
   posted(domain: string): IncomingEmailPayload[];
   stop(): Promise<void>;
 }
@@ -79,7 +79,7 @@ export async function startInbound(opts: {
       tenantId,
       mailerIds,
       swaks: (args) => swaks(port, args),
-      posted: (domain) => receiver.to(`/hook/${domain}`).map((r) => r.json as IncomingEmailPayload),
+      posted: (domain) => receiver.deliveries(`/hook/${domain}`).map((r) => r.json as IncomingEmailPayload),
       stop,
     };
   } catch (err) {

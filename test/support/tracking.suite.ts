@@ -9,7 +9,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EmailEvent } from '@mailyard/contracts';
-import { Exchange } from '@mailyard/contracts';
 import { buildGatewayApp } from '@mailyard/gateway';
 import {
   type RunningService,
@@ -21,6 +20,7 @@ import {
 } from '@mailyard/platform';
 import { start as startSend } from '@mailyard/send';
 import { createTenant } from '@mailyard/store';
+import { type EmailEventCollector, collectEmailEvents } from '@mailyard/testkit/email-events';
 import { eventually } from '@mailyard/testkit/eventually';
 import { insertSmtpMailer } from '@mailyard/testkit/fixtures';
 import { parseMessage } from '@mailyard/testkit/mime';
@@ -60,7 +60,7 @@ export function describeTracking(mode: 'embedded' | 'servers'): void {
   let gateway: ReturnType<typeof buildGatewayApp>;
   let trackingBase: string;
   let drop: () => Promise<void> = async () => {};
-  const published: EmailEvent[] = [];
+  let busEvents: EmailEventCollector;
 
   beforeAll(async () => {
     receiver = await startSmtpReceiver();
@@ -98,15 +98,7 @@ export function describeTracking(mode: 'embedded' | 'servers'): void {
     sendCtx = await openContext(config, createLogger('tracking-test', 'error'));
     trackCtx =
       mode === 'servers' ? await openContext(config, createLogger('tracking-test', 'error')) : sendCtx;
-    const consumer = await sendCtx.bus.consume(
-      {
-        queue: `tracking-test-${Date.now()}`,
-        bindings: [{ exchange: Exchange.events, routingKey: 'email.#' }],
-      },
-      async (d) => {
-        published.push(d.envelope.payload as EmailEvent);
-      },
-    );
+    busEvents = await collectEmailEvents(sendCtx.bus, `tracking-test-${Date.now()}`);
     send = await startSend(sendCtx);
     const geoDb = join(geoDir, 'city.mmdb');
     writeMmdb(geoDb, {
@@ -123,7 +115,7 @@ export function describeTracking(mode: 'embedded' | 'servers'): void {
     });
     const stopTracking = tracking.stop.bind(tracking);
     tracking.stop = async () => {
-      await consumer.cancel();
+      await busEvents.cancel();
       await stopTracking();
     };
     gateway = buildGatewayApp(sendCtx);
@@ -320,11 +312,13 @@ export function describeTracking(mode: 'embedded' | 'servers'): void {
     // The events reached the bus (outbox -> relay -> events exchange).
     await eventually(
       async () =>
-        published.filter((e) => e.details.ref_id === refId && e.event === 'MAIL_OPENED').length === 2 &&
-        published.filter((e) => e.details.ref_id === refId && e.event === 'MAIL_CLICKED').length === 2,
+        busEvents.events().filter((e) => e.details.ref_id === refId && e.event === 'MAIL_OPENED').length ===
+          2 &&
+        busEvents.events().filter((e) => e.details.ref_id === refId && e.event === 'MAIL_CLICKED').length ===
+          2,
       'tracking events on the bus',
     );
-    const busClick = published.find((e) => e.details.ref_id === refId && e.event === 'MAIL_CLICKED');
+    const busClick = busEvents.events().find((e) => e.details.ref_id === refId && e.event === 'MAIL_CLICKED');
     expect(busClick!.details.tracking.url).toBe(WP_URL);
 
     // Unsubscribe: the GET page only asks; the one-click POST suppresses and records.

@@ -28,6 +28,12 @@ export interface SmtpReceiverOptions {
   starttls?: boolean;
   /** Wait this long before answering each DATA (a slow server). */
   dataDelayMs?: number;
+  /**
+   * Answer no DATA until `bodies` message bodies (counted since the start) have arrived, or `maxMs`
+   * passed: deliveries that must overlap (a race a test needs) are made to, instead of hoping a
+   * fixed delay is long enough.
+   */
+  holdData?: { bodies: number; maxMs: number };
   /** Close client connections idle for this long (default: smtp-server's 60 s). */
   idleTimeoutMs?: number;
 }
@@ -68,6 +74,8 @@ export async function startSmtpReceiver(opts: SmtpReceiverOptions = {}): Promise
   let logins = 0;
   let sessions = 0;
   let closed = 0;
+  let bodies = 0;
+  const bodyWaiters = new Set<() => void>();
   const waiters = new Set<() => void>();
   const notify = () => waiters.forEach((w) => w());
   const auth = opts.auth;
@@ -105,6 +113,9 @@ export async function startSmtpReceiver(opts: SmtpReceiverOptions = {}): Promise
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', async () => {
+        bodies++;
+        bodyWaiters.forEach((w) => w());
+        if (opts.holdData) await enoughBodies(opts.holdData);
         if (opts.dataDelayMs) await new Promise((r) => setTimeout(r, opts.dataDelayMs).unref());
         data++;
         const message: ReceivedMessage = {
@@ -125,6 +136,21 @@ export async function startSmtpReceiver(opts: SmtpReceiverOptions = {}): Promise
       });
     },
   });
+  function enoughBodies(hold: { bodies: number; maxMs: number }): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        bodyWaiters.delete(check);
+        clearTimeout(timer);
+        resolve();
+      };
+      const check = () => {
+        if (bodies >= hold.bodies) done();
+      };
+      const timer = setTimeout(done, hold.maxMs).unref();
+      bodyWaiters.add(check);
+      check();
+    });
+  }
   server.on('error', () => {});
   let tcp = 0;
   server.server.on('connection', () => {

@@ -26,6 +26,11 @@ export interface WebhookReceiver {
   requests: ReceivedRequest[];
   /** Requests to `path` (default: all). */
   to(path: string): ReceivedRequest[];
+  /**
+   * One request per delivery to `path` (its first, by `webhook-id`, the same on every retry):
+   * delivery is at-least-once, an attempt that timed out on a slow machine is sent again.
+   */
+  deliveries(path: string): ReceivedRequest[];
   /** Most requests to `path` that were open (received, not yet answered or aborted) at once. */
   maxOpen(path: string): number;
   /** How to answer request n (0-based, per path); default 200. */
@@ -85,6 +90,15 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     url: (path = '/hook') => `http://127.0.0.1:${port}${path}`,
     requests,
     to: (path) => requests.filter((r) => r.path === path),
+    deliveries(path) {
+      const seen = new Set<string>();
+      return requests.filter((r) => {
+        const id = r.headers['webhook-id'];
+        if (r.path !== path || (typeof id === 'string' && seen.has(id))) return false;
+        if (typeof id === 'string') seen.add(id);
+        return true;
+      });
+    },
     maxOpen: (path) => maxOpen.get(path) ?? 0,
     reply(fn) {
       replyFn = fn;

@@ -205,7 +205,7 @@ describe('delivery', () => {
     expect(logs.find((l) => l.recipient === 'ann@example.com')?.subject).toBe('Hello {{name}}');
     // published on the bus as well (validated against the contract schema by the collector)
     await eventually(
-      async () => h.published.filter((e) => e.details.ref_id === refId).length === 2,
+      async () => h.published().filter((e) => e.details.ref_id === refId).length === 2,
       'published events',
     );
   });

@@ -34,10 +34,12 @@ beforeAll(async () => {
     }),
     createLogger('single-winner', 'error'),
   );
-  // Slow enough that both deliveries are in flight together; the first DATA is accepted, the
-  // second refused permanently: the two processes would record conflicting outcomes.
+  // Both deliveries are in flight together (no DATA is answered before both bodies arrived: a
+  // fixed delay lost the race to a slow load on a busy machine, and the second process then
+  // skipped the recorded copy); the first DATA is accepted, the second refused permanently: the
+  // two processes would record conflicting outcomes.
   receiver = await startSmtpReceiver({
-    dataDelayMs: 400,
+    holdData: { bodies: 2, maxMs: 20_000 },
     onData: (_m, n) => (n % 2 === 0 ? [550, '5.1.1 Mailbox does not exist'] : undefined),
   });
 });

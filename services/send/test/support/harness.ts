@@ -1,7 +1,6 @@
-import { type EmailEvent, Exchange, decodeEmailEventMessage } from '@mailyard/contracts';
+import type { EmailEvent } from '@mailyard/contracts';
 import {
   type Config,
-  type Consumer,
   type RunningService,
   type ServiceContext,
   closeContext,
@@ -9,6 +8,7 @@ import {
   createLogger,
   openContext,
 } from '@mailyard/platform';
+import { collectEmailEvents } from '@mailyard/testkit/email-events';
 import type { Stores } from '@mailyard/testkit/stores';
 import { start } from '../../src/index';
 
@@ -17,10 +17,11 @@ export interface SendHarness {
   config: Config;
   service: RunningService;
   /**
-   * Every email event published on the bus, validated against the contract: a version-2 message
-   * (the events of one group commit) adds each of its events.
+   * Every distinct email event published on the bus so far, validated against the contract
+   * (@mailyard/testkit/email-events: both message versions, a redelivered message counted once;
+   * throws if an invalid message arrived).
    */
-  published: EmailEvent[];
+  published(): EmailEvent[];
   /** Every delayed publish (retries) the service made on the real bus, in order. */
   delayed: DelayedPublish[];
   close(): Promise<void>;
@@ -52,18 +53,7 @@ export async function startSendService(
   });
   const logger = createLogger('send-test', process.env.TEST_LOG_LEVEL ?? 'error');
   const ctx = await openContext(config, logger);
-  const published: EmailEvent[] = [];
-  const collector: Consumer = await ctx.bus.consume(
-    {
-      queue: `test.email-events.${++collectorSeq}`,
-      bindings: [{ exchange: Exchange.events, routingKey: 'email.#' }],
-    },
-    async (d) => {
-      const decoded = decodeEmailEventMessage(d.envelope.version, d.envelope.payload);
-      if (!decoded.ok) throw new Error(`invalid email.event message: ${decoded.error}`);
-      published.push(...decoded.events.map((item) => item.event));
-    },
-  );
+  const collector = await collectEmailEvents(ctx.bus, `test.email-events.${++collectorSeq}`);
   // Records each delayed publish, then makes it on the real bus.
   const delayed: DelayedPublish[] = [];
   const publishDelayed = ctx.bus.publishDelayed.bind(ctx.bus);
@@ -76,7 +66,7 @@ export async function startSendService(
     ctx,
     config,
     service,
-    published,
+    published: collector.events,
     delayed,
     async close() {
       await service.stop();
