@@ -3,7 +3,7 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify';
 import DKIM from 'nodemailer/lib/dkim';
 import NodemailerRelaxedBody from 'nodemailer/lib/dkim/relaxed-body';
 import nodemailerSign from 'nodemailer/lib/dkim/sign';
-import { DkimError, dkimSign, parseHeaderFields, relaxedHeaders } from './dkim';
+import { DkimError, FIELD_NAMES, dkimSign, parseHeaderFields, relaxedHeaders } from './dkim';
 import { canonicalBody, relaxedBodyHash } from './relaxed-body';
 
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -99,13 +99,6 @@ describe('relaxedHeaders', () => {
       ): { headers: string; fieldNames: string };
     }
   ).relaxedHeaders;
-  const FIELDS =
-    'From:Sender:Reply-To:Subject:Date:Message-ID:To:' +
-    'Cc:MIME-Version:Content-Type:Content-Transfer-Encoding:Content-ID:' +
-    'Content-Description:Resent-Date:Resent-From:Resent-Sender:' +
-    'Resent-To:Resent-Cc:Resent-Message-ID:In-Reply-To:References:' +
-    'List-Id:List-Help:List-Unsubscribe:List-Unsubscribe-Post:List-Subscribe:List-Post:' +
-    'List-Owner:List-Archive:OTP-Token';
   const names = [
     'From',
     'to',
@@ -127,7 +120,7 @@ describe('relaxedHeaders', () => {
           `${names[(round * 5 + i * 3) % names.length]}${i % 4 === 0 ? ' ' : ''}:${values[(round + i) % values.length]}`,
       );
       const fields = parseHeaderFields(Buffer.from(lines.join('\r\n'), 'latin1'));
-      expect(relaxedHeaders(fields)).toEqual(theirs(fields, FIELDS));
+      expect(relaxedHeaders(fields)).toEqual(theirs(fields, FIELD_NAMES));
     }
   });
 });

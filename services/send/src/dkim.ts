@@ -81,7 +81,7 @@ export function parseHeaderFields(head: Buffer): Array<{ key: string; line: stri
 }
 
 /** nodemailer dkim/sign's default field list (RFC 4871 5.5, plus List-Unsubscribe-Post for RFC 8058). */
-const FIELD_NAMES =
+export const FIELD_NAMES =
   'From:Sender:Reply-To:Subject:Date:Message-ID:To:' +
   'Cc:MIME-Version:Content-Type:Content-Transfer-Encoding:Content-ID:' +
   'Content-Description:Resent-Date:Resent-From:Resent-Sender:' +
