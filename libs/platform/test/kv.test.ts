@@ -1,7 +1,7 @@
 import { eventually } from '@mailyard/testkit/eventually';
 import { REDIS_URL, testRedisPrefix } from '@mailyard/testkit/servers';
 import Redis from 'ioredis';
-import { type Kv, createMemoryKv } from '../src/kv';
+import { type Kv, createMemoryKv, windowKey } from '../src/kv';
 import { openRedisKv } from '../src/kv/redis';
 
 function describeKv(name: string, make: () => Kv): void {
@@ -34,6 +34,14 @@ function describeKv(name: string, make: () => Kv): void {
       }
       // A key of its own starts again at 1.
       expect((await kv.hitWindow('other-hits', windowMs)).count).toBe(1);
+    });
+
+    it('counts windows of different lengths of one key apart, also where they start together', async () => {
+      // Both windows are longer than the epoch so far: both start at 0, now and in every run.
+      const long = 10_000_000_000_000;
+      await kv.hitWindow('two-windows', long);
+      expect((await kv.hitWindow('two-windows', long)).count).toBe(2);
+      expect((await kv.hitWindow('two-windows', long * 2)).count).toBe(1);
     });
 
     it('counts several hits in one call', async () => {
@@ -90,7 +98,7 @@ describe('redis kv window counters', () => {
         ['one', one],
         ['several', several],
       ] as const) {
-        const ttl = await redis.pttl(`${prefix}${name}:${hit.resetAtMs - windowMs}`);
+        const ttl = await redis.pttl(`${prefix}${windowKey(name, windowMs, hit.resetAtMs - windowMs)}`);
         expect(ttl).toBeGreaterThan(0);
         expect(ttl).toBeLessThanOrEqual(windowMs + 1000);
       }

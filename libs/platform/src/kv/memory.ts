@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Kv } from './types';
+import { type Kv, windowKey } from './types';
 
 interface Entry {
   value: string;
@@ -27,7 +27,7 @@ export function createMemoryKv(): Kv {
     kind: 'memory',
     async hitWindow(key, windowMs, hits = 1) {
       const windowStart = Math.floor(Date.now() / windowMs) * windowMs;
-      const wk = `${key}:${windowStart}`;
+      const wk = windowKey(key, windowMs, windowStart);
       const e = live(wk);
       const count = (e ? Number(e.value) : 0) + hits;
       store.set(wk, { value: String(count), expiresAt: windowStart + windowMs + 1000 });

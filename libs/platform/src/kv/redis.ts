@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
-import type { Kv, WindowHit } from './types';
+import { type Kv, type WindowHit, windowKey } from './types';
 
 // INCRBY and set the expiry when this call created the key, in one round trip; returns the count.
 const HIT_WINDOW = `
@@ -51,7 +51,7 @@ export function openRedisKv(url: string, opts: RedisKvOptions = {}): Kv {
     kind: 'redis',
     async hitWindow(key: string, windowMs: number, hits = 1): Promise<WindowHit> {
       const windowStart = Math.floor(Date.now() / windowMs) * windowMs;
-      const count = await redis.hitWindow(k(`${key}:${windowStart}`), windowMs + 1000, hits);
+      const count = await redis.hitWindow(k(windowKey(key, windowMs, windowStart)), windowMs + 1000, hits);
       return { count, resetAtMs: windowStart + windowMs };
     },
     async acquireLock(key, ttlMs) {

@@ -6,6 +6,15 @@ export interface WindowHit {
 }
 
 /** Short-lived shared state: rate-limit counters, locks, idempotency keys. */
+/**
+ * The stored counter of one fixed window. The window's length is part of it: windows of different
+ * lengths of one key start together at every multiple of both (the first minute of each hour for 1
+ * minute and 1 hour), and would otherwise share one count.
+ */
+export function windowKey(key: string, windowMs: number, windowStart: number): string {
+  return `${key}:${windowMs}:${windowStart}`;
+}
+
 export interface Kv {
   readonly kind: 'redis' | 'memory';
   /** Atomically counts `hits` (default 1) in the fixed window of `windowMs` that contains now. */
