@@ -6,7 +6,7 @@
  * the dispatcher and such. Any invalid value, core or service, is one ConfigError line.
  */
 import { z } from 'zod';
-import { commaList, flag, integer, isDnsServer, optionalUrl, port, positiveInt } from './fields';
+import { commaList, flag, integer, isDnsServer, optionalUrl, port, positiveInt, secretValue } from './fields';
 
 /** Thrown for an invalid environment; its message is the one line printed before exiting. */
 export class ConfigError extends Error {
@@ -30,7 +30,8 @@ export const EnvSchema = z.object({
   DATA_DIR: z.string().default('.data'),
   DB_POOL_SIZE: positiveInt(10),
   REDIS_KEY_PREFIX: z.string().default('mailyard:'),
-  SECRET_KEY: z.string().optional(),
+  /** 32 bytes, checked by the sealer (secret-key.ts); an example's placeholder is refused here. */
+  SECRET_KEY: secretValue(),
   SERVICE_DOMAIN: z.string().default('mailyard.local'),
   /** Domain of VERP return paths and the List-Unsubscribe mailto (its MX is the inbound service); default SERVICE_DOMAIN. */
   BOUNCE_DOMAIN: z
