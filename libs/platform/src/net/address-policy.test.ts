@@ -21,6 +21,7 @@ const EMBEDDED: ReadonlyArray<readonly [form: string, refused: string, allowed: 
   ['NAT64, dotted', '64:ff9b::10.0.0.1', '64:ff9b::8.8.8.8'],
   ['NAT64, hex', '64:ff9b::a9fe:a9fe', '64:ff9b::808:808'],
   ['NAT64, dotted, third octet', '64:ff9b::192.0.2.1', '64:ff9b::192.0.3.1'],
+  ['NAT64, dotted, Azure WireServer', '64:ff9b::168.63.129.16', '64:ff9b::168.63.129.17'],
   ['NAT64, full upper case', '64:FF9B:0:0:0:0:7F00:1', '64:FF9B:0:0:0:0:808:808'],
   ['6to4', '2002:7f00:1::1', '2002:808:808::1'],
   ['6to4, metadata', '2002:a9fe:a9fe::', '2002:101:101::'],
