@@ -97,7 +97,9 @@ describe('gatewaySettings', () => {
 
   it('accepts keys of 16 characters and more that are no placeholder', () => {
     const key = 'k'.repeat(16);
-    expect(gatewaySettings(loadConfig({ ADMIN_API_KEY: key, BOOTSTRAP_API_KEY: `myk_${key}` }))).toMatchObject({
+    expect(
+      gatewaySettings(loadConfig({ ADMIN_API_KEY: key, BOOTSTRAP_API_KEY: `myk_${key}` })),
+    ).toMatchObject({
       ADMIN_API_KEY: key,
       BOOTSTRAP_API_KEY: `myk_${key}`,
     });
@@ -109,7 +111,10 @@ describe('gatewaySettings', () => {
       const values = documentedValues(name);
       if (name === 'ADMIN_API_KEY')
         expect(values).toEqual(
-          expect.arrayContaining(['REPLACE_ME_admin_key_min_16_chars', 'change-me-admin-key-at-least-16-chars']),
+          expect.arrayContaining([
+            'REPLACE_ME_admin_key_min_16_chars',
+            'change-me-admin-key-at-least-16-chars',
+          ]),
         );
       for (const value of values)
         expect(() => gatewaySettings(loadConfig({ [name]: value }))).toThrow(ConfigError);

@@ -21,7 +21,11 @@ export const EnvSchema = z.object({
   /** Public origin of the tracking service (links, pixel, List-Unsubscribe); default http://127.0.0.1:<TRACKING_PORT>. */
   TRACKING_BASE_URL: optionalUrl(['http', 'https']),
   SMTP_PORT: port(2525),
-  /** Health/metrics port of worker processes (send: 3002 when unset; 0 turns it off). */
+  /**
+   * The ops port: /healthz, /readyz and /metrics, the only port serving /metrics. Unset: the
+   * process's own (gateway 3006, tracking 3007, send 3002, webhook-dispatcher 3003, imap-backfill
+   * 3004, inbound-smtp 3005, all-in-one 3008); 0 binds any free port (named in the banner).
+   */
   OPS_PORT: integer('must be a port number from 0 to 65535', 0, 65535).optional(),
   HOST: z.string().default('0.0.0.0'),
   DATABASE_URL: optionalUrl(['postgres', 'postgresql']),
