@@ -138,12 +138,13 @@ describe('AMQP bus specifics', () => {
     await bus.publish(Exchange.events, key, envelope('x', { n: 1 }));
     await waitFor(() => seen.includes(1), 'the first message');
     await ch.deleteQueue(queue);
-    // Messages published before the queue is back are unroutable; keep publishing until one lands.
+    // Messages published before the queue is back are unroutable; keep publishing (one per poll)
+    // until one lands.
     let n = 1;
     await waitFor(async () => {
+      if (seen.length > 1) return true;
       await bus.publish(Exchange.events, key, envelope('x', { n: ++n }));
-      await new Promise((r) => setTimeout(r, 100));
-      return seen.length > 1;
+      return false;
     }, 'a delivery after the queue was re-declared');
     await bus.check();
   });

@@ -153,11 +153,14 @@ describe.each([
 
 it('start() polls, notify() wakes it early, stop() returns while it is idle', async () => {
   let polls = 0;
+  let pollsDone = 0;
   const counting: Db = {
     ...db,
     transaction: (fn) => {
       polls++;
-      return db.transaction(fn);
+      return db.transaction(fn).finally(() => {
+        pollsDone++;
+      });
     },
   };
   // A poll interval far beyond the test timeout: only notify() can explain a second poll.
@@ -167,8 +170,8 @@ it('start() polls, notify() wakes it early, stop() returns while it is idle', as
     cleanupEveryMs: 600_000,
   });
   relay.start();
-  await waitFor(() => polls === 1, 'the first (empty) poll');
-  await new Promise((r) => setTimeout(r, 100));
+  // The first (empty) poll has finished: the relay is idle until notified.
+  await waitFor(() => pollsDone === 1, 'the first (empty) poll to finish');
   await enqueueOutbox(db, Exchange.events, 'ob.notified', envelope('t', { n: 1 }));
   expect(polls).toBe(1);
   relay.notify();
