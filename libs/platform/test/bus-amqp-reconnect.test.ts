@@ -2,15 +2,14 @@
  * Connection loss and a real broker restart. This file stops the shared RabbitMQ: run it
  * serially with other integration tests (jest --runInBand).
  */
-import { Writable } from 'node:stream';
 import { Exchange } from '@mailyard/contracts';
 import { type TestVhost, createTestVhost, uniqueName } from '@mailyard/testkit/servers';
-import winston from 'winston';
 import { openAmqpBus } from '../src/bus/amqp';
 import { envelope } from '../src/bus/envelope';
 import type { Bus, Consumer, Delivery } from '../src/bus/types';
 import { createLogger } from '../src/logger/logger';
 import { waitFor } from './bus.contract';
+import { captureLogger } from './capture-logger';
 import { closeVhostConnections, restartBroker } from './rabbit-admin';
 
 const logger = createLogger('bus-reconnect-test', process.env.TEST_LOG_LEVEL ?? 'error');
@@ -22,20 +21,9 @@ const options = { publishTimeoutMs: 90_000, reconnectMaxMs: 2_000 };
  * waits for two of them while its publishes wait, rather than for a fixed time).
  */
 let reconnectFailures = 0;
-const publisherLogger = winston.createLogger({
-  level: 'warn',
-  format: winston.format.json(),
-  transports: [
-    new winston.transports.Stream({
-      stream: new Writable({
-        write(chunk, _enc, cb) {
-          if (String(chunk).includes('AMQP reconnect failed')) reconnectFailures++;
-          cb();
-        },
-      }),
-    }),
-  ],
-});
+const publisherLogger = captureLogger((line) => {
+  if (line.includes('AMQP reconnect failed')) reconnectFailures++;
+}, 'warn');
 
 let vhost: TestVhost;
 let publisher: Bus;

@@ -1,7 +1,5 @@
 /** The outbox on the embedded defaults: PGlite (in memory) and the in-process bus. */
-import { Writable } from 'node:stream';
 import { type BusEnvelope, Exchange, type ExchangeName } from '@mailyard/contracts';
-import winston from 'winston';
 import { envelope } from '../src/bus/envelope';
 import { createMemoryBus } from '../src/bus/memory';
 import type { Bus } from '../src/bus/types';
@@ -12,6 +10,7 @@ import { createLogger } from '../src/logger/logger';
 import { enqueueOutbox } from '../src/outbox/outbox';
 import { OutboxRelay } from '../src/outbox/relay';
 import { waitFor } from './bus.contract';
+import { captureLogger } from './capture-logger';
 
 const logger = createLogger('outbox-pglite-test', process.env.TEST_LOG_LEVEL ?? 'error');
 
@@ -119,19 +118,7 @@ describe.each([
 
   it('drops (and logs) a row that can never be published instead of stalling the outbox', async () => {
     const logged: Record<string, unknown>[] = [];
-    const capture = winston.createLogger({
-      format: winston.format.json(),
-      transports: [
-        new winston.transports.Stream({
-          stream: new Writable({
-            write(chunk, _enc, cb) {
-              logged.push(JSON.parse(String(chunk)));
-              cb();
-            },
-          }),
-        }),
-      ],
-    });
+    const capture = captureLogger((line) => logged.push(JSON.parse(line)), 'info');
     const relay = new OutboxRelay(db, bus, capture, { pollMs: 10, batchSize: 10, retentionMs });
     const bad = await db.query<{ id: number }>(
       "INSERT INTO outbox (exchange, routing_key, message) VALUES ('no.such.exchange', 'ob.x', '{}'::jsonb) RETURNING id",

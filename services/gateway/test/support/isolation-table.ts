@@ -42,6 +42,36 @@ export interface AsB {
   delete(path: string, body?: object): Promise<Response>;
 }
 
+type Path = (f: Fixture) => string;
+type Body = (f: Fixture) => Record<string, unknown>;
+
+/** B's request on A's resource: the route's not-found answer. */
+const refused = (what: string, path: Path, error: string, body?: Body): Probe => ({
+  what,
+  path,
+  ...(body ? { body } : {}),
+  status: 404,
+  error,
+});
+
+const emptyList = (field: string) => (body: Record<string, unknown>) => {
+  if (!Array.isArray(body[field]) || (body[field] as unknown[]).length !== 0)
+    throw new Error(`expected an empty ${field}, got ${JSON.stringify(body[field])}`);
+};
+
+/** B's list or filter: 200, and `field` empty (B owns nothing of that kind). */
+const empty = (what: string, path: Path, field: string): Probe => ({
+  what,
+  path,
+  status: 200,
+  shows: emptyList(field),
+});
+
+/** B's list of a kind it owns too: 200 (the test checks that no id of A is in it). */
+const listed = (what: string, path: string): Probe => ({ what, path: () => path, status: 200 });
+
+const row = (...probes: Probe[]): Row => ({ probes });
+
 const MAILERS: Array<[string, (a: TenantA) => string]> = [
   ['SMTP mailer', (a) => a.smtpMailer],
   ['IMAP mailer', (a) => a.imapMailer],
@@ -50,478 +80,329 @@ const MAILERS: Array<[string, (a: TenantA) => string]> = [
 ];
 
 /** One probe per kind of A's mailers. */
-const perMailer = (
-  what: string,
-  path: (id: string) => string,
-  body?: (id: string) => Record<string, unknown>,
-): Probe[] =>
-  MAILERS.map(([kind, id]) => ({
-    what: `${what} A's ${kind}`,
-    path: ({ a }) => path(id(a)),
-    ...(body ? { body: ({ a }: Fixture) => body(id(a)) } : {}),
-    status: 404,
-    error: MailerErrorText.mailerNotFound,
-  }));
-
-const emptyList = (field: string) => (body: Record<string, unknown>) => {
-  if (!Array.isArray(body[field]) || (body[field] as unknown[]).length !== 0)
-    throw new Error(`expected an empty ${field}, got ${JSON.stringify(body[field])}`);
-};
-
-const notFound = (error: string) => ({ status: 404, error });
+const perMailer = (what: string, path: (id: string) => string, body?: (id: string) => object): Row =>
+  row(
+    ...MAILERS.map(([kind, id]) =>
+      refused(
+        `${what} A's ${kind}`,
+        ({ a }) => path(id(a)),
+        MailerErrorText.mailerNotFound,
+        body && (({ a }) => ({ ...body(id(a)) })),
+      ),
+    ),
+  );
 
 /** Backfill routes under one base (the current one and the legacy alias). */
 function backfill(base: (mailer: string) => string): Record<string, Row> {
   const job = BackfillErrorText.jobNotFound;
   const b = base(':mailerID');
   return {
-    [`POST ${b}`]: {
-      probes: [
-        {
-          what: "starts a backfill of A's IMAP mailer",
-          path: ({ a }) => base(a.imapMailer),
-          body: () => ({ count: 5 }),
-          ...notFound(BackfillErrorText.mailerNotFound),
-        },
-      ],
-    },
-    [`GET ${b}/:jobId`]: {
-      probes: [
-        {
-          what: "reads A's job under A's mailer",
-          path: ({ a }) => `${base(a.imapMailer)}/${a.job}`,
-          ...notFound(job),
-        },
-        {
-          what: "reads A's job under its own mailer",
-          path: ({ a, b }) => `${base(b.imapMailer)}/${a.job}`,
-          ...notFound(job),
-        },
-      ],
-    },
-    [`POST ${b}/:jobId/abort`]: {
-      probes: [
-        {
-          what: "aborts A's job under A's mailer",
-          path: ({ a }) => `${base(a.imapMailer)}/${a.job}/abort`,
-          ...notFound(job),
-        },
-        {
-          what: "aborts A's job under its own mailer",
-          path: ({ a, b }) => `${base(b.imapMailer)}/${a.job}/abort`,
-          ...notFound(job),
-        },
-      ],
-    },
+    [`POST ${b}`]: row(
+      refused(
+        "starts a backfill of A's IMAP mailer",
+        ({ a }) => base(a.imapMailer),
+        BackfillErrorText.mailerNotFound,
+        () => ({ count: 5 }),
+      ),
+    ),
+    [`GET ${b}/:jobId`]: row(
+      refused("reads A's job under A's mailer", ({ a }) => `${base(a.imapMailer)}/${a.job}`, job),
+      refused("reads A's job under its own mailer", ({ a, b }) => `${base(b.imapMailer)}/${a.job}`, job),
+    ),
+    [`POST ${b}/:jobId/abort`]: row(
+      refused("aborts A's job under A's mailer", ({ a }) => `${base(a.imapMailer)}/${a.job}/abort`, job),
+      refused(
+        "aborts A's job under its own mailer",
+        ({ a, b }) => `${base(b.imapMailer)}/${a.job}/abort`,
+        job,
+      ),
+    ),
   };
 }
 
 const CREATES = 'creates a resource of the caller and names nothing that exists';
+const { templateNotFound } = ErrorText;
+const { domainNotFound } = DomainErrorText;
+const { mailerNotFound } = MailerErrorText;
+const { webhookNotFound, deliveryNotFound } = WebhookErrorText;
+const incomingNotFound = InboundErrorText.domainNotFound;
+const send = '/v1/email/send';
 
 export const ISOLATION_TABLE: Record<string, Row> = {
   // Send
-  'POST /v1/email/send': {
-    probes: [
-      ...MAILERS.filter(([kind]) => kind !== 'IMAP mailer').map(
-        ([kind, id]): Probe => ({
-          what: `sends with A's ${kind}`,
-          path: () => '/v1/email/send',
-          body: ({ a }) => ({
-            from: { email: `x@${a.domain}` },
-            to: [{ email: 'to@example.org' }],
-            mailer_id: id(a),
-            subject: 'S',
-            content: [{ type: 'text/plain', value: 'x' }],
-          }),
-          ...notFound(MailerErrorText.mailerNotFound),
+  [`POST ${send}`]: row(
+    ...MAILERS.filter(([kind]) => kind !== 'IMAP mailer').map(([kind, id]) =>
+      refused(
+        `sends with A's ${kind}`,
+        () => send,
+        mailerNotFound,
+        ({ a }) => ({
+          from: { email: `x@${a.domain}` },
+          to: [{ email: 'to@example.org' }],
+          mailer_id: id(a),
+          subject: 'S',
+          content: [{ type: 'text/plain', value: 'x' }],
         }),
       ),
-      {
-        what: "sends A's template with its own mailer",
-        path: () => '/v1/email/send',
-        body: ({ a, b }) => ({
-          from: { email: `x@${b.domain}` },
-          to: [{ email: 'to@example.org' }],
-          mailer_id: b.domainMailer,
-          template_id: a.template,
-        }),
-        ...notFound(ErrorText.templateNotFound),
-      },
-    ],
-  },
+    ),
+    refused(
+      "sends A's template with its own mailer",
+      () => send,
+      templateNotFound,
+      ({ a, b }) => ({
+        from: { email: `x@${b.domain}` },
+        to: [{ email: 'to@example.org' }],
+        mailer_id: b.domainMailer,
+        template_id: a.template,
+      }),
+    ),
+  ),
   // Templates
   'POST /v1/email/template': { exempt: CREATES },
-  'PUT /v1/email/template': {
-    probes: [
-      {
-        what: "updates A's template",
-        path: () => '/v1/email/template',
-        body: ({ a }) => ({ template_id: a.template, name: 'taken over' }),
-        ...notFound(ErrorText.templateNotFound),
-      },
-    ],
-  },
-  'GET /v1/email/template/:id': {
-    probes: [
-      {
-        what: "reads A's template",
-        path: ({ a }) => `/v1/email/template/${a.template}`,
-        ...notFound(ErrorText.templateNotFound),
-      },
-    ],
-  },
-  'DELETE /v1/email/template/:id': {
-    probes: [
-      {
-        what: "deletes A's template",
-        path: ({ a }) => `/v1/email/template/${a.template}`,
-        ...notFound(ErrorText.templateNotFound),
-      },
-    ],
-  },
-  'GET /v1/email/templates': {
-    probes: [
-      {
-        what: 'lists templates',
-        path: () => '/v1/email/templates?pageSize=50',
-        status: 200,
-        shows: emptyList('templates'),
-      },
-    ],
-  },
+  'PUT /v1/email/template': row(
+    refused(
+      "updates A's template",
+      () => '/v1/email/template',
+      templateNotFound,
+      ({ a }) => ({
+        template_id: a.template,
+        name: 'taken over',
+      }),
+    ),
+  ),
+  'GET /v1/email/template/:id': row(
+    refused("reads A's template", ({ a }) => `/v1/email/template/${a.template}`, templateNotFound),
+  ),
+  'DELETE /v1/email/template/:id': row(
+    refused("deletes A's template", ({ a }) => `/v1/email/template/${a.template}`, templateNotFound),
+  ),
+  'GET /v1/email/templates': row(
+    empty('lists templates', () => '/v1/email/templates?pageSize=50', 'templates'),
+  ),
   // Logs
-  'GET /v1/email/logs': {
-    probes: [
-      { what: 'lists logs', path: () => '/v1/email/logs', status: 200, shows: emptyList('data') },
-      {
-        what: "filters logs by A's refId",
-        path: ({ a }) => `/v1/email/logs?refId=${a.refId}`,
-        status: 200,
-        shows: emptyList('data'),
-      },
-      {
-        what: "filters logs by A's recipient",
-        path: ({ a }) => `/v1/email/logs?email=${a.recipient}`,
-        status: 200,
-        shows: emptyList('data'),
-      },
-      {
-        what: "filters logs by A's campaign",
-        path: ({ a }) => `/v1/email/logs?campaignId=${a.campaign}`,
-        status: 200,
-        shows: emptyList('data'),
-      },
-      {
-        what: "filters logs by A's recipient domain",
-        path: ({ a }) => `/v1/email/logs?domain=${a.recipient.split('@')[1]}`,
-        status: 200,
-        shows: emptyList('data'),
-      },
-    ],
-  },
-  // Suppressions: B's list is its own; A's suppression stays (the stored rows are compared).
-  'POST /v1/email/subscribe': {
-    probes: [
-      {
-        what: 'lifts the suppression A has',
-        path: () => '/v1/email/subscribe',
-        body: ({ a }) => ({ email: a.suppressed }),
-        status: 200,
-      },
-    ],
-  },
-  'POST /v1/email/unsubscribe': {
-    probes: [
-      {
-        what: 'suppresses the address A suppressed',
-        path: () => '/v1/email/unsubscribe',
-        body: ({ a }) => ({ email: a.suppressed }),
-        status: 200,
-        undo: (as, _res, { a }) => as.post('/v1/email/subscribe', { email: a.suppressed }),
-      },
-    ],
-  },
+  'GET /v1/email/logs': row(
+    empty('lists logs', () => '/v1/email/logs', 'data'),
+    empty("filters logs by A's refId", ({ a }) => `/v1/email/logs?refId=${a.refId}`, 'data'),
+    empty("filters logs by A's recipient", ({ a }) => `/v1/email/logs?email=${a.recipient}`, 'data'),
+    empty("filters logs by A's campaign", ({ a }) => `/v1/email/logs?campaignId=${a.campaign}`, 'data'),
+    empty(
+      "filters logs by A's recipient domain",
+      ({ a }) => `/v1/email/logs?domain=${a.recipient.split('@')[1]}`,
+      'data',
+    ),
+  ),
+  // Suppressions: B's are its own; A's suppression stays (the stored rows are compared).
+  'POST /v1/email/subscribe': row({
+    what: 'lifts the suppression A has',
+    path: () => '/v1/email/subscribe',
+    body: ({ a }) => ({ email: a.suppressed }),
+    status: 200,
+  }),
+  'POST /v1/email/unsubscribe': row({
+    what: 'suppresses the address A suppressed',
+    path: () => '/v1/email/unsubscribe',
+    body: ({ a }) => ({ email: a.suppressed }),
+    status: 200,
+    undo: (as, _res, { a }) => as.post('/v1/email/subscribe', { email: a.suppressed }),
+  }),
   // Domains
-  'POST /v1/domain/add': {
-    probes: [
-      {
-        what: "adds A's domain name as its own",
-        path: () => '/v1/domain/add',
-        body: ({ a }) => ({ domain: a.domain }),
-        status: 201,
-        undo: (as, res) => as.delete(`/v1/domain/${(res.body.data as { domain: string }).domain}`),
-      },
-    ],
-  },
-  'PUT /v1/domain/verify/:domain': {
-    probes: [
-      {
-        what: "verifies A's domain",
-        path: ({ a }) => `/v1/domain/verify/${a.domain}`,
-        ...notFound(DomainErrorText.domainNotFound),
-      },
-    ],
-  },
-  'GET /v1/domain/:domain': {
-    probes: [
-      {
-        what: "reads A's domain",
-        path: ({ a }) => `/v1/domain/${a.domain}`,
-        ...notFound(DomainErrorText.domainNotFound),
-      },
-    ],
-  },
-  'DELETE /v1/domain/:domain': {
-    probes: [
-      {
-        what: "deletes A's domain",
-        path: ({ a }) => `/v1/domain/${a.domain}`,
-        ...notFound(DomainErrorText.domainNotFound),
-      },
-    ],
-  },
-  'GET /v1/domains': {
-    probes: [{ what: 'lists domains', path: () => '/v1/domains?pageSize=50', status: 200 }],
-  },
+  'POST /v1/domain/add': row({
+    what: "adds A's domain name as its own",
+    path: () => '/v1/domain/add',
+    body: ({ a }) => ({ domain: a.domain }),
+    status: 201,
+    undo: (as, res) => as.delete(`/v1/domain/${(res.body.data as { domain: string }).domain}`),
+  }),
+  'PUT /v1/domain/verify/:domain': row(
+    refused("verifies A's domain", ({ a }) => `/v1/domain/verify/${a.domain}`, domainNotFound),
+  ),
+  'GET /v1/domain/:domain': row(
+    refused("reads A's domain", ({ a }) => `/v1/domain/${a.domain}`, domainNotFound),
+  ),
+  'DELETE /v1/domain/:domain': row(
+    refused("deletes A's domain", ({ a }) => `/v1/domain/${a.domain}`, domainNotFound),
+  ),
+  'GET /v1/domains': row(listed('lists domains', '/v1/domains?pageSize=50')),
   // Mailers
   'POST /v1/mailer/smtp': { exempt: CREATES },
   'POST /v1/smtpbasic/verify': { exempt: CREATES },
   'POST /v1/mailer/imap': { exempt: CREATES },
   'POST /v1/imapbasic/verify': { exempt: CREATES },
-  'PUT /v1/mailer/smtp': {
-    probes: perMailer(
-      'updates (SMTP)',
-      () => '/v1/mailer/smtp',
-      (id) => ({ mailer_id: id, name: 'taken over' }),
-    ),
-  },
-  'PUT /v1/mailer/imap': {
-    probes: perMailer(
-      'updates (IMAP)',
-      () => '/v1/mailer/imap',
-      (id) => ({ mailer_id: id, name: 'taken over' }),
-    ),
-  },
-  'GET /v1/mailers': {
-    probes: [{ what: 'lists mailers', path: () => '/v1/mailers?pageSize=50', status: 200 }],
-  },
-  'GET /v1/mailer/:mailer_id': { probes: perMailer('reads', (id) => `/v1/mailer/${id}`) },
-  'DELETE /v1/mailer/:mailer_id': { probes: perMailer('deletes', (id) => `/v1/mailer/${id}`) },
-  'POST /v1/mailer/:mailer_id/disable': { probes: perMailer('disables', (id) => `/v1/mailer/${id}/disable`) },
-  'POST /v1/mailer/:mailer_id/enable': { probes: perMailer('enables', (id) => `/v1/mailer/${id}/enable`) },
+  'PUT /v1/mailer/smtp': perMailer(
+    'updates (SMTP)',
+    () => '/v1/mailer/smtp',
+    (id) => ({ mailer_id: id, name: 'taken over' }),
+  ),
+  'PUT /v1/mailer/imap': perMailer(
+    'updates (IMAP)',
+    () => '/v1/mailer/imap',
+    (id) => ({ mailer_id: id, name: 'taken over' }),
+  ),
+  'GET /v1/mailers': row(listed('lists mailers', '/v1/mailers?pageSize=50')),
+  'GET /v1/mailer/:mailer_id': perMailer('reads', (id) => `/v1/mailer/${id}`),
+  'DELETE /v1/mailer/:mailer_id': perMailer('deletes', (id) => `/v1/mailer/${id}`),
+  'POST /v1/mailer/:mailer_id/disable': perMailer('disables', (id) => `/v1/mailer/${id}/disable`),
+  'POST /v1/mailer/:mailer_id/enable': perMailer('enables', (id) => `/v1/mailer/${id}/enable`),
   // OAuth
-  'POST /v1/oauth/apps': {
-    probes: [
-      {
-        what: "registers A's OAuth client as its own app",
-        path: () => '/v1/oauth/apps',
-        body: ({ a }) => ({
-          provider: 'google',
-          client_id: a.oauthClientId,
-          client_secret: 'another-secret',
-          redirect_uri: 'https://b.example.test/callback',
-        }),
-        status: 201,
-        undo: (as, res) => as.delete(`/v1/oauth/apps/${res.body.app_id}`),
-      },
-    ],
-  },
-  'GET /v1/oauth/apps': {
-    probes: [{ what: 'lists OAuth apps', path: () => '/v1/oauth/apps', status: 200 }],
-  },
-  'DELETE /v1/oauth/apps/:app_id': {
-    probes: [
-      // A's app is in use (A itself would get 409): B must not learn even that it exists.
-      {
-        what: "deletes A's OAuth app",
-        path: ({ a }) => `/v1/oauth/apps/${a.oauthApp}`,
-        ...notFound(OAuthErrorText.appNotFound),
-      },
-    ],
-  },
-  'POST /v1/oauth/login': {
-    probes: [
-      {
-        what: "logs in with A's app",
-        path: () => '/v1/oauth/login',
-        body: ({ a }) => ({ app_id: a.oauthApp }),
-        ...notFound(OAuthErrorText.appNotFound),
-      },
-      {
-        what: "re-authenticates A's OAuth mailer with its own app",
-        path: () => '/v1/oauth/login',
-        body: ({ a, b }) => ({ app_id: b.oauthApp, mailer_id: a.oauthMailer }),
-        ...notFound(MailerErrorText.mailerNotFound),
-      },
-      {
-        what: "gives a refresh token for A's OAuth mailer",
-        path: () => '/v1/oauth/login',
-        body: ({ a, b }) => ({ app_id: b.oauthApp, mailer_id: a.oauthMailer, token: 'refresh-token' }),
-        ...notFound(MailerErrorText.mailerNotFound),
-      },
-    ],
-  },
+  'POST /v1/oauth/apps': row({
+    what: "registers A's OAuth client as its own app",
+    path: () => '/v1/oauth/apps',
+    body: ({ a }) => ({
+      provider: 'google',
+      client_id: a.oauthClientId,
+      client_secret: 'another-secret',
+      redirect_uri: 'https://b.example.test/callback',
+    }),
+    status: 201,
+    undo: (as, res) => as.delete(`/v1/oauth/apps/${res.body.app_id}`),
+  }),
+  'GET /v1/oauth/apps': row(listed('lists OAuth apps', '/v1/oauth/apps')),
+  // A's app is in use (A itself would get 409): B must not learn even that it exists.
+  'DELETE /v1/oauth/apps/:app_id': row(
+    refused("deletes A's OAuth app", ({ a }) => `/v1/oauth/apps/${a.oauthApp}`, OAuthErrorText.appNotFound),
+  ),
+  'POST /v1/oauth/login': row(
+    refused(
+      "logs in with A's app",
+      () => '/v1/oauth/login',
+      OAuthErrorText.appNotFound,
+      ({ a }) => ({
+        app_id: a.oauthApp,
+      }),
+    ),
+    refused(
+      "re-authenticates A's OAuth mailer with its own app",
+      () => '/v1/oauth/login',
+      mailerNotFound,
+      ({ a, b }) => ({ app_id: b.oauthApp, mailer_id: a.oauthMailer }),
+    ),
+    refused(
+      "gives a refresh token for A's OAuth mailer",
+      () => '/v1/oauth/login',
+      mailerNotFound,
+      ({ a, b }) => ({ app_id: b.oauthApp, mailer_id: a.oauthMailer, token: 'refresh-token' }),
+    ),
+  ),
   'GET /v1/oauth/callback': {
     exempt:
       'served without a key: the signed state names the tenant (oauth.test.ts refuses a state tampered to name another tenant)',
   },
-  'POST /v1/oauth/activate': {
-    probes: [
-      {
-        what: "deactivates A's OAuth mailer",
-        path: () => '/v1/oauth/activate',
-        body: ({ a }) => ({ mailer_id: a.oauthMailer, active: false }),
-        ...notFound(MailerErrorText.mailerNotFound),
-      },
-      // A gets 422 (not an OAuth mailer); B must get the same 404 as for an unknown id.
-      {
-        what: "activates A's SMTP mailer",
-        path: () => '/v1/oauth/activate',
-        body: ({ a }) => ({ mailer_id: a.smtpMailer }),
-        ...notFound(MailerErrorText.mailerNotFound),
-      },
-    ],
-  },
+  'POST /v1/oauth/activate': row(
+    refused(
+      "deactivates A's OAuth mailer",
+      () => '/v1/oauth/activate',
+      mailerNotFound,
+      ({ a }) => ({
+        mailer_id: a.oauthMailer,
+        active: false,
+      }),
+    ),
+    // A gets 422 (not an OAuth mailer); B must get the same 404 as for an unknown id.
+    refused(
+      "activates A's SMTP mailer",
+      () => '/v1/oauth/activate',
+      mailerNotFound,
+      ({ a }) => ({
+        mailer_id: a.smtpMailer,
+      }),
+    ),
+  ),
   // Tenant webhooks: one per event type and tenant; B has none of its own.
-  'POST /v1/webhook/register': {
-    probes: [
-      {
-        what: 'registers the event type A has a webhook for',
-        path: () => '/v1/webhook/register',
-        body: ({ b }) => webhookBody(b.hookUrl),
-        status: 201,
-        undo: (as) => as.delete('/v1/webhook/delete', { event: 'EMAIL_EVENT' }),
-      },
-    ],
-  },
-  'PUT /v1/webhook/update': {
-    probes: [
-      {
-        what: "deactivates A's webhook",
-        path: () => '/v1/webhook/update',
-        body: () => ({ event: 'EMAIL_EVENT', active: false }),
-        ...notFound(WebhookErrorText.webhookNotFound),
-      },
-    ],
-  },
-  'GET /v1/webhook': {
-    probes: [
-      { what: 'lists webhooks', path: () => '/v1/webhook', status: 200, shows: emptyList('webhooks') },
-    ],
-  },
-  'DELETE /v1/webhook/delete': {
-    probes: [
-      {
-        what: "deletes A's webhook",
-        path: () => '/v1/webhook/delete',
-        body: () => ({ event: 'EMAIL_EVENT' }),
-        ...notFound(WebhookErrorText.webhookNotFound),
-      },
-    ],
-  },
-  'POST /v1/webhook/rotate-secret': {
-    probes: [
-      {
-        what: "rotates A's signing secret",
-        path: () => '/v1/webhook/rotate-secret',
-        body: () => ({ event: 'EMAIL_EVENT' }),
-        ...notFound(WebhookErrorText.webhookNotFound),
-      },
-    ],
-  },
-  'GET /v1/webhook/deliveries': {
-    probes: [
-      {
-        what: 'lists deliveries',
-        path: () => '/v1/webhook/deliveries',
-        status: 200,
-        shows: emptyList('data'),
-      },
-      {
-        what: "filters deliveries by A's event",
-        path: () => '/v1/webhook/deliveries?event=MAIL_DELIVERED',
-        status: 200,
-        shows: emptyList('data'),
-      },
-    ],
-  },
-  'GET /v1/webhook/deliveries/:id': {
-    probes: [
-      {
-        what: "reads A's delivery",
-        path: ({ a }) => `/v1/webhook/deliveries/${a.delivery}`,
-        ...notFound(WebhookErrorText.deliveryNotFound),
-      },
-    ],
-  },
-  'POST /v1/webhook/deliveries/:id/replay': {
-    probes: [
-      {
-        what: "replays A's delivery",
-        path: ({ a }) => `/v1/webhook/deliveries/${a.delivery}/replay`,
-        ...notFound(WebhookErrorText.deliveryNotFound),
-      },
-    ],
-  },
+  'POST /v1/webhook/register': row({
+    what: 'registers the event type A has a webhook for',
+    path: () => '/v1/webhook/register',
+    body: ({ b }) => webhookBody(b.hookUrl),
+    status: 201,
+    undo: (as) => as.delete('/v1/webhook/delete', { event: 'EMAIL_EVENT' }),
+  }),
+  'PUT /v1/webhook/update': row(
+    refused(
+      "deactivates A's webhook",
+      () => '/v1/webhook/update',
+      webhookNotFound,
+      () => ({
+        event: 'EMAIL_EVENT',
+        active: false,
+      }),
+    ),
+  ),
+  'GET /v1/webhook': row(empty('lists webhooks', () => '/v1/webhook', 'webhooks')),
+  'DELETE /v1/webhook/delete': row(
+    refused(
+      "deletes A's webhook",
+      () => '/v1/webhook/delete',
+      webhookNotFound,
+      () => ({ event: 'EMAIL_EVENT' }),
+    ),
+  ),
+  'POST /v1/webhook/rotate-secret': row(
+    refused(
+      "rotates A's signing secret",
+      () => '/v1/webhook/rotate-secret',
+      webhookNotFound,
+      () => ({
+        event: 'EMAIL_EVENT',
+      }),
+    ),
+  ),
+  'GET /v1/webhook/deliveries': row(
+    empty('lists deliveries', () => '/v1/webhook/deliveries', 'data'),
+    empty("filters deliveries by A's event", () => '/v1/webhook/deliveries?event=MAIL_DELIVERED', 'data'),
+  ),
+  'GET /v1/webhook/deliveries/:id': row(
+    refused("reads A's delivery", ({ a }) => `/v1/webhook/deliveries/${a.delivery}`, deliveryNotFound),
+  ),
+  'POST /v1/webhook/deliveries/:id/replay': row(
+    refused(
+      "replays A's delivery",
+      ({ a }) => `/v1/webhook/deliveries/${a.delivery}/replay`,
+      deliveryNotFound,
+    ),
+  ),
   // Inbound
-  'POST /v1/inbound/relay_webhook': {
-    probes: [
-      {
-        what: "routes A's incoming domain to itself",
-        path: () => '/v1/inbound/relay_webhook',
-        body: ({ a, b }) => ({ domain: a.domain, url: b.hookUrl, method: 'POST' }),
-        ...notFound(InboundErrorText.domainNotFound),
-      },
-    ],
-  },
-  'PUT /v1/inbound/update/:domain': {
-    probes: [
-      {
-        what: "updates A's incoming domain",
-        path: ({ a }) => `/v1/inbound/update/${a.domain}`,
-        body: () => ({ wildcard: true }),
-        ...notFound(InboundErrorText.domainNotFound),
-      },
-    ],
-  },
-  'GET /v1/inbound/:domain': {
-    probes: [
-      {
-        what: "reads A's incoming domain",
-        path: ({ a }) => `/v1/inbound/${a.domain}`,
-        ...notFound(InboundErrorText.domainNotFound),
-      },
-    ],
-  },
-  'POST /v1/inbound/username': {
-    probes: [
-      {
-        what: "adds an address to A's incoming domain",
-        path: () => '/v1/inbound/username',
-        body: ({ a }) => ({ user_name: 'intruder', domain: a.domain }),
-        ...notFound(InboundErrorText.domainNotFound),
-      },
-    ],
-  },
-  'PUT /v1/inbound/username/update/:username': {
-    probes: [
-      {
-        what: "deactivates A's incoming address",
-        path: ({ a }) => `/v1/inbound/username/update/${a.username}@${a.domain}`,
-        body: ({ a }) => ({ domain: a.domain, active: false }),
-        ...notFound(InboundErrorText.domainNotFound),
-      },
-    ],
-  },
-  'GET /v1/inbound/username/:domain': {
-    probes: [
-      {
-        what: "lists A's incoming addresses",
-        path: ({ a }) => `/v1/inbound/username/${a.domain}`,
-        ...notFound(InboundErrorText.domainNotFound),
-      },
-    ],
-  },
+  'POST /v1/inbound/relay_webhook': row(
+    refused(
+      "routes A's incoming domain to itself",
+      () => '/v1/inbound/relay_webhook',
+      incomingNotFound,
+      ({ a, b }) => ({ domain: a.domain, url: b.hookUrl, method: 'POST' }),
+    ),
+  ),
+  'PUT /v1/inbound/update/:domain': row(
+    refused(
+      "updates A's incoming domain",
+      ({ a }) => `/v1/inbound/update/${a.domain}`,
+      incomingNotFound,
+      () => ({
+        wildcard: true,
+      }),
+    ),
+  ),
+  'GET /v1/inbound/:domain': row(
+    refused("reads A's incoming domain", ({ a }) => `/v1/inbound/${a.domain}`, incomingNotFound),
+  ),
+  'POST /v1/inbound/username': row(
+    refused(
+      "adds an address to A's incoming domain",
+      () => '/v1/inbound/username',
+      incomingNotFound,
+      ({ a }) => ({
+        user_name: 'intruder',
+        domain: a.domain,
+      }),
+    ),
+  ),
+  'PUT /v1/inbound/username/update/:username': row(
+    refused(
+      "deactivates A's incoming address",
+      ({ a }) => `/v1/inbound/username/update/${a.username}@${a.domain}`,
+      incomingNotFound,
+      ({ a }) => ({ domain: a.domain, active: false }),
+    ),
+  ),
+  'GET /v1/inbound/username/:domain': row(
+    refused("lists A's incoming addresses", ({ a }) => `/v1/inbound/username/${a.domain}`, incomingNotFound),
+  ),
   // IMAP history backfill, and its legacy aliases
   ...backfill((m) => `/v1/imap/${m}/history`),
   ...backfill((m) => `/v1/${m}/backfill`),
