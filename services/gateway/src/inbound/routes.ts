@@ -17,7 +17,8 @@ import { Router } from 'express';
 import type { z } from 'zod';
 import { tenantOf } from '../auth/api-key-auth';
 import type { GatewayContext } from '../settings';
-import { checkWebhookUrl, sealHeaders, urlCheckOptions } from '../webhooks/url-check';
+import { assertHeadersFollowUrl } from '../webhooks/headers-destination';
+import { checkWebhookUrl, parseWebhookUrl, sealHeaders, urlCheckOptions } from '../webhooks/url-check';
 
 const body = <T extends z.ZodTypeAny>(schema: T, input: unknown): z.output<T> => {
   const r = parseWebhookBody(schema, input);
@@ -87,7 +88,16 @@ export function inboundRoutes(ctx: GatewayContext): Router {
     const domain = domainName(req.params.domain);
     const input = body(UpdateInboundDomainSchema, req.body);
     const { tenantId } = tenantOf(res);
-    await requireIncoming(tenantId, domain);
+    const stored = await requireIncoming(tenantId, domain);
+    if (input.url !== undefined) parseWebhookUrl(input.url, urlCheck.allowInsecure);
+    assertHeadersFollowUrl({
+      storedUrl: stored.url,
+      nextUrl: input.url,
+      storedHeaders: stored.headerNames.length > 0,
+      headersGiven: input.headers !== undefined,
+      field: 'headers',
+      urlField: 'url',
+    });
     const url = input.url === undefined ? undefined : await checkWebhookUrl(input.url, urlCheck);
     const updated = await inboundDomains.update(db, tenantId, domain, {
       url,
