@@ -10,7 +10,8 @@ import { type Page, pageAfter, toPage } from './cursor';
 
 /**
  * Webhook deliveries (services/webhook-dispatcher): one row per HTTP request body and target,
- * every attempt recorded beside it. The table is the retry schedule: the dispatcher claims due
+ * every attempt recorded beside it; a replay's row shares its original's body (`body_of`, read
+ * by the claim) instead of copying it. The table is the retry schedule: the dispatcher claims due
  * rows (`next_attempt_at <= now()`, not leased, FOR UPDATE SKIP LOCKED), which sets a lease
  * (`leased_until`, a column no index names: the claim is a HOT update, migration 0024), and
  * records the outcome with the next due time and the lease cleared, so a dispatcher that is

@@ -243,7 +243,12 @@ describe('webhookHeadersSchema: the one rule in every webhook kind', () => {
 
   it('describes the rule in the JSON Schema side (OpenAPI) and leaves an omitted set omitted', () => {
     expect(webhookHeadersSchema().description).toMatch(/at most 50; names are HTTP tokens/);
-    expect(webhookHeadersSchema().description).toContain('transfer-encoding');
+    expect(webhookHeadersSchema().description).toContain('; reserved: content-type, content-length, ');
     expect(z.object({ h: webhookHeadersSchema().optional() }).parse({})).toEqual({});
+    // The field is `headers` unless named; the issue is zod's custom one, at the field's path.
+    const r = z.object({ h: webhookHeadersSchema() }).safeParse({ h: { Host: 'x' } });
+    expect(r.error?.issues).toEqual([
+      { code: 'custom', path: ['h'], message: 'headers.Host cannot be set: the service sets this header' },
+    ]);
   });
 });

@@ -111,7 +111,8 @@ export function webhookHeadersSchema(field = 'headers') {
         ctx.addIssue({ code: 'custom', message: r.error });
         return z.NEVER;
       },
-      z.record(z.string(), { invalid_type_error: WebhookHeaderText.invalid(field) }),
+      // Only ever sees what the check returned: the JSON Schema side of the rule.
+      z.record(z.string()),
     )
     .describe(
       `Custom request headers sent verbatim: at most ${WEBHOOK_HEADERS_MAX}; names are HTTP tokens (at most ${WEBHOOK_HEADER_NAME_MAX} characters, each once); values printable ASCII without control characters (at most ${WEBHOOK_HEADER_VALUE_MAX} characters); reserved: ${RESERVED_WEBHOOK_HEADERS.join(', ')}.`,
