@@ -136,6 +136,25 @@ const api = (a: Account) => ({
       .send(body),
 });
 
+/** A basic IMAP mailer of `a` whose incoming webhook is `<a.path>-mailer`, with `headers` stored as given. */
+async function imapMailer(a: Account, headers: Record<string, string>): Promise<string> {
+  const mailerId = newId(IdPrefix.basicImap);
+  await mailers.create(ctx.db, a.tenantId, {
+    id: mailerId,
+    configType: 'basic_imap',
+    connectionType: 'basic',
+    name: 'imap',
+    email: 'a@example.com',
+    config: { host: 'imap.example.com', port: 993, username: 'u', secure: 'SSL' },
+    sealedSecret: ctx.sealer.seal('pw'),
+    webhook: {
+      info: { url: receiver.url(`${a.path}-mailer`), method: 'POST', headers_present: Object.keys(headers) },
+      sealedHeaders: ctx.sealer.seal(JSON.stringify(headers)),
+    },
+  });
+  return mailerId;
+}
+
 const bodies = (path: string) => receiver.to(path).map((r) => r.json as EmailEvent[]);
 const allEvents = (path: string) => bodies(path).flat();
 
@@ -305,20 +324,7 @@ it('filters by the subscription toggles; imap_error never applies; SMTP-only MAI
 it('MAILER_DEACTIVATED of an IMAP config goes to that mailer’s own webhook as a single object', async () => {
   expect(IMAP_CAPABLE_CONFIG_TYPES).toContain('basic_imap');
   const a = await account({ delivery: true });
-  const mailerId = newId(IdPrefix.basicImap);
-  await mailers.create(ctx.db, a.tenantId, {
-    id: mailerId,
-    configType: 'basic_imap',
-    connectionType: 'basic',
-    name: 'imap',
-    email: 'a@example.com',
-    config: { host: 'imap.example.com', port: 993, username: 'u', secure: 'SSL' },
-    sealedSecret: ctx.sealer.seal('pw'),
-    webhook: {
-      info: { url: receiver.url(`${a.path}-mailer`), method: 'POST', headers_present: ['X-Mailer-Auth'] },
-      sealedHeaders: ctx.sealer.seal(JSON.stringify({ 'X-Mailer-Auth': 'mailer-secret' })),
-    },
-  });
+  const mailerId = await imapMailer(a, { 'X-Mailer-Auth': 'mailer-secret' });
   await deactivateMailer(ctx.db, a.tenantId, mailerId, 'provider_auth_error');
   await eventually(() => receiver.to(`${a.path}-mailer`).length === 1, 'mailer webhook called');
   const [req] = receiver.to(`${a.path}-mailer`);
@@ -592,20 +598,7 @@ it('headers stored before the header rule (Transfer-Encoding, a \\x01 value) mak
   await publishEmailEvent(ctx.bus, a.tenantId, emailEvent('MAIL_DELIVERED', at(1)));
   // An IMAP mailer's webhook with a control character in a value (every attempt used to throw
   // before anything was recorded).
-  const mailerId = newId(IdPrefix.basicImap);
-  await mailers.create(ctx.db, a.tenantId, {
-    id: mailerId,
-    configType: 'basic_imap',
-    connectionType: 'basic',
-    name: 'imap',
-    email: 'a@example.com',
-    config: { host: 'imap.example.com', port: 993, username: 'u', secure: 'SSL' },
-    sealedSecret: ctx.sealer.seal('pw'),
-    webhook: {
-      info: { url: receiver.url(`${a.path}-mailer`), method: 'POST', headers_present: ['X-Bad'] },
-      sealedHeaders: ctx.sealer.seal(JSON.stringify({ 'X-Bad': 'a\u0001b' })),
-    },
-  });
+  const mailerId = await imapMailer(a, { 'X-Bad': 'a\u0001b' });
   await deactivateMailer(ctx.db, a.tenantId, mailerId, 'provider_auth_error');
 
   const dropped = await eventually(async () => {

@@ -8,64 +8,26 @@
  */
 import { randomBytes } from 'node:crypto';
 import { WebhookErrorText } from '@mailyard/contracts';
-import { buildGatewayApp } from '@mailyard/gateway';
-import {
-  type RunningService,
-  type ServiceContext,
-  closeContext,
-  configFrom,
-  createLogger,
-  openContext,
-} from '@mailyard/platform';
 import { createTenant, insertDeliveries } from '@mailyard/store';
-import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
-import { type SharedStores, createSharedStores } from '@mailyard/testkit/stores';
 import { eventually } from '@mailyard/testkit/webhooks';
-import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
 import request from 'supertest';
+import { useDispatcherStack } from './support/dispatcher-stack';
 
 jest.setTimeout(120_000);
 
 const LIMIT = 12;
 const WINDOW_S = 3600;
 
-let stores: SharedStores;
-let receiver: WebhookReceiver;
-let ctx: ServiceContext;
-let dispatcher: RunningService;
-let app: ReturnType<typeof buildGatewayApp>;
-
-beforeAll(async () => {
-  stores = await createSharedStores('servers');
-  receiver = await startWebhookReceiver();
-  const config = configFrom({
-    ...stores.env,
-    LOG_LEVEL: 'error',
-    API_KEY_CACHE_MS: '0',
-    WEBHOOK_ALLOW_INSECURE: '1',
-    WEBHOOK_POLL_MS: '100',
-    WEBHOOK_TIMEOUT_MS: '10000',
-    WEBHOOK_REPLAY_LIMIT: String(LIMIT),
-    WEBHOOK_REPLAY_WINDOW_SECONDS: String(WINDOW_S),
-  });
-  ctx = await openContext(
-    config,
-    createLogger('webhooks-replay-test', process.env.TEST_LOG_LEVEL ?? 'error'),
-  );
-  dispatcher = await startDispatcher(ctx);
-  app = buildGatewayApp(ctx);
-});
-
-afterAll(async () => {
-  await dispatcher?.stop();
-  if (ctx) await closeContext(ctx);
-  await receiver?.close();
-  await stores?.drop();
+const stack = useDispatcherStack('webhooks-replay-test', {
+  WEBHOOK_POLL_MS: '100',
+  WEBHOOK_REPLAY_LIMIT: String(LIMIT),
+  WEBHOOK_REPLAY_WINDOW_SECONDS: String(WINDOW_S),
 });
 
 let seq = 0;
 /** A tenant with an EMAIL_EVENT webhook at its own path, and one stored delivery of `body` to it. */
 async function deliveryOf(body: string) {
+  const { ctx, app, receiver } = stack;
   const t = await createTenant(ctx.db, { name: `replay-${++seq}`, tier: 'enterprise' });
   const path = `/replay-${seq}`;
   const as = (key: string) => ({ Authorization: `Bearer ${key}` });
@@ -96,11 +58,12 @@ async function deliveryOf(body: string) {
 
 const tableBytes = async () =>
   Number(
-    (await ctx.db.query<{ n: string }>("SELECT pg_total_relation_size('webhook_deliveries') AS n")).rows[0]!
-      .n,
+    (await stack.ctx.db.query<{ n: string }>("SELECT pg_total_relation_size('webhook_deliveries') AS n"))
+      .rows[0]!.n,
   );
 
 it('many replays of a large delivery share its stored body: the table does not grow with them', async () => {
+  const { ctx, app, receiver } = stack;
   // 2 MB that does not compress (TOAST would otherwise hide copies).
   const body = JSON.stringify([
     { event: 'MAIL_DELIVERED', details: { blob: randomBytes(1_500_000).toString('base64') } },
@@ -157,6 +120,7 @@ it('many replays of a large delivery share its stored body: the table does not g
 });
 
 it('replays of one delivery are limited per window (its replays count too): 429 with the envelope and Retry-After', async () => {
+  const { ctx } = stack;
   const d = await deliveryOf('[{"event":"MAIL_DELIVERED","details":{}}]');
   const other = await deliveryOf('[{"event":"MAIL_DELIVERED","details":{"n":2}}]');
   // Replay until refused; a fixed window may start anew once in between, so at most 2 x LIMIT pass.

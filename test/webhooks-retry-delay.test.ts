@@ -10,55 +10,23 @@
  * A worker that retried at once (or ignored next_attempt_at) would show gaps of one poll (50 ms).
  */
 import { IdPrefix, WEBHOOK_EVENT_TOGGLES, newId } from '@mailyard/contracts';
-import {
-  type RunningService,
-  type ServiceContext,
-  closeContext,
-  configFrom,
-  createLogger,
-  openContext,
-} from '@mailyard/platform';
 import { createTenant, webhookDeliveries, webhooks } from '@mailyard/store';
-import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
-import { type SharedStores, createSharedStores } from '@mailyard/testkit/stores';
 import { at, emailEvent, eventually, publishEmailEvent } from '@mailyard/testkit/webhooks';
-import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
 import { JITTER } from '../services/webhook-dispatcher/src/schedule';
+import { useDispatcherStack } from './support/dispatcher-stack';
 
 jest.setTimeout(90_000);
 
 const DELAYS_S = [1, 2];
 
-let stores: SharedStores;
-let receiver: WebhookReceiver;
-let ctx: ServiceContext;
-let dispatcher: RunningService;
-
-beforeAll(async () => {
-  stores = await createSharedStores('servers');
-  receiver = await startWebhookReceiver();
-  const config = configFrom({
-    ...stores.env,
-    LOG_LEVEL: 'error',
-    WEBHOOK_ALLOW_INSECURE: '1',
-    WEBHOOK_BATCH_WAIT_MS: '50',
-    WEBHOOK_RETRY_DELAYS: DELAYS_S.join(','),
-    // Polled far more often than the delays: a worker that did not wait would retry within 50 ms.
-    WEBHOOK_POLL_MS: '50',
-    WEBHOOK_TIMEOUT_MS: '10000',
-  });
-  ctx = await openContext(config, createLogger('webhooks-delay-test', process.env.TEST_LOG_LEVEL ?? 'error'));
-  dispatcher = await startDispatcher(ctx);
-});
-
-afterAll(async () => {
-  await dispatcher?.stop();
-  if (ctx) await closeContext(ctx);
-  await receiver?.close();
-  await stores?.drop();
+const stack = useDispatcherStack('webhooks-delay-test', {
+  WEBHOOK_RETRY_DELAYS: DELAYS_S.join(','),
+  // Polled far more often than the delays: a worker that did not wait would retry within 50 ms.
+  WEBHOOK_POLL_MS: '50',
 });
 
 it('waits at least the (jittered) retry delay before each retry', async () => {
+  const { ctx, receiver } = stack;
   const t = await createTenant(ctx.db, { name: 'delay', tier: 'standard' });
   const path = '/delay';
   await webhooks.create(ctx.db, t.id, {

@@ -10,6 +10,7 @@
 import { WebhookHeaderText } from '@mailyard/contracts';
 import { loadInboundWebhook, loadMailerWebhook, loadWebhookById } from '@mailyard/store';
 import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
+import type { Test } from 'supertest';
 import { useGateway } from './support/harness';
 
 let receiver: WebhookReceiver;
@@ -216,6 +217,18 @@ describe('stored headers follow a URL change only within its origin (embedded)',
   const gw = useGateway('embedded', { WEBHOOK_ALLOW_INSECURE: '1' });
   const needed = T.neededAgain;
 
+  /** Each URL, sent as an update, answers 400 with `error`. */
+  const refusesEach = async (urls: string[], update: (url: string) => Test, error: string) => {
+    for (const url of urls) {
+      const res = await update(url);
+      expect({ url, status: res.status, body: res.body }).toEqual({
+        url,
+        status: 400,
+        body: { success: false, error },
+      });
+    }
+  };
+
   it('tenant webhook: a new port, host or scheme needs `headers` again; a new path keeps them', async () => {
     const t = await gw.newTenant('enterprise');
     const reg = await gw
@@ -233,18 +246,15 @@ describe('stored headers follow a URL change only within its origin (embedded)',
     const stored = () => loadWebhookById(gw.ctx.db, gw.ctx.sealer, t.tenantId, reg.body.webhook_id);
     const update = (body: object) =>
       gw.put('/v1/webhook/update', { event: 'DOMAIN_VERIFICATION', ...body }, t.apiKey);
-    for (const moved of [
-      other.url('/a'), // another port
-      `http://localhost:${receiver.port}/a`, // another host
-      `https://127.0.0.1:${receiver.port}/a`, // another scheme
-    ]) {
-      const res = await update({ webhook_url: moved });
-      expect({ moved, status: res.status, body: res.body }).toEqual({
-        moved,
-        status: 400,
-        body: { success: false, error: needed('headers', 'webhook_url') },
-      });
-    }
+    await refusesEach(
+      [
+        other.url('/a'), // another port
+        `http://localhost:${receiver.port}/a`, // another host
+        `https://127.0.0.1:${receiver.port}/a`, // another scheme
+      ],
+      (webhook_url) => update({ webhook_url }),
+      needed('headers', 'webhook_url'),
+    );
     expect(await stored()).toMatchObject({ url: receiver.url('/a'), headers: { 'X-Auth': 'secret-for-a' } });
     // The same origin: the headers stay.
     await update({ webhook_url: receiver.url('/b?x=1') }).expect(200);
@@ -307,18 +317,11 @@ describe('stored headers follow a URL change only within its origin (embedded)',
     const id = created.body.mailer_id;
     const stored = () => loadMailerWebhook(gw.ctx.db, gw.ctx.sealer, t.tenantId, id);
     const update = (webhook: object) => gw.put('/v1/mailer/imap', { mailer_id: id, webhook }, t.apiKey);
-    for (const url of [
-      'https://evil.example/a',
-      'https://hooks.example.com:8443/a',
-      'http://hooks.example.com/a',
-    ]) {
-      const res = await update({ url });
-      expect({ url, status: res.status, body: res.body }).toEqual({
-        url,
-        status: 400,
-        body: { success: false, error: needed('webhook.headers', 'webhook.url') },
-      });
-    }
+    await refusesEach(
+      ['https://evil.example/a', 'https://hooks.example.com:8443/a', 'http://hooks.example.com/a'],
+      (url) => update({ url }),
+      needed('webhook.headers', 'webhook.url'),
+    );
     expect(await stored()).toEqual({
       url: 'https://hooks.example.com/a',
       method: 'POST',

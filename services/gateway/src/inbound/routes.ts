@@ -17,8 +17,8 @@ import { Router } from 'express';
 import type { z } from 'zod';
 import { tenantOf } from '../auth/api-key-auth';
 import type { GatewayContext } from '../settings';
-import { assertHeadersFollowUrl } from '../webhooks/headers-destination';
-import { checkWebhookUrl, parseWebhookUrl, sealHeaders, urlCheckOptions } from '../webhooks/url-check';
+import { checkUrlUpdate } from '../webhooks/headers-destination';
+import { checkWebhookUrl, sealHeaders, urlCheckOptions } from '../webhooks/url-check';
 
 const body = <T extends z.ZodTypeAny>(schema: T, input: unknown): z.output<T> => {
   const r = parseWebhookBody(schema, input);
@@ -89,16 +89,12 @@ export function inboundRoutes(ctx: GatewayContext): Router {
     const input = body(UpdateInboundDomainSchema, req.body);
     const { tenantId } = tenantOf(res);
     const stored = await requireIncoming(tenantId, domain);
-    if (input.url !== undefined) parseWebhookUrl(input.url, urlCheck.allowInsecure);
-    assertHeadersFollowUrl({
-      storedUrl: stored.url,
-      nextUrl: input.url,
-      storedHeaders: stored.headerNames.length > 0,
-      headersGiven: input.headers !== undefined,
-      field: 'headers',
-      urlField: 'url',
-    });
-    const url = input.url === undefined ? undefined : await checkWebhookUrl(input.url, urlCheck);
+    const url = await checkUrlUpdate(
+      { url: stored.url, headers: stored.headerNames.length > 0 },
+      { url: input.url, headers: input.headers !== undefined },
+      { field: 'headers', urlField: 'url' },
+      urlCheck,
+    );
     const updated = await inboundDomains.update(db, tenantId, domain, {
       url,
       method: input.method,

@@ -7,6 +7,7 @@
  */
 import { WebhookHeaderText, credentialNeededAgain, webhookDestination } from '@mailyard/contracts';
 import { badRequest } from '@mailyard/platform';
+import { type UrlCheckOptions, checkWebhookUrl, parseWebhookUrl } from './url-check';
 
 export interface HeadersDestinationChange {
   /** The URL stored now, and the one the update gives (undefined: the URL does not change). */
@@ -31,4 +32,27 @@ export function assertHeadersFollowUrl(c: HeadersDestinationChange): void {
     given: c.headersGiven,
   });
   if (again) throw badRequest(WebhookHeaderText.neededAgain(c.field, c.urlField));
+}
+
+/**
+ * The URL of an update of a tenant webhook or inbound route, checked in order: a URL that is not
+ * one (400), stored headers that would go to a new origin (400), then the reachability probe
+ * (url-check.ts, 422). Returns the normalized URL, or undefined when the update gives none.
+ */
+export async function checkUrlUpdate(
+  stored: { url: string; headers: boolean },
+  update: { url: string | undefined; headers: boolean },
+  names: { field: string; urlField: string },
+  urlCheck: UrlCheckOptions,
+): Promise<string | undefined> {
+  if (update.url === undefined) return undefined;
+  parseWebhookUrl(update.url, urlCheck.allowInsecure);
+  assertHeadersFollowUrl({
+    storedUrl: stored.url,
+    nextUrl: update.url,
+    storedHeaders: stored.headers,
+    headersGiven: update.headers,
+    ...names,
+  });
+  return checkWebhookUrl(update.url, urlCheck);
 }

@@ -27,9 +27,9 @@ import { tenantOf } from '../auth/api-key-auth';
 import { readPage } from '../paging/read-page';
 import { keyLimit } from '../rate-limit/key-limit';
 import type { GatewayContext } from '../settings';
-import { assertHeadersFollowUrl } from './headers-destination';
+import { checkUrlUpdate } from './headers-destination';
 import { newSigningSecret } from './signing-secret';
-import { checkWebhookUrl, parseWebhookUrl, sealHeaders, urlCheckOptions } from './url-check';
+import { checkWebhookUrl, sealHeaders, urlCheckOptions } from './url-check';
 
 const body = <T extends z.ZodTypeAny>(schema: T, input: unknown): z.output<T> => {
   const r = parseWebhookBody(schema, input);
@@ -94,17 +94,12 @@ export function webhookRoutes(ctx: GatewayContext): Router {
     const tenantId = tenantOf(res).tenantId;
     const stored = await webhooks.get(db, tenantId, input.event);
     if (!stored) throw notFound(WebhookErrorText.webhookNotFound);
-    if (input.webhook_url !== undefined) parseWebhookUrl(input.webhook_url, urlCheck.allowInsecure);
-    assertHeadersFollowUrl({
-      storedUrl: stored.url,
-      nextUrl: input.webhook_url,
-      storedHeaders: stored.headers_present.length > 0,
-      headersGiven: input.headers !== undefined,
-      field: 'headers',
-      urlField: 'webhook_url',
-    });
-    const url =
-      input.webhook_url === undefined ? undefined : await checkWebhookUrl(input.webhook_url, urlCheck);
+    const url = await checkUrlUpdate(
+      { url: stored.url, headers: stored.headers_present.length > 0 },
+      { url: input.webhook_url, headers: input.headers !== undefined },
+      { field: 'headers', urlField: 'webhook_url' },
+      urlCheck,
+    );
     const updated = await webhooks.update(db, tenantId, input.event, {
       url,
       ...(options.events ? { events: options.events } : {}),
