@@ -16,5 +16,7 @@ module.exports = {
     '<rootDir>/services/send/src/render.test.ts',
     '<rootDir>/libs/platform/src/net/address-policy.test.ts',
     '<rootDir>/services/send/src/phishing-budget.test.ts',
+    '<rootDir>/libs/contracts/src/validation/webhook-headers.test.ts',
+    '<rootDir>/libs/contracts/src/validation/credential-destination.test.ts',
   ],
 };
