@@ -10,7 +10,7 @@ import { start as startBackfill } from '@mailyard/imap-backfill';
 import type { RunningService } from '@mailyard/platform';
 import { backfillJobs, createTenant, mailers } from '@mailyard/store';
 import { type Dovecot, type DovecotMessage, startDovecot } from '@mailyard/testkit/peers/dovecot';
-import { listenOnLoopbackAlias } from '@mailyard/testkit/process';
+import { closedLoopbackAddress, listenOnLoopbackAlias } from '@mailyard/testkit/process';
 import { eventually } from '@mailyard/testkit/webhooks';
 import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
 import request from 'supertest';
@@ -397,9 +397,10 @@ describe('failures', () => {
   });
 
   it('transient connection failures retry with back-off, then fail with the reason in the status', async () => {
-    // Nothing listens on 127.0.0.9:993: every connect is refused (transient), BACKFILL_RETRY_MAX=3.
+    // A loopback address whose port 993 was just bound and released: every connect is refused
+    // (transient), BACKFILL_RETRY_MAX=3.
     const id = 'basic_imap_refused';
-    await insertImapMailer(id, '127.0.0.9', '/refused');
+    await insertImapMailer(id, await closedLoopbackAddress(993), '/refused');
     const res = await startJob(h, id, { count: 2 });
     const end = await finished(h, id, res.body.jobId);
     expect(end).toMatchObject({
