@@ -208,10 +208,12 @@ export class LiveSync {
       email: mailer.email,
       service: mailbox.service,
       folder: 'INBOX',
+      maxBytes: this.deps.settings.maxMessageBytes,
     });
     const posted = await imapSync.postNew(this.deps.db, {
       tenantId: mailer.tenantId,
       mailerId: mailer.id,
+      // A message too large to read has no source: its UID (or the listing's Message-ID) names it.
       messageId: messageIdOf(msg.source) || msg.messageId || `uid:${position.validity}:${msg.id}`,
       uidvalidity: position.validity,
       uid: position.lastUid,
