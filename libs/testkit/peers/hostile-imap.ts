@@ -17,8 +17,8 @@
  *   for (with sources on a source FETCH) forever; never the tagged OK.
  * - `endless-untagged`: the requested messages (none after LOGIN), then `* OK` lines forever;
  *   never the tagged OK. Only a deadline stops it (no FETCH to count).
- * - `lie-about-size`: an honest server except that message `uid` is `bytes` long while its
- *   RFC822.SIZE says it is small (a partial FETCH gets what it asked for).
+ * - `big-message`: an honest server whose message `uid` is `bytes` long; its RFC822.SIZE says so,
+ *   or (`lie: true`) says it is small. A partial FETCH gets what it asked for.
  *
  * `on` picks the command: `login` (the answer to LOGIN), `listing` (a UID FETCH without BODY[]:
  * dates and sizes) or `source` (a UID FETCH of BODY[]). The server writes only while the client
@@ -37,7 +37,7 @@ export type HostileImapAttack =
   | { kind: 'unrequested-uids'; on: 'listing' | 'source'; extra: number }
   | { kind: 'endless-fetch'; on: 'listing' | 'source' }
   | { kind: 'endless-untagged'; on: 'login' | 'listing' | 'source' }
-  | { kind: 'lie-about-size'; uid: number; bytes: number };
+  | { kind: 'big-message'; uid: number; bytes: number; lie: boolean };
 
 export interface HostileImapOptions {
   attack: HostileImapAttack;
@@ -75,7 +75,7 @@ export async function startHostileImap(opts: HostileImapOptions): Promise<Hostil
   const sockets = new Set<TLSSocket>();
 
   const message = (uid: number): Buffer => {
-    const big = attack.kind === 'lie-about-size' && attack.uid === uid ? attack.bytes : 0;
+    const big = attack.kind === 'big-message' && attack.uid === uid ? attack.bytes : 0;
     const head = [
       'From: Someone <someone@hostile.test>',
       'To: owner@mailbox.test',
@@ -94,7 +94,7 @@ export async function startHostileImap(opts: HostileImapOptions): Promise<Hostil
   const dateOf = (uid: number) =>
     new Date(Math.floor(now / 1000) * 1000 - (uid % STRAY_UID) * 3_600_000 - 60_000);
   const sizeOf = (uid: number) =>
-    attack.kind === 'lie-about-size' && attack.uid === uid ? 100 : message(uid).length;
+    attack.kind === 'big-message' && attack.lie && attack.uid === uid ? 100 : message(uid).length;
 
   const server = createServer({}, (socket) => {
     accepted++;
