@@ -12,9 +12,9 @@
  * Replicas are LiveSync instances in this process on the real PostgreSQL, RabbitMQ and Redis;
  * posts go through the outbox and the webhook dispatcher to a real HTTP receiver.
  */
-import { LiveSync, backfillSettings, mailboxOpener } from '@mailyard/imap-backfill';
+import type { LiveSync } from '@mailyard/imap-backfill';
 import { OutboxRelay, type RunningService, metricsRegistry } from '@mailyard/platform';
-import { imapSync, mailers } from '@mailyard/store';
+import { imapSync } from '@mailyard/store';
 import { watchMemory } from '@mailyard/testkit/memory-peak';
 import { type Dovecot, startDovecot } from '@mailyard/testkit/peers/dovecot';
 import {
@@ -31,8 +31,10 @@ import {
   appendToInbox,
   createImapMailer,
   eventsTo,
+  insertImapMailer,
   mail,
   startHarness,
+  startLiveSync,
   syncFailures,
 } from './support/imap';
 
@@ -66,17 +68,7 @@ beforeAll(async () => {
   dispatcher = await startDispatcher(h.ctx);
   relay = new OutboxRelay(h.ctx.db, h.ctx.bus, h.ctx.logger, { pollMs: 50, batchSize: 100 });
   relay.start();
-  const settings = backfillSettings(h.config);
-  sync = new LiveSync({
-    db: h.ctx.db,
-    kv: h.ctx.kv,
-    bus: h.ctx.bus,
-    logger: h.ctx.logger,
-    settings,
-    openMailbox: mailboxOpener(h.ctx.db, h.ctx.sealer, settings),
-    scanMs: 200,
-  });
-  sync.start();
+  sync = startLiveSync(h);
   honestId = await createImapMailer(h, '/honest', dovecot.host);
   await eventually(() => imapSync.state(h.ctx.db, honestId), 'the honest watcher to read INBOX');
 });
@@ -94,22 +86,15 @@ afterAll(async () => {
 async function hostileMailer(id: string, attack: HostileImapAttack): Promise<HostileImap> {
   const s = await startHostileImap({ attack, messages: 3 });
   hostiles.push(s);
-  await mailers.create(h.ctx.db, h.tenantId, {
-    id,
-    configType: 'basic_imap',
-    connectionType: 'basic',
-    name: id,
-    email: USER,
-    config: { host: s.host, port: 993, username: USER, secure: 'SSL' },
-    sealedSecret: h.ctx.sealer.seal(PASS),
-    webhook: {
-      info: { url: h.receiver.url(`/${id}`), method: 'POST', headers_present: [] },
-      sealedHeaders: null,
-    },
-  });
+  await insertImapMailer(h, id, s.host);
   // The server's UIDVALIDITY is 7: UIDs 1..3 are new mail to the watcher.
   await imapSync.saveState(h.ctx.db, h.tenantId, id, '7', 0, null);
   return s;
+}
+
+/** Waits until the watcher read UIDs 1..3 of `id` and posted three messages. */
+async function postedAllThree(id: string): Promise<void> {
+  await postedAllThree(id);
 }
 
 /** Ends the watch of a hostile mailer (a disabled mailer is not watched). */
@@ -130,6 +115,18 @@ async function honestStillServed(subject: string): Promise<void> {
   );
 }
 
+/**
+ * A hostile mailer watched until its IMAP_ERROR, while the honest mailbox still gets new mail:
+ * the server, the event's JSON and the peak memory growth meanwhile.
+ */
+async function untilImapError(id: string, attack: HostileImapAttack) {
+  const memory = watchMemory();
+  const evil = await hostileMailer(id, attack);
+  const error = await eventually(() => eventsTo(h, `/${id}`, 'IMAP_ERROR')[0], 'IMAP_ERROR', 60_000);
+  await honestStillServed(`live-during-${id}`);
+  return { evil, json: error.json, peak: memory.stop() };
+}
+
 const posts = (id: string) =>
   eventsTo(h, `/${id}`, 'INCOMING_EMAIL').map(
     (r) => r.json as { success: boolean; details: Record<string, string> },
@@ -141,12 +138,9 @@ const strays = async (): Promise<number> =>
 
 it('a huge literal is refused at its announcement: reconnects with back-off, IMAP_ERROR names the limit, nothing held', async () => {
   const id = 'basic_imap_live_huge';
-  const memory = watchMemory();
-  const evil = await hostileMailer(id, { kind: 'huge-literal', on: 'source', announce: 1_000_000_000 });
-  const error = await eventually(() => eventsTo(h, `/${id}`, 'IMAP_ERROR')[0], 'IMAP_ERROR');
-  await honestStillServed('live-during-huge');
-  const peak = memory.stop();
-  expect(error.json).toMatchObject({
+  const attack = { kind: 'huge-literal', on: 'source', announce: 1_000_000_000 } as const;
+  const { evil, json, peak } = await untilImapError(id, attack);
+  expect(json).toMatchObject({
     event: 'IMAP_ERROR',
     success: false,
     details: {
@@ -167,8 +161,7 @@ it('UIDs nobody asked for are ignored and counted; each requested message is pos
   const id = 'basic_imap_live_unreq';
   const before = await strays();
   const evil = await hostileMailer(id, { kind: 'unrequested-uids', on: 'source', extra: 50 });
-  await eventually(async () => (await imapSync.state(h.ctx.db, id))?.lastUid === 3, 'the read mark at UID 3');
-  await eventually(() => posts(id).length >= 3, 'three posts');
+  await postedAllThree(id);
   await honestStillServed('live-during-unreq');
   expect(
     posts(id)
@@ -204,12 +197,8 @@ it('an endless FETCH of strays is cut by the stray bound: what was asked for is 
 
 it('a listing that never ends is cut by the FETCH deadline every round: IMAP_ERROR names it', async () => {
   const id = 'basic_imap_live_untagged';
-  const memory = watchMemory();
-  const evil = await hostileMailer(id, { kind: 'endless-untagged', on: 'listing' });
-  const error = await eventually(() => eventsTo(h, `/${id}`, 'IMAP_ERROR')[0], 'IMAP_ERROR', 60_000);
-  await honestStillServed('live-during-untagged');
-  const peak = memory.stop();
-  expect(error.json).toMatchObject({
+  const { evil, json, peak } = await untilImapError(id, { kind: 'endless-untagged', on: 'listing' });
+  expect(json).toMatchObject({
     event: 'IMAP_ERROR',
     success: false,
     details: {
@@ -226,8 +215,7 @@ it('a listing that never ends is cut by the FETCH deadline every round: IMAP_ERR
 it('a message over IMAP_MAX_MESSAGE_BYTES is not fetched and is posted once as the error form naming it', async () => {
   const id = 'basic_imap_live_big';
   const evil = await hostileMailer(id, { kind: 'big-message', uid: 2, bytes: 8 * CAP, lie: false });
-  await eventually(async () => (await imapSync.state(h.ctx.db, id))?.lastUid === 3, 'the read mark at UID 3');
-  await eventually(() => posts(id).length >= 3, 'three posts');
+  await postedAllThree(id);
   await honestStillServed('live-during-big');
   const got = posts(id);
   expect(

@@ -18,7 +18,6 @@
  */
 import { JobWorker, type MailboxClient, backfillSettings, mailboxOpener } from '@mailyard/imap-backfill';
 import { type RunningService, metricsRegistry } from '@mailyard/platform';
-import { mailers } from '@mailyard/store';
 import { watchMemory } from '@mailyard/testkit/memory-peak';
 import { type Dovecot, startDovecot } from '@mailyard/testkit/peers/dovecot';
 import {
@@ -38,6 +37,7 @@ import {
   createImapMailer,
   delivered,
   finished,
+  insertImapMailer,
   jobMessages,
   rfc3339,
   startHarness,
@@ -120,23 +120,7 @@ async function hostile(attack: HostileImapAttack, messages = 3): Promise<Hostile
   return s;
 }
 
-/** A mailer row on `host` straight in the store (the gateway's login check is not what is tested). */
-async function insertMailer(id: string, host: string): Promise<string> {
-  await mailers.create(h.ctx.db, h.tenantId, {
-    id,
-    configType: 'basic_imap',
-    connectionType: 'basic',
-    name: id,
-    email: USER,
-    config: { host, port: 993, username: USER, secure: 'SSL' },
-    sealedSecret: h.ctx.sealer.seal(PASS),
-    webhook: {
-      info: { url: h.receiver.url(`/${id}`), method: 'POST', headers_present: [] },
-      sealedHeaders: null,
-    },
-  });
-  return id;
-}
+const insertMailer = (id: string, host: string) => insertImapMailer(h, id, host);
 
 const lastMonth = { window_start: rfc3339(ago(30 * DAY)) };
 
@@ -227,14 +211,27 @@ it('UIDs nobody asked for (listing and source, each requested UID twice) are ign
   expect(subjects(capped)).toEqual(['hostile-1', 'hostile-2']);
 });
 
-it('an endless FETCH of unrequested UIDs is cut by the stray bound: retried per the job rules, then failed; memory flat', async () => {
-  const evil = await hostile({ kind: 'endless-fetch', on: 'source' });
-  const id = await insertMailer('basic_imap_endless', evil.host);
+/**
+ * A job against a server that never ends its FETCH, beside an honest job: the job's end, the
+ * server, the peak memory growth meanwhile; the honest job has completed.
+ */
+async function endlessJob(id: string, attack: HostileImapAttack) {
+  const evil = await hostile(attack);
+  await insertMailer(id, evil.host);
   const memory = watchMemory();
   const honest = await honestJob();
   const job = await start(id, lastMonth);
   const end = await finished(h, id, job, 120_000);
   const peak = memory.stop();
+  await honest();
+  return { evil, job, end, peak };
+}
+
+it('an endless FETCH of unrequested UIDs is cut by the stray bound: retried per the job rules, then failed; memory flat', async () => {
+  const { evil, job, end, peak } = await endlessJob('basic_imap_endless', {
+    kind: 'endless-fetch',
+    on: 'source',
+  });
   expect(end).toMatchObject({
     status: 'failed',
     failedReason: `gave up after 4 attempts: ${evil.host}: FETCH: the server sent more than 1003 responses nobody asked for`,
@@ -246,24 +243,19 @@ it('an endless FETCH of unrequested UIDs is cut by the stray bound: retried per 
   // What was asked for was posted (at least once: no checkpoint covered it); nothing else.
   await delivered(h, job, 3);
   expect(new Set(subjects(job))).toEqual(new Set(['hostile-1', 'hostile-2', 'hostile-3']));
-  await honest();
 });
 
 it('an endless stream of untagged lines (never the tagged OK) is cut by the FETCH deadline: retried, then failed', async () => {
-  const evil = await hostile({ kind: 'endless-untagged', on: 'source' });
-  const id = await insertMailer('basic_imap_untagged', evil.host);
-  const memory = watchMemory();
-  const honest = await honestJob();
-  const job = await start(id, lastMonth);
-  const end = await finished(h, id, job, 120_000);
-  const peak = memory.stop();
+  const { evil, end, peak } = await endlessJob('basic_imap_untagged', {
+    kind: 'endless-untagged',
+    on: 'source',
+  });
   expect(end).toMatchObject({
     status: 'failed',
     failedReason: `gave up after 4 attempts: ${evil.host}: FETCH: no requested message and no end within ${COMMAND_TIMEOUT_MS} ms`,
   });
   expect(evil.attacks()).toBe(4);
   expect(peak).toBeLessThan(MEMORY_SLACK);
-  await honest();
 });
 
 it('messages over IMAP_MAX_MESSAGE_BYTES are not read whole and are posted as the error form naming them', async () => {
