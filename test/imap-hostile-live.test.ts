@@ -94,7 +94,8 @@ async function hostileMailer(id: string, attack: HostileImapAttack): Promise<Hos
 
 /** Waits until the watcher read UIDs 1..3 of `id` and posted three messages. */
 async function postedAllThree(id: string): Promise<void> {
-  await postedAllThree(id);
+  await eventually(async () => (await imapSync.state(h.ctx.db, id))?.lastUid === 3, 'the read mark at UID 3');
+  await eventually(() => posts(id).length >= 3, 'three posts');
 }
 
 /** Ends the watch of a hostile mailer (a disabled mailer is not watched). */
