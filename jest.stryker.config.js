@@ -18,5 +18,7 @@ module.exports = {
     '<rootDir>/libs/platform/src/tracking/link-token.test.ts',
     '<rootDir>/libs/providers/src/oauth/state.test.ts',
     '<rootDir>/services/send/src/phishing-budget.test.ts',
+    '<rootDir>/libs/contracts/src/validation/webhook-headers.test.ts',
+    '<rootDir>/libs/contracts/src/validation/credential-destination.test.ts',
   ],
 };

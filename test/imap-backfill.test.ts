@@ -10,7 +10,7 @@ import { start as startBackfill } from '@mailyard/imap-backfill';
 import type { RunningService } from '@mailyard/platform';
 import { backfillJobs, createTenant, mailers } from '@mailyard/store';
 import { type Dovecot, type DovecotMessage, startDovecot } from '@mailyard/testkit/peers/dovecot';
-import { listenOnLoopbackAlias } from '@mailyard/testkit/process';
+import { closedLoopbackAddress, listenOnLoopbackAlias } from '@mailyard/testkit/process';
 import { eventually } from '@mailyard/testkit/webhooks';
 import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
 import request from 'supertest';
@@ -29,6 +29,7 @@ import {
   delivered,
   eventsTo,
   finished,
+  insertImapMailer,
   jobMessages,
   lifecycle,
   mail,
@@ -88,23 +89,6 @@ async function allOf(job: string, processed: number) {
   const got = await delivered(h, job, processed);
   expect(got).toHaveLength(processed);
   return got;
-}
-
-/** A mailer row straight in the store (for hosts the gateway's verify cannot log in to). */
-async function insertImapMailer(id: string, host: string, hookPath: string): Promise<void> {
-  await mailers.create(h.ctx.db, h.tenantId, {
-    id,
-    configType: 'basic_imap',
-    connectionType: 'basic',
-    name: id,
-    email: USER,
-    config: { host, port: 993, username: USER, secure: 'SSL' },
-    sealedSecret: h.ctx.sealer.seal(PASS),
-    webhook: {
-      info: { url: h.receiver.url(hookPath), method: 'POST', headers_present: [] },
-      sealedHeaders: null,
-    },
-  });
 }
 
 describe('POST /v1/imap/{mailerID}/history', () => {
@@ -279,7 +263,7 @@ describe('eligibility, one active job, abort', () => {
       config: conn,
       sealedSecret: sealed,
     });
-    await insertImapMailer('basic_imap_disabled', dovecot.host, '/disabled');
+    await insertImapMailer(h, 'basic_imap_disabled', dovecot.host, '/disabled');
     await h.ctx.db.query(`UPDATE mailers SET state = 'disabled' WHERE id = 'basic_imap_disabled'`);
     expect((await startJob(h, 'basic_smtp_x1', { count: 1 })).status).toBe(422);
     expect((await startJob(h, 'basic_imap_nohook', { count: 1 })).status).toBe(422);
@@ -311,7 +295,7 @@ describe('eligibility, one active job, abort', () => {
     const silent: Server = createServer((s) => sockets.push(s));
     const host = await listenOnLoopbackAlias(silent, 993);
     const stuck = 'basic_imap_stuck';
-    await insertImapMailer(stuck, host, '/stuck');
+    await insertImapMailer(h, stuck, host, '/stuck');
     try {
       const results = await Promise.all(Array.from({ length: 6 }, () => startJob(h, stuck, { count: 3 })));
       const ok = results.filter((r) => r.status === 200);
@@ -346,7 +330,7 @@ describe('eligibility, one active job, abort', () => {
   });
 
   it('the database decides a start race the Redis lock cannot see: one active job per mailer', async () => {
-    await insertImapMailer('basic_imap_race', dovecot.host, '/race');
+    await insertImapMailer(h, 'basic_imap_race', dovecot.host, '/race');
     const plan = {
       participant: null,
       windowStart: null,
@@ -397,9 +381,10 @@ describe('failures', () => {
   });
 
   it('transient connection failures retry with back-off, then fail with the reason in the status', async () => {
-    // Nothing listens on 127.0.0.9:993: every connect is refused (transient), BACKFILL_RETRY_MAX=3.
+    // A loopback address whose port 993 was just bound and released: every connect is refused
+    // (transient), BACKFILL_RETRY_MAX=3.
     const id = 'basic_imap_refused';
-    await insertImapMailer(id, '127.0.0.9', '/refused');
+    await insertImapMailer(h, id, await closedLoopbackAddress(993), '/refused');
     const res = await startJob(h, id, { count: 2 });
     const end = await finished(h, id, res.body.jobId);
     expect(end).toMatchObject({

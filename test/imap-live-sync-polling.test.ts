@@ -6,7 +6,7 @@
  * RabbitMQ and Redis. The poll interval is far shorter than the lease here, so each arrival is
  * the poll's, not a lease-driven reconnect's.
  */
-import { LiveSync, backfillSettings, mailboxOpener } from '@mailyard/imap-backfill';
+import { type LiveSync, backfillSettings } from '@mailyard/imap-backfill';
 import { OutboxRelay, type RunningService } from '@mailyard/platform';
 import { type Dovecot, NO_IDLE_CAPABILITY, startDovecot } from '@mailyard/testkit/peers/dovecot';
 import { eventually } from '@mailyard/testkit/webhooks';
@@ -22,6 +22,7 @@ import {
   mail,
   readUpTo,
   startHarness,
+  startLiveSync,
   syncFailures,
 } from './support/imap';
 
@@ -87,18 +88,8 @@ it('without IDLE on the server, new INBOX mail arrives by polling, once each', a
   expect(caps).not.toContain('IDLE');
 
   const id = await createImapMailer(h, '/poll', dovecot.host);
-  const settings = backfillSettings(h.config);
-  expect(settings.syncPollMs).toBe(500);
-  sync = new LiveSync({
-    db: h.ctx.db,
-    kv: h.ctx.kv,
-    bus: h.ctx.bus,
-    logger: h.ctx.logger,
-    settings,
-    openMailbox: mailboxOpener(h.ctx.db, h.ctx.sealer, settings),
-    scanMs: 200,
-  });
-  sync.start();
+  expect(backfillSettings(h.config).syncPollMs).toBe(500);
+  sync = startLiveSync(h);
   // Mail appended before the first read of INBOX is existing mail (the backfill's): wait for it.
   await eventually(() => readUpTo(h, id), 'the watcher to read INBOX');
 

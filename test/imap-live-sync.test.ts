@@ -6,7 +6,7 @@
  * spawned imap-backfill process, on the real PostgreSQL, RabbitMQ and Redis; posts go through
  * the outbox and the webhook dispatcher to a real HTTP receiver.
  */
-import { type BackfillSettings, LiveSync, backfillSettings, mailboxOpener } from '@mailyard/imap-backfill';
+import type { BackfillSettings, LiveSync } from '@mailyard/imap-backfill';
 import { OutboxRelay, type RunningService } from '@mailyard/platform';
 import { type Dovecot, startDovecot } from '@mailyard/testkit/peers/dovecot';
 import { type Spawned, spawnTs, startOnFreePort } from '@mailyard/testkit/process';
@@ -22,6 +22,7 @@ import {
   mail,
   readUpTo as readInboxUpTo,
   startHarness,
+  startLiveSync,
   syncFailures,
 } from './support/imap';
 
@@ -63,17 +64,7 @@ afterAll(async () => {
 
 /** A live sync replica in this process, re-reading the mailers to watch every 200 ms. */
 function replica(over: Partial<BackfillSettings> = {}): LiveSync {
-  const settings = { ...backfillSettings(h.config), ...over };
-  const r = new LiveSync({
-    db: h.ctx.db,
-    kv: h.ctx.kv,
-    bus: h.ctx.bus,
-    logger: h.ctx.logger,
-    settings,
-    openMailbox: mailboxOpener(h.ctx.db, h.ctx.sealer, settings),
-    scanMs: 200,
-  });
-  r.start();
+  const r = startLiveSync(h, over);
   replicas.push(r);
   return r;
 }

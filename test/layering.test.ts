@@ -7,6 +7,9 @@
  *    service), and libs never import a service.
  * 3. Every outbox row is written by the one writer: `INSERT INTO outbox` appears only in
  *    libs/platform/src/outbox/outbox.ts.
+ * 4. Every connection to a tenant's IMAP server is made by libs/providers imap/connection.ts
+ *    (the guarded connect, parser limits, deadlines: docs/backfill.md "Limits"): product code
+ *    loads imapflow only through libs/providers/src/lazy-sdks.ts (type imports aside).
  * Literals are found with the TypeScript parser, so comments and identifiers never count.
  */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
@@ -82,6 +85,21 @@ function importsOf(file: string): string[] {
   return out;
 }
 
+/** Module specifiers `file` loads as values: type-only imports left out, dynamic imports in. */
+function valueImportsOf(file: string): string[] {
+  const src = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+  const typeOnly = new Set<string>();
+  for (const node of src.statements) {
+    if (!ts.isImportDeclaration(node) || !ts.isStringLiteral(node.moduleSpecifier)) continue;
+    const clause = node.importClause;
+    const named =
+      clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings : null;
+    if (clause?.isTypeOnly || (named && !clause?.name && named.elements.every((e) => e.isTypeOnly)))
+      typeOnly.add(node.moduleSpecifier.text);
+  }
+  return importsOf(file).filter((spec) => !typeOnly.has(spec));
+}
+
 /** The service a module specifier reaches from `file`, if any. */
 function serviceOf(file: string, spec: string): string | null {
   const byName = /^@mailyard\/([^/]+)/.exec(spec)?.[1];
@@ -137,5 +155,14 @@ describe('layering', () => {
     expect(writers.map((f) => relative(ROOT, f))).toEqual([
       join('libs', 'platform', 'src', 'outbox', 'outbox.ts'),
     ]);
+  });
+
+  it('loads imapflow in one place (libs/providers lazy-sdks.ts, for imap/connection.ts): every IMAP connection is bounded', () => {
+    const files = [
+      ...SERVICES.flatMap((s) => sourceFiles(join(ROOT, 'services', s, 'src'))),
+      ...readdirSync(join(ROOT, 'libs')).flatMap((l) => sourceFiles(join(ROOT, 'libs', l, 'src'))),
+    ];
+    const loaders = files.filter((f) => valueImportsOf(f).includes('imapflow'));
+    expect(loaders.map((f) => relative(ROOT, f))).toEqual([join('libs', 'providers', 'src', 'lazy-sdks.ts')]);
   });
 });

@@ -136,6 +136,25 @@ const api = (a: Account) => ({
       .send(body),
 });
 
+/** A basic IMAP mailer of `a` whose incoming webhook is `<a.path>-mailer`, with `headers` stored as given. */
+async function imapMailer(a: Account, headers: Record<string, string>): Promise<string> {
+  const mailerId = newId(IdPrefix.basicImap);
+  await mailers.create(ctx.db, a.tenantId, {
+    id: mailerId,
+    configType: 'basic_imap',
+    connectionType: 'basic',
+    name: 'imap',
+    email: 'a@example.com',
+    config: { host: 'imap.example.com', port: 993, username: 'u', secure: 'SSL' },
+    sealedSecret: ctx.sealer.seal('pw'),
+    webhook: {
+      info: { url: receiver.url(`${a.path}-mailer`), method: 'POST', headers_present: Object.keys(headers) },
+      sealedHeaders: ctx.sealer.seal(JSON.stringify(headers)),
+    },
+  });
+  return mailerId;
+}
+
 const bodies = (path: string) => receiver.to(path).map((r) => r.json as EmailEvent[]);
 const allEvents = (path: string) => bodies(path).flat();
 
@@ -305,20 +324,7 @@ it('filters by the subscription toggles; imap_error never applies; SMTP-only MAI
 it('MAILER_DEACTIVATED of an IMAP config goes to that mailer’s own webhook as a single object', async () => {
   expect(IMAP_CAPABLE_CONFIG_TYPES).toContain('basic_imap');
   const a = await account({ delivery: true });
-  const mailerId = newId(IdPrefix.basicImap);
-  await mailers.create(ctx.db, a.tenantId, {
-    id: mailerId,
-    configType: 'basic_imap',
-    connectionType: 'basic',
-    name: 'imap',
-    email: 'a@example.com',
-    config: { host: 'imap.example.com', port: 993, username: 'u', secure: 'SSL' },
-    sealedSecret: ctx.sealer.seal('pw'),
-    webhook: {
-      info: { url: receiver.url(`${a.path}-mailer`), method: 'POST', headers_present: ['X-Mailer-Auth'] },
-      sealedHeaders: ctx.sealer.seal(JSON.stringify({ 'X-Mailer-Auth': 'mailer-secret' })),
-    },
-  });
+  const mailerId = await imapMailer(a, { 'X-Mailer-Auth': 'mailer-secret' });
   await deactivateMailer(ctx.db, a.tenantId, mailerId, 'provider_auth_error');
   await eventually(() => receiver.to(`${a.path}-mailer`).length === 1, 'mailer webhook called');
   const [req] = receiver.to(`${a.path}-mailer`);
@@ -579,4 +585,70 @@ it('a delivery older than the retry window (the dispatcher was down) is dropped,
   expect(dropped.attempts).toEqual([]);
   expect(dropped.dropped_reason).toMatch(/^older than the retry window/);
   expect(receiver.to(a.path)).toHaveLength(0);
+});
+
+it('headers stored before the header rule (Transfer-Encoding, a \\x01 value) make recorded failed attempts that say why; nothing is sent; fixed, a replay goes out', async () => {
+  // A tenant webhook whose stored headers would have framed a second request.
+  const a = await account({ delivery: true }, { 'X-Ok': '1' });
+  await ctx.db.query('UPDATE webhooks SET header_names = $2, headers_sealed = $3 WHERE id = $1', [
+    a.webhookId,
+    ['Transfer-Encoding'],
+    ctx.sealer.seal(JSON.stringify({ 'Transfer-Encoding': 'chunked' })),
+  ]);
+  await publishEmailEvent(ctx.bus, a.tenantId, emailEvent('MAIL_DELIVERED', at(1)));
+  // An IMAP mailer's webhook with a control character in a value (every attempt used to throw
+  // before anything was recorded).
+  const mailerId = await imapMailer(a, { 'X-Bad': 'a\u0001b' });
+  await deactivateMailer(ctx.db, a.tenantId, mailerId, 'provider_auth_error');
+
+  const dropped = await eventually(async () => {
+    const res = await api(a).get('/v1/webhook/deliveries?status=dropped').expect(200);
+    return res.body.data.length === 2 ? res.body.data : null;
+  }, 'both deliveries dropped after their attempts');
+  const byTarget = Object.fromEntries(
+    dropped.map(
+      (d: { webhook_id: string; attempts: Array<{ status_code: number | null; error: string }> }) => [
+        d.webhook_id,
+        d.attempts,
+      ],
+    ),
+  );
+  expect(byTarget[a.webhookId]).toHaveLength(4); // the first attempt and three retries, all recorded
+  for (const attempt of byTarget[a.webhookId])
+    expect(attempt).toMatchObject({
+      status_code: null,
+      error: 'stored headers refused: headers.Transfer-Encoding cannot be set: the service sets this header',
+    });
+  expect(byTarget[mailerId]).toHaveLength(4);
+  for (const attempt of byTarget[mailerId])
+    expect(attempt).toMatchObject({
+      status_code: null,
+      error:
+        'stored headers refused: headers.X-Bad must be a string of printable ASCII characters without control characters (at most 8192)',
+    });
+  expect(receiver.to(a.path)).toHaveLength(0);
+  expect(receiver.to(`${a.path}-mailer`)).toHaveLength(0);
+
+  // Headers given again under the rule: a replay is delivered with them.
+  await api(a)
+    .put('/v1/webhook/update', { event: 'EMAIL_EVENT', headers: { 'X-Ok': '2' } })
+    .expect(200);
+  const original = dropped.find((d: { webhook_id: string }) => d.webhook_id === a.webhookId);
+  const replay = await api(a).post(`/v1/webhook/deliveries/${original.delivery_id}/replay`).expect(201);
+  await eventually(() => receiver.to(a.path).length === 1, 'replay delivered');
+  const [req] = receiver.to(a.path);
+  expect(req!.headers['webhook-id']).toBe(replay.body.delivery_id);
+  expect(req!.headers['x-ok']).toBe('2');
+  expect(req!.headers['transfer-encoding']).toBeUndefined();
+});
+
+it('a custom User-Agent is sent verbatim in place of ours', async () => {
+  const a = await account({ delivery: true }, { 'User-Agent': 'receiver-allowlist/3' });
+  await publishEmailEvent(ctx.bus, a.tenantId, emailEvent('MAIL_DELIVERED', at(1)));
+  await eventually(() => receiver.to(a.path).length === 1, 'delivered');
+  expect(receiver.to(a.path)[0]!.headers['user-agent']).toBe('receiver-allowlist/3');
+  const b = await account({ delivery: true });
+  await publishEmailEvent(ctx.bus, b.tenantId, emailEvent('MAIL_DELIVERED', at(1)));
+  await eventually(() => receiver.to(b.path).length === 1, 'delivered');
+  expect(receiver.to(b.path)[0]!.headers['user-agent']).toBe('Mailyard-Webhooks/1.0');
 });

@@ -46,6 +46,18 @@ export async function listenOnLoopbackAlias(server: Server, port: number): Promi
   }
 }
 
+/**
+ * A loopback address of its own (as listenOnLoopbackAlias picks them) where `port` is closed: the
+ * port was bound there and released just now, and no test listens on a random address another
+ * picked, so a connection to it is refused (for "the server is unreachable" cases on a fixed port).
+ */
+export async function closedLoopbackAddress(port: number): Promise<string> {
+  const server = createServer();
+  const host = await listenOnLoopbackAlias(server, port);
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return host;
+}
+
 /** The API base URL a started gateway printed in its banner (PORT=0 binds any free port). */
 export function apiUrl(p: Spawned): string {
   const url = /API (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(p.output())?.[1];

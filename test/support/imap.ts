@@ -6,6 +6,7 @@
  */
 import type { BackfillLifecycleEvent } from '@mailyard/contracts';
 import { buildGatewayApp } from '@mailyard/gateway';
+import { type BackfillSettings, LiveSync, backfillSettings, mailboxOpener } from '@mailyard/imap-backfill';
 import {
   type Config,
   type ServiceContext,
@@ -15,7 +16,7 @@ import {
   metricsRegistry,
   openContext,
 } from '@mailyard/platform';
-import { createTenant } from '@mailyard/store';
+import { createTenant, mailers } from '@mailyard/store';
 import type { DovecotMessage } from '@mailyard/testkit/peers/dovecot';
 import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
 import { type Stores, createStores } from '@mailyard/testkit/stores';
@@ -144,6 +145,48 @@ export async function createImapMailer(h: ImapHarness, path: string, host: strin
     });
   expect(res.status).toBe(201);
   return res.body.mailer_id as string;
+}
+
+/**
+ * A basic IMAP mailer row straight in the store, its webhook at `hookPath` (default `/<id>`),
+ * for hosts the gateway's login check cannot or need not log in to.
+ */
+export async function insertImapMailer(
+  h: ImapHarness,
+  id: string,
+  host: string,
+  hookPath = `/${id}`,
+): Promise<string> {
+  await mailers.create(h.ctx.db, h.tenantId, {
+    id,
+    configType: 'basic_imap',
+    connectionType: 'basic',
+    name: id,
+    email: USER,
+    config: { host, port: 993, username: USER, secure: 'SSL' },
+    sealedSecret: h.ctx.sealer.seal(PASS),
+    webhook: {
+      info: { url: h.receiver.url(hookPath), method: 'POST', headers_present: [] },
+      sealedHeaders: null,
+    },
+  });
+  return id;
+}
+
+/** A started live sync replica in this process (the real mailbox clients), re-reading the mailers every 200 ms. */
+export function startLiveSync(h: ImapHarness, over: Partial<BackfillSettings> = {}): LiveSync {
+  const settings = { ...backfillSettings(h.config), ...over };
+  const sync = new LiveSync({
+    db: h.ctx.db,
+    kv: h.ctx.kv,
+    bus: h.ctx.bus,
+    logger: h.ctx.logger,
+    settings,
+    openMailbox: mailboxOpener(h.ctx.db, h.ctx.sealer, settings),
+    scanMs: 200,
+  });
+  sync.start();
+  return sync;
 }
 
 export const startJob = (h: ImapHarness, mailer: string, body: object, base: 'imap' | 'legacy' = 'imap') =>

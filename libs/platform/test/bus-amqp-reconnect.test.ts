@@ -8,12 +8,22 @@ import { openAmqpBus } from '../src/bus/amqp';
 import { envelope } from '../src/bus/envelope';
 import type { Bus, Consumer, Delivery } from '../src/bus/types';
 import { createLogger } from '../src/logger/logger';
-import { sleep, waitFor } from './bus.contract';
+import { waitFor } from './bus.contract';
+import { captureLogger } from './capture-logger';
 import { closeVhostConnections, restartBroker } from './rabbit-admin';
 
 const logger = createLogger('bus-reconnect-test', process.env.TEST_LOG_LEVEL ?? 'error');
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 const options = { publishTimeoutMs: 90_000, reconnectMaxMs: 2_000 };
+
+/**
+ * The publisher's warnings, counted: each failed reconnect attempt is one (the restart test
+ * waits for two of them while its publishes wait, rather than for a fixed time).
+ */
+let reconnectFailures = 0;
+const publisherLogger = captureLogger((line) => {
+  if (line.includes('AMQP reconnect failed')) reconnectFailures++;
+}, 'warn');
 
 let vhost: TestVhost;
 let publisher: Bus;
@@ -23,7 +33,7 @@ const consumers: Consumer[] = [];
 beforeAll(async () => {
   vhost = createTestVhost();
   // Two connections, as two services would have.
-  publisher = await openAmqpBus(vhost.url, logger, { ...options, connectionName: 'test-publisher' });
+  publisher = await openAmqpBus(vhost.url, publisherLogger, { ...options, connectionName: 'test-publisher' });
   consumerBus = await openAmqpBus(vhost.url, logger, { ...options, connectionName: 'test-consumer' });
 });
 
@@ -45,7 +55,15 @@ async function collect(queue: string, routingKey: string) {
     },
   );
   consumers.push(consumer);
-  return { seen, deliveries, consumer, has: (ns: number[]) => ns.every((n) => seen.includes(n)) };
+  return {
+    seen,
+    deliveries,
+    consumer,
+    has: (ns: number[]) => {
+      const got = new Set(seen);
+      return ns.every((n) => got.has(n));
+    },
+  };
 }
 
 const isDisconnected = (bus: Bus) =>
@@ -75,23 +93,36 @@ it('a publish in flight when the connection drops rejects or is delivered, never
   const q = await collect(uniqueName('q'), key);
   const outcomes: Promise<{ n: number; ok: boolean }>[] = [];
   let n = 0;
+  let lost: () => void = () => {};
+  const loss = new Promise<void>((resolve) => {
+    lost = resolve;
+  });
+  let lossLanded = false;
   const burst = (async () => {
-    // Keep publishing, unawaited, across the connection loss.
-    for (let round = 0; round < 150; round++) {
+    // Keep publishing, unawaited, across the connection loss: rounds of 20, each round once the
+    // one before it settled (so there are publishes in flight at any moment) or the loss was
+    // made, until 10 rounds went out after the loss.
+    let previous: Promise<unknown> = Promise.resolve();
+    for (let afterLoss = 0; afterLoss < 10; afterLoss += lossLanded ? 1 : 0) {
+      const round: Promise<{ n: number; ok: boolean }>[] = [];
       for (let i = 0; i < 20; i++) {
         const id = ++n;
-        outcomes.push(
+        round.push(
           publish(key, id).then(
             () => ({ n: id, ok: true }),
             () => ({ n: id, ok: false }),
           ),
         );
       }
-      await sleep(5);
+      outcomes.push(...round);
+      await Promise.race([previous, loss]);
+      previous = Promise.all(round);
     }
   })();
   await waitFor(() => q.seen.length > 0, 'the first messages');
   await closeVhostConnections(vhost.name);
+  lossLanded = true;
+  lost();
   await burst;
   const results = await Promise.all(outcomes);
   const confirmed = results.filter((r) => r.ok).map((r) => r.n);
@@ -128,8 +159,10 @@ it('survives a broker restart: waiting publishes go through, queued durable mess
     void Promise.race(pending).finally(() => {
       settledWhileDown = true;
     });
-    await sleep(1_000);
-    // Nothing can be confirmed while the broker is down: the publishes are still waiting.
+    // Nothing can be confirmed while the broker is down: the publishes are still waiting after
+    // the publisher tried to reconnect twice more.
+    const failures = reconnectFailures;
+    await waitFor(() => reconnectFailures >= failures + 2, 'two failed reconnect attempts', 30_000);
     expect(settledWhileDown).toBe(false);
   });
   await during;

@@ -1,14 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { Writable } from 'node:stream';
 import { Exchange } from '@mailyard/contracts';
 import { type TestVhost, createTestVhost, uniqueName } from '@mailyard/testkit/servers';
 import amqp from 'amqplib';
-import winston from 'winston';
 import { openAmqpBus, safeUrl } from '../src/bus/amqp';
 import { envelope } from '../src/bus/envelope';
 import type { Bus, Consumer } from '../src/bus/types';
 import { createLogger } from '../src/logger/logger';
 import { describeBusContract, waitFor } from './bus.contract';
+import { captureLogger } from './capture-logger';
 
 const logger = createLogger('bus-amqp-test', process.env.TEST_LOG_LEVEL ?? 'error');
 let vhost: TestVhost;
@@ -138,32 +137,20 @@ describe('AMQP bus specifics', () => {
     await bus.publish(Exchange.events, key, envelope('x', { n: 1 }));
     await waitFor(() => seen.includes(1), 'the first message');
     await ch.deleteQueue(queue);
-    // Messages published before the queue is back are unroutable; keep publishing until one lands.
+    // Messages published before the queue is back are unroutable; keep publishing (one per poll)
+    // until one lands.
     let n = 1;
     await waitFor(async () => {
+      if (seen.length > 1) return true;
       await bus.publish(Exchange.events, key, envelope('x', { n: ++n }));
-      await new Promise((r) => setTimeout(r, 100));
-      return seen.length > 1;
+      return false;
     }, 'a delivery after the queue was re-declared');
     await bus.check();
   });
 
   it('never logs the password and says where it could not connect', async () => {
     const lines: string[] = [];
-    const capture = winston.createLogger({
-      level: 'debug',
-      format: winston.format.json(),
-      transports: [
-        new winston.transports.Stream({
-          stream: new Writable({
-            write(chunk, _enc, cb) {
-              lines.push(String(chunk));
-              cb();
-            },
-          }),
-        }),
-      ],
-    });
+    const capture = captureLogger((line) => lines.push(line));
     const good = await openAmqpBus(vhost.url, capture);
     await good.close();
     expect(lines.join('\n')).toContain('guest:***@127.0.0.1');

@@ -1,8 +1,11 @@
 /**
  * The behaviour every Bus implementation must have (DESIGN.md "Bus"). Run by
  * bus-memory.test.ts and bus-amqp.test.ts. Timing assertions are lower bounds only; nothing must
- * happen within a time. "Nothing else arrived" is proven by an end marker published last that
- * did arrive (a queue delivers in publish order), not by a pause.
+ * happen within a time, and no test sleeps. "Nothing else arrived" is proven by an end marker
+ * published last that did arrive (a queue delivers in publish order), "no retry is still on its
+ * way" by markers sent through the queue's delay queues after the consumer settled (a delay
+ * queue lets messages out in the order they went in), "cancel()/close() did not return early" by
+ * a message that travelled through the broker while they were waiting.
  */
 import { type BusEnvelope, Exchange, type ExchangeName } from '@mailyard/contracts';
 import { uniqueName } from '@mailyard/testkit/servers';
@@ -11,8 +14,6 @@ import { type Binding, type Bus, type Consumer, type Delivery, PermanentError } 
 import { currentTrace } from '../src/trace/context';
 
 type Payload = { n: number; tag?: string; nested?: { list: number[] } };
-
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Polls `cond` until true; fails with `what` after `timeoutMs` (a liveness guard, not a timing assertion). */
 export async function waitFor(
@@ -23,7 +24,7 @@ export async function waitFor(
   const deadline = Date.now() + timeoutMs;
   while (!(await cond())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
+    await new Promise<void>((r) => setTimeout(r, 20));
   }
 }
 
@@ -34,13 +35,6 @@ export function deferred<T = void>() {
   });
   return { promise, resolve };
 }
-
-/**
- * Time to wait before concluding that a retry did not happen: used only where no later message
- * can prove it (a redelivery comes after a delay of its own). A slow machine cannot make these
- * checks fail; they can only miss a very late extra delivery.
- */
-const QUIET_MS = 400;
 
 /** Payload `n` of the end marker: published last, its arrival proves what came before has. */
 const END = -1;
@@ -89,13 +83,40 @@ export function describeBusContract(name: string, factory: () => Promise<Bus>): 
       };
     }
 
+    const ends = (q: { received: Delivery<Payload>[] }) =>
+      q.received.filter((d) => d.envelope.payload.n === END).length;
+
     /**
      * Publishes the end marker to `key` (which must route to `q`) and waits until `q` has it:
      * every message published before it that was routed to `q` has then been received.
      */
     async function untilEnd(q: { received: Delivery<Payload>[] }, exchange: ExchangeName, key: string) {
+      const before = ends(q);
       await bus.publish(exchange, key, env(END));
-      await waitFor(() => q.received.some((d) => d.envelope.payload.n === END), `end marker via ${key}`);
+      await waitFor(() => ends(q) > before, `end marker via ${key}`);
+    }
+
+    /**
+     * What reached `queue` after its consumer `q` settled everything it was given: cancels `q`
+     * (cancel waits for the handlers and for the retries or parkings they caused to be written),
+     * starts a plain consumer on the queue and sends an end marker through the queue's delay
+     * queue of each of `delaysMs` (and of 0). A delayed message leaves its delay queue in the
+     * order it went in, so a retry scheduled before the cancel arrives before the marker of its
+     * delay; once every marker is in, nothing else is on its way. Returns the payload numbers the
+     * plain consumer got besides the markers.
+     */
+    async function afterSettled(
+      q: { consumer: Consumer },
+      queue: string,
+      bindings: Binding[],
+      delaysMs: number[],
+    ): Promise<number[]> {
+      await q.consumer.cancel();
+      const rest = await collect(queue, bindings);
+      const markers = [...new Set([0, ...delaysMs])];
+      for (const ms of markers) await bus.publishDelayed(queue, env(END), ms);
+      await waitFor(() => ends(rest) === markers.length, 'the end marker of every delay');
+      return rest.ns();
     }
 
     it('routes by topic pattern: `*` matches one word, `#` zero or more', async () => {
@@ -232,17 +253,15 @@ export function describeBusContract(name: string, factory: () => Promise<Bus>): 
 
     it('retries a failing handler after the retry delays, counting failures, then acks', async () => {
       const queue = queueName('q');
-      const q = await collect(
-        queue,
-        [{ exchange: Exchange.events, routingKey: `${ns}.retry` }],
-        { retryDelaysMs: [50, 150, 150] },
-        (d) => {
-          if (d.failures < 2) throw new Error(`attempt ${d.failures + 1} failed`);
-        },
-      );
+      const bindings = [{ exchange: Exchange.events, routingKey: `${ns}.retry` }];
+      const retryDelaysMs = [50, 150, 150];
+      const q = await collect(queue, bindings, { retryDelaysMs }, (d) => {
+        if (d.failures < 2) throw new Error(`attempt ${d.failures + 1} failed`);
+      });
       await bus.publish(Exchange.events, `${ns}.retry`, env(1));
       await waitFor(() => q.received.length === 3, 'three attempts');
-      await sleep(QUIET_MS);
+      // The third attempt succeeded: no fourth is on its way.
+      expect(await afterSettled(q, queue, bindings, retryDelaysMs)).toEqual([]);
       expect(q.received.map((d) => d.failures)).toEqual([0, 1, 2]);
       for (const d of q.received) {
         expect(d.envelope.payload.n).toBe(1);
@@ -257,19 +276,18 @@ export function describeBusContract(name: string, factory: () => Promise<Bus>): 
 
     it('parks a message with the reason once the retries are used up', async () => {
       const queue = queueName('q');
-      const q = await collect(
-        queue,
-        [{ exchange: Exchange.events, routingKey: `${ns}.fail` }],
-        { retryDelaysMs: [50, 100] },
-        () => {
-          throw new Error('smtp down');
-        },
-      );
+      const bindings = [{ exchange: Exchange.events, routingKey: `${ns}.fail` }];
+      const retryDelaysMs = [50, 100];
+      const q = await collect(queue, bindings, { retryDelaysMs }, () => {
+        throw new Error('smtp down');
+      });
       const message = env(1);
       await bus.publish(Exchange.events, `${ns}.fail`, message);
       await waitFor(async () => (await bus.parked(queue)).length === 1, 'the parked message');
-      await sleep(QUIET_MS);
+      // Parked, and not also retried.
+      expect(await afterSettled(q, queue, bindings, retryDelaysMs)).toEqual([]);
       expect(q.received.map((d) => d.failures)).toEqual([0, 1, 2]);
+      expect(await bus.parked(queue)).toHaveLength(1);
       const [parked] = await bus.parked(queue);
       expect(parked!.envelope).toEqual(JSON.parse(JSON.stringify(message)));
       expect(parked!.reason).toBe('retries exhausted after 3 failures: smtp down');
@@ -278,19 +296,17 @@ export function describeBusContract(name: string, factory: () => Promise<Bus>): 
 
     it('parks at once, without retrying, when the handler throws PermanentError', async () => {
       const queue = queueName('q');
-      const q = await collect(
-        queue,
-        [{ exchange: Exchange.events, routingKey: `${ns}.perm` }],
-        { retryDelaysMs: [50, 50] },
-        () => {
-          throw new PermanentError('recipient address is malformed');
-        },
-      );
+      const bindings = [{ exchange: Exchange.events, routingKey: `${ns}.perm` }];
+      const retryDelaysMs = [50, 50];
+      const q = await collect(queue, bindings, { retryDelaysMs }, () => {
+        throw new PermanentError('recipient address is malformed');
+      });
       const message = env(1);
       await bus.publish(Exchange.events, `${ns}.perm`, message);
       await waitFor(async () => (await bus.parked(queue)).length === 1, 'the parked message');
-      await sleep(QUIET_MS);
+      expect(await afterSettled(q, queue, bindings, retryDelaysMs)).toEqual([]);
       expect(q.received).toHaveLength(1);
+      expect(await bus.parked(queue)).toHaveLength(1);
       const [parked] = await bus.parked(queue);
       expect(parked!.envelope.id).toBe(message.id);
       expect(parked!.reason).toBe('permanent error: recipient address is malformed');
@@ -406,15 +422,18 @@ export function describeBusContract(name: string, factory: () => Promise<Bus>): 
       const cancelling = q.consumer.cancel().then(() => {
         cancelled = true;
       });
-      await sleep(200);
-      expect(cancelled).toBe(false);
-      gate.resolve();
+      // While cancel() waits, the queue is served by a new consumer: a message and an end marker
+      // travel through the broker to it, and cancel() has still not returned.
+      const next = await collect(queue, bindings);
+      await bus.publish(Exchange.events, `${ns}.c`, env(2));
+      await untilEnd(next, Exchange.events, `${ns}.c`);
+      const cancelledEarly = cancelled;
+      gate.resolve(); // before any assertion: a failure must not leave the handler held
       await cancelling;
+      expect(cancelledEarly).toBe(false);
       expect(finished).toBe(true);
 
-      await bus.publish(Exchange.events, `${ns}.c`, env(2));
-      // The first was acked, the second waited in the queue.
-      const next = await collect(queue, bindings);
+      // The first was acked (not redelivered to the new consumer); the second went to the new one.
       await untilEnd(next, Exchange.events, `${ns}.c`);
       expect(next.ns()).toEqual([2]);
       expect(q.ns()).toEqual([1]);
@@ -439,10 +458,22 @@ export function describeBusContract(name: string, factory: () => Promise<Bus>): 
       const closing = bus.close().then(() => {
         closed = true;
       });
-      await sleep(200);
-      expect(closed).toBe(false);
+      // While close() waits, a message makes a round trip through another bus (for AMQP: a new
+      // connection to the same broker), and close() has still not returned.
+      const other = await factory();
+      try {
+        const arrived = deferred();
+        const bindings = [{ exchange: Exchange.events, routingKey: `${ns}.other` }];
+        await other.consume({ queue: queueName('other'), bindings }, async () => arrived.resolve());
+        await other.publish(Exchange.events, `${ns}.other`, env(END));
+        await arrived.promise;
+      } finally {
+        await other.close();
+      }
+      const closedEarly = closed;
       gate.resolve();
       await closing;
+      expect(closedEarly).toBe(false);
       expect(finished).toBe(true);
       await expect(bus.check()).rejects.toThrow(/closed/);
       await expect(bus.publish(Exchange.events, `${ns}.close`, env(2))).rejects.toThrow(/closed/);

@@ -1,7 +1,5 @@
 /** The outbox on the embedded defaults: PGlite (in memory) and the in-process bus. */
-import { Writable } from 'node:stream';
 import { type BusEnvelope, Exchange, type ExchangeName } from '@mailyard/contracts';
-import winston from 'winston';
 import { envelope } from '../src/bus/envelope';
 import { createMemoryBus } from '../src/bus/memory';
 import type { Bus } from '../src/bus/types';
@@ -12,6 +10,7 @@ import { createLogger } from '../src/logger/logger';
 import { enqueueOutbox } from '../src/outbox/outbox';
 import { OutboxRelay } from '../src/outbox/relay';
 import { waitFor } from './bus.contract';
+import { captureLogger } from './capture-logger';
 
 const logger = createLogger('outbox-pglite-test', process.env.TEST_LOG_LEVEL ?? 'error');
 
@@ -119,19 +118,7 @@ describe.each([
 
   it('drops (and logs) a row that can never be published instead of stalling the outbox', async () => {
     const logged: Record<string, unknown>[] = [];
-    const capture = winston.createLogger({
-      format: winston.format.json(),
-      transports: [
-        new winston.transports.Stream({
-          stream: new Writable({
-            write(chunk, _enc, cb) {
-              logged.push(JSON.parse(String(chunk)));
-              cb();
-            },
-          }),
-        }),
-      ],
-    });
+    const capture = captureLogger((line) => logged.push(JSON.parse(line)), 'info');
     const relay = new OutboxRelay(db, bus, capture, { pollMs: 10, batchSize: 10, retentionMs });
     const bad = await db.query<{ id: number }>(
       "INSERT INTO outbox (exchange, routing_key, message) VALUES ('no.such.exchange', 'ob.x', '{}'::jsonb) RETURNING id",
@@ -153,11 +140,14 @@ describe.each([
 
 it('start() polls, notify() wakes it early, stop() returns while it is idle', async () => {
   let polls = 0;
+  let pollsDone = 0;
   const counting: Db = {
     ...db,
     transaction: (fn) => {
       polls++;
-      return db.transaction(fn);
+      return db.transaction(fn).finally(() => {
+        pollsDone++;
+      });
     },
   };
   // A poll interval far beyond the test timeout: only notify() can explain a second poll.
@@ -167,8 +157,8 @@ it('start() polls, notify() wakes it early, stop() returns while it is idle', as
     cleanupEveryMs: 600_000,
   });
   relay.start();
-  await waitFor(() => polls === 1, 'the first (empty) poll');
-  await new Promise((r) => setTimeout(r, 100));
+  // The first (empty) poll has finished: the relay is idle until notified.
+  await waitFor(() => pollsDone === 1, 'the first (empty) poll to finish');
   await enqueueOutbox(db, Exchange.events, 'ob.notified', envelope('t', { n: 1 }));
   expect(polls).toBe(1);
   relay.notify();

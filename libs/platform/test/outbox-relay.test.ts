@@ -21,7 +21,7 @@ import type { Db } from '../src/db/types';
 import { createLogger } from '../src/logger/logger';
 import { enqueueOutbox } from '../src/outbox/outbox';
 import { OutboxRelay } from '../src/outbox/relay';
-import { deferred, sleep, waitFor } from './bus.contract';
+import { deferred, waitFor } from './bus.contract';
 import { restartBroker } from './rabbit-admin';
 
 const logger = createLogger('outbox-relay-test', process.env.TEST_LOG_LEVEL ?? 'error');
@@ -249,19 +249,36 @@ it('resumes after a broker restart while rows are pending; failed batches stay p
   const ns = uniqueName('d');
   const consumed = await collect(ns);
   const before = await writeRows(ns, 500);
-  // A short publish wait makes batches fail (and roll back) while the broker is down.
-  const relay = new OutboxRelay(db, await newBus({ publishTimeoutMs: 500, reconnectMaxMs: 1_000 }), logger, {
-    pollMs: 20,
-    batchSize: 50,
-    maxBackoffMs: 500,
-  });
+  // A short publish wait makes batches fail (and roll back) while the broker is down; the
+  // failed batches are counted.
+  let failedBatches = 0;
+  const counting: Db = {
+    ...db,
+    transaction: (fn) =>
+      db.transaction(fn).catch((err: unknown) => {
+        failedBatches++;
+        throw err;
+      }),
+  };
+  const relay = new OutboxRelay(
+    counting,
+    await newBus({ publishTimeoutMs: 500, reconnectMaxMs: 1_000 }),
+    logger,
+    {
+      pollMs: 20,
+      batchSize: 50,
+      maxBackoffMs: 500,
+    },
+  );
   relay.start();
   await waitFor(() => consumed.ids.length >= 50, 'the first rows');
 
   let during: BusEnvelope[] = [];
   await restartBroker(async () => {
     during = await writeRows(ns, 500);
-    await sleep(2_000);
+    // Two batches taken after these rows were written failed and rolled back: all still pending.
+    const failed = failedBatches;
+    await waitFor(() => failedBatches >= failed + 2, 'two failed batches while the broker is down', 30_000);
     expect(await pendingCount()).toBeGreaterThanOrEqual(500);
   });
 

@@ -7,6 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { eventually } from '@mailyard/testkit/eventually';
 import { REPO_ROOT } from '@mailyard/testkit/process';
 import { type TestDatabase, createTestDatabase } from '@mailyard/testkit/servers';
 import pg from 'pg';
@@ -55,6 +56,12 @@ it('a transaction whose connection is terminated rejects, the process lives and 
   try {
     const { rows } = await admin.query<{ ok: boolean }>('SELECT pg_terminate_backend($1) AS ok', [pid]);
     expect(rows[0]!.ok).toBe(true);
+    // The backend writes its termination notice to the child's socket before it exits: once it
+    // is gone, the notice is there before the 'go' below.
+    await eventually(
+      async () => (await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).rowCount === 0,
+      'the terminated backend to exit',
+    );
   } finally {
     await admin.end();
   }

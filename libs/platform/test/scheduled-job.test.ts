@@ -2,24 +2,39 @@
  * ScheduledJob: one replica per pass through the kv lock, on real Redis (two clients, as two
  * replicas would have) and on the in-process kv (two jobs sharing it).
  */
+import { eventually } from '@mailyard/testkit/eventually';
 import { REDIS_URL, testRedisPrefix } from '@mailyard/testkit/servers';
-import { ScheduledJob, type ScheduledJobOptions } from '../src/jobs/scheduled-job';
+import { type PassOutcome, ScheduledJob, type ScheduledJobOptions } from '../src/jobs/scheduled-job';
 import { type Kv, createMemoryKv } from '../src/kv';
 import { openRedisKv } from '../src/kv/redis';
 import { createLogger } from '../src/logger/logger';
 
 const logger = createLogger('scheduled-job-test', 'error');
 
-async function waitFor(
-  what: string,
-  ok: () => boolean | Promise<boolean>,
-  timeoutMs = 20_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+/** What one replica did with the lock: acquisitions tried (counted when called), refused, extensions that held. */
+interface LockCalls {
+  acquires: number;
+  refused: number;
+  extended: number;
+}
+
+/** `kv` with its lock calls counted. */
+function counted(kv: Kv): { kv: Kv; calls: LockCalls } {
+  const calls: LockCalls = { acquires: 0, refused: 0, extended: 0 };
+  const wrapped: Kv = Object.create(kv);
+  wrapped.acquireLock = (key, ttlMs) => {
+    calls.acquires++;
+    return kv.acquireLock(key, ttlMs).then((token) => {
+      if (token === null) calls.refused++;
+      return token;
+    });
+  };
+  wrapped.extendLock = (key, token, ttlMs) =>
+    kv.extendLock(key, token, ttlMs).then((held) => {
+      if (held) calls.extended++;
+      return held;
+    });
+  return { kv: wrapped, calls };
 }
 
 /** A pass that holds until released, so tests decide when it ends. */
@@ -48,13 +63,7 @@ function describeJob(name: string, replicas: () => { kvs: [Kv, Kv]; close: () =>
 
     beforeAll(async () => {
       ({ kvs, close } = replicas());
-      for (const kv of kvs)
-        await waitFor('the kv', () =>
-          kv.check().then(
-            () => true,
-            () => false,
-          ),
-        );
+      for (const kv of kvs) await eventually(() => kv.check().then(() => true), 'the kv answering');
     });
     afterEach(async () => {
       await Promise.all(jobs.splice(0).map((j) => j.stop()));
@@ -63,14 +72,15 @@ function describeJob(name: string, replicas: () => { kvs: [Kv, Kv]; close: () =>
       await close();
     });
 
-    /** Two replicas of one job (same lock key), each on its own kv client. */
+    /** Two replicas of one job (same lock key), each on its own kv client, their lock calls counted. */
     const pair = (opts: Partial<ScheduledJobOptions> & Pick<ScheduledJobOptions, 'run'>) => {
       const lockKey = `job-${++n}`;
-      const made = kvs.map(
-        (kv) => new ScheduledJob({ name: 'test job', lockKey, intervalMs: 60_000, kv, logger, ...opts }),
+      const replicas = kvs.map(counted);
+      const made = replicas.map(
+        ({ kv }) => new ScheduledJob({ name: 'test job', lockKey, intervalMs: 60_000, kv, logger, ...opts }),
       ) as [ScheduledJob, ScheduledJob];
       jobs.push(...made);
-      return { jobs: made, lockKey };
+      return { jobs: made, lockKey, calls: replicas.map((r) => r.calls) as [LockCalls, LockCalls] };
     };
 
     it('runs a pass on one replica only; the other skips it; the lock is released after', async () => {
@@ -85,7 +95,7 @@ function describeJob(name: string, replicas: () => { kvs: [Kv, Kv]; close: () =>
         },
       });
       const first = a.runOnce();
-      await waitFor('the first pass to start', () => runs === 1);
+      await eventually(() => runs === 1, 'the first pass to start');
       expect(await b.runOnce()).toBe('skipped');
       g.open();
       expect(await first).toBe('ran');
@@ -99,28 +109,58 @@ function describeJob(name: string, replicas: () => { kvs: [Kv, Kv]; close: () =>
       let active = 0;
       let maxActive = 0;
       let passes = 0;
+      let stopping = false;
       const {
         jobs: [a, b],
+        calls,
+        lockKey,
       } = pair({
         intervalMs: 5,
         jitterMs: 5,
         run: async () => {
           active++;
           maxActive = Math.max(maxActive, active);
-          await new Promise((r) => setTimeout(r, 15));
+          // Each pass holds until the other replica has tried to take the lock and was refused
+          // (its own replica does not tick while its pass runs), or until the test stops both.
+          const refused = calls[0].refused + calls[1].refused;
+          await eventually(
+            () => stopping || calls[0].refused + calls[1].refused > refused,
+            'the other replica refused the lock',
+          );
           active--;
           passes++;
         },
       });
       a.start();
       b.start();
-      await waitFor('20 passes', () => passes >= 20);
-      await Promise.all([a.stop(), b.stop()]);
+      await eventually(() => passes >= 20, '20 passes');
+      stopping = true;
+      // Lock attempts of each replica when its stop() returned (the idle one returns at once).
+      const triedAtStop = await Promise.all(
+        [a, b].map((job, i) => job.stop().then(() => calls[i]!.acquires)),
+      );
       expect(maxActive).toBe(1);
       expect(active).toBe(0);
-      const after = passes;
-      await new Promise((r) => setTimeout(r, 100)); // stopped: no pass may start any more
-      expect(passes).toBe(after);
+      expect(calls[0].refused + calls[1].refused).toBeGreaterThanOrEqual(20);
+      // Stopped: no pass may start any more. A tick left behind would be due within
+      // intervalMs + jitterMs (10 ms) of its stop(); a job started now, whose ticks are due later
+      // than that, runs twice, and the stopped replicas have not even tried the lock meanwhile.
+      let clockTicks = 0;
+      const clock = new ScheduledJob({
+        name: 'clock',
+        lockKey: `${lockKey}-clock`,
+        intervalMs: 10,
+        jitterMs: 0,
+        kv: kvs[0],
+        logger,
+        run: async () => {
+          clockTicks++;
+        },
+      });
+      jobs.push(clock);
+      clock.start();
+      await eventually(() => clockTicks >= 2, 'two ticks of a job started after the stop');
+      expect(calls.map((c) => c.acquires)).toEqual(triedAtStop);
     });
 
     it('a failed pass is reported and releases the lock', async () => {
@@ -141,6 +181,7 @@ function describeJob(name: string, replicas: () => { kvs: [Kv, Kv]; close: () =>
       const {
         jobs: [a, b],
         lockKey,
+        calls,
       } = pair({
         lockTtlMs: 300,
         run: async (s) => {
@@ -149,15 +190,19 @@ function describeJob(name: string, replicas: () => { kvs: [Kv, Kv]; close: () =>
         },
       });
       const first = a.runOnce();
-      await waitFor('the pass to start', () => signal !== null);
-      const started = Date.now();
-      while (Date.now() - started < 1_000) {
-        expect(await b.runOnce()).toBe('skipped'); // extended every 100 ms: never free
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await eventually(() => signal !== null, 'the pass to start');
+      // Until the holder has extended the lock four times (every TTL/3: past the TTL of 300 ms),
+      // the other replica keeps asking and is refused every time.
+      const outcomes: PassOutcome[] = [];
+      await eventually(async () => {
+        outcomes.push(await b.runOnce());
+        return calls[0].extended >= 4;
+      }, 'four extensions of the lock');
+      expect(outcomes.length).toBeGreaterThan(0);
+      expect(outcomes.filter((o) => o !== 'skipped')).toEqual([]);
       expect(signal!.aborted).toBe(false);
       await kvs[0].del(lockKey);
-      await waitFor('the lost lock to be signalled', () => signal!.aborted);
+      await eventually(() => signal!.aborted, 'the lost lock to be signalled');
       g.open();
       expect(await first).toBe('ran');
     });
@@ -170,7 +215,7 @@ function describeJob(name: string, replicas: () => { kvs: [Kv, Kv]; close: () =>
       const dead = await kvs[1].acquireLock(lockKey, 300);
       expect(dead).not.toBeNull();
       expect(await a.runOnce()).toBe('skipped');
-      await waitFor('the dead holder’s lock to expire', async () => (await a.runOnce()) === 'ran');
+      await eventually(async () => (await a.runOnce()) === 'ran', 'the dead holder’s lock to expire');
     });
   });
 }

@@ -2,6 +2,7 @@ export * from './oauth/types';
 export * from './api';
 export * from './gmail';
 export * from './graph';
+export * from './imap';
 export * from './settings';
 export {
   oauthAccessTokens,

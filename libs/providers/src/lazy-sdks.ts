@@ -1,5 +1,5 @@
 /**
- * The provider SDKs, loaded on first use rather than at import: googleapis' Gmail API,
+ * The provider SDKs (and imapflow), loaded on first use rather than at import: googleapis' Gmail API,
  * google-auth-library and @azure/msal-node add about 17 MB to the resident memory of a process
  * that has them evaluated, and most deployments (and every process with no OAuth mailer) never
  * call them. Each loader evaluates its module once and shares the promise. In the esbuild
@@ -11,6 +11,7 @@
 let gmailApi: Promise<typeof import('googleapis/build/src/apis/gmail')> | undefined;
 let googleAuth: Promise<typeof import('google-auth-library')> | undefined;
 let msal: Promise<typeof import('@azure/msal-node')> | undefined;
+let imapflow: Promise<typeof import('imapflow')> | undefined;
 
 /** googleapis' Gmail v1 client factory (`gmail({ version: 'v1', ... })`). */
 export const loadGmailApi = () => {
@@ -28,4 +29,10 @@ export const loadGoogleAuth = () => {
 export const loadMsal = () => {
   msal ??= import('@azure/msal-node');
   return msal;
+};
+
+/** imapflow (ImapFlow), for connections to tenants' IMAP servers (imap/connection.ts). */
+export const loadImapFlow = () => {
+  imapflow ??= import('imapflow');
+  return imapflow;
 };

@@ -10,7 +10,8 @@ import { type Page, pageAfter, toPage } from './cursor';
 
 /**
  * Webhook deliveries (services/webhook-dispatcher): one row per HTTP request body and target,
- * every attempt recorded beside it. The table is the retry schedule: the dispatcher claims due
+ * every attempt recorded beside it; a replay's row shares its original's body (`body_of`, read
+ * by the claim) instead of copying it. The table is the retry schedule: the dispatcher claims due
  * rows (`next_attempt_at <= now()`, not leased, FOR UPDATE SKIP LOCKED), which sets a lease
  * (`leased_until`, a column no index names: the claim is a HOT update, migration 0024), and
  * records the outcome with the next due time and the lease cleared, so a dispatcher that is
@@ -174,10 +175,14 @@ export async function claimDueDeliveries(
      ), claimed AS (
        UPDATE webhook_deliveries d SET leased_until = now() + make_interval(secs => $2::double precision / 1000)
         WHERE d.id = ANY(ARRAY(SELECT id FROM picked))
-       RETURNING d.id, d.tenant_id, d.target_kind, d.webhook_id, d.body, d.traceparent, d.extra_headers, d.attempts,
-         d.created_at
+       RETURNING d.id, d.tenant_id, d.target_kind, d.webhook_id, d.body, d.body_of, d.traceparent, d.extra_headers,
+         d.attempts, d.created_at
      )
-     SELECT c.*, t.* FROM claimed c LEFT JOIN LATERAL (
+     SELECT c.id, c.tenant_id, c.target_kind, c.webhook_id, COALESCE(c.body, src.body) AS body, c.traceparent,
+            c.extra_headers, c.attempts, c.created_at, t.*
+       FROM claimed c
+       LEFT JOIN webhook_deliveries src ON src.id = c.body_of
+       LEFT JOIN LATERAL (
          SELECT true AS t_found, w.url AS t_url, w.method AS t_method, w.active AS t_active,
                 w.headers_sealed AS t_headers_sealed, w.secret_sealed AS t_secret_sealed
            FROM webhooks w WHERE c.target_kind = 'webhook' AND w.tenant_id = c.tenant_id AND w.id = c.webhook_id
@@ -371,29 +376,37 @@ export const webhookDeliveries = {
     return rows[0] ? toView(rows[0]) : null;
   },
 
-  /** The target of a delivery (for replay checks); null when not this tenant's. */
+  /**
+   * The target of a delivery (for replay checks) and `bodyOf`, the delivery holding its body (its
+   * own id, or the original a replay shares it with); null when not this tenant's.
+   */
   async target(
     db: Queryable,
     tenantId: string,
     id: string,
-  ): Promise<{ targetKind: DeliveryTargetKind; webhookId: string } | null> {
-    const { rows } = await db.query<{ target_kind: DeliveryTargetKind; webhook_id: string }>(
-      'SELECT target_kind, webhook_id FROM webhook_deliveries WHERE tenant_id = $1 AND id = $2',
+  ): Promise<{ targetKind: DeliveryTargetKind; webhookId: string; bodyOf: string } | null> {
+    const { rows } = await db.query<{ target_kind: DeliveryTargetKind; webhook_id: string; body_of: string }>(
+      `SELECT target_kind, webhook_id, COALESCE(body_of, id) AS body_of FROM webhook_deliveries
+        WHERE tenant_id = $1 AND id = $2`,
       [tenantId, id],
     );
-    return rows[0] ? { targetKind: rows[0].target_kind, webhookId: rows[0].webhook_id } : null;
+    const r = rows[0];
+    return r ? { targetKind: r.target_kind, webhookId: r.webhook_id, bodyOf: r.body_of } : null;
   },
 
   /**
    * A new delivery with the same body and target, due at once (`replay_of` names the original);
-   * null when the original is not this tenant's.
+   * null when the original is not this tenant's. The body is not copied: the replay names the
+   * delivery that holds it (`body_of`, the first of a chain of replays), so replays cost a small
+   * row each whatever the body's size (migration 0026).
    */
   async replay(db: Queryable, tenantId: string, id: string): Promise<string | null> {
     const newIdValue = newId(IdPrefix.webhookDelivery);
     const { rows } = await db.query<{ id: string }>(
-      `INSERT INTO webhook_deliveries (id, tenant_id, target_kind, webhook_id, event_types, body, traceparent,
+      `INSERT INTO webhook_deliveries (id, tenant_id, target_kind, webhook_id, event_types, body, body_of, traceparent,
          status, next_attempt_at, replay_of)
-       SELECT $3, tenant_id, target_kind, webhook_id, event_types, body, traceparent, 'pending', now(), id
+       SELECT $3, tenant_id, target_kind, webhook_id, event_types, NULL, COALESCE(body_of, id), traceparent, 'pending',
+              now(), id
          FROM webhook_deliveries WHERE tenant_id = $1 AND id = $2
        RETURNING id`,
       [tenantId, id, newIdValue],

@@ -5,24 +5,21 @@ import {
   readFileSync,
   readdirSync,
   readlinkSync,
-  realpathSync,
   rmSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { REPO_ROOT } from '../process';
 
 const run = promisify(execFile);
 const SCRIPT_DIR = __dirname;
 
-/** Where scripts/test.sh creates the test certificate (and exports NODE_EXTRA_CA_CERTS to). */
-export const TEST_CA_DIR = process.env.TEST_CA_DIR ?? join(REPO_ROOT, '.tmp', 'test-ca');
-export const TEST_CA_CERT = join(TEST_CA_DIR, 'cert.pem');
-export const TEST_CA_KEY = join(TEST_CA_DIR, 'key.pem');
+import { TEST_CA_KEY, leafCertificate, trustedTestCa } from './test-ca';
+
+export { TEST_CA_CERT, TEST_CA_DIR, TEST_CA_KEY, ensureTestCa } from './test-ca';
 
 export interface DovecotMessage {
   /** The whole RFC 5322 message (CRLF or LF line ends). */
@@ -81,12 +78,6 @@ export interface Dovecot {
   stop(): Promise<void>;
 }
 
-/** Creates the test certificate when missing (same script as scripts/test.sh); returns its path. */
-export async function ensureTestCa(): Promise<string> {
-  await run('bash', [join(SCRIPT_DIR, 'test-ca.sh'), TEST_CA_DIR]);
-  return TEST_CA_CERT;
-}
-
 /**
  * A real Dovecot IMAPS server on <host>:993 (root needed for the port) with one user, serving a
  * certificate the test CA vouches for. Fails fast when this process does not trust the test CA.
@@ -108,57 +99,11 @@ function randomLoopbackAlias(): string {
   return `127.${octet()}.${octet()}.${octet()}`;
 }
 
-/** A key and certificate for `ip` signed by the test CA (which is its own CA, CA:TRUE). */
-async function leafCertificate(dir: string, ip: string): Promise<{ cert: string; key: string }> {
-  const key = join(dir, 'leaf.key');
-  const csr = join(dir, 'leaf.csr');
-  const cert = join(dir, 'leaf.pem');
-  const ext = join(dir, 'leaf.ext');
-  writeFileSync(ext, `subjectAltName=IP:${ip}\nbasicConstraints=CA:FALSE\n`);
-  await run('openssl', [
-    'req',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-subj',
-    `/CN=${ip}`,
-    '-keyout',
-    key,
-    '-out',
-    csr,
-  ]);
-  await run('openssl', [
-    'x509',
-    '-req',
-    '-in',
-    csr,
-    '-CA',
-    TEST_CA_CERT,
-    '-CAkey',
-    TEST_CA_KEY,
-    '-set_serial',
-    String(Date.now()),
-    '-days',
-    '2',
-    '-extfile',
-    ext,
-    '-out',
-    cert,
-  ]);
-  return { cert, key };
-}
-
 async function startOn(opts: DovecotOptions, host: string): Promise<Dovecot> {
   const port = opts.port ?? 993;
   if (/[:\s/]/.test(opts.user) || /[:\n]/.test(opts.pass))
     throw new Error('dovecot peer: user/pass must not contain ":", "/" or whitespace');
-  const caPath = await ensureTestCa();
-  const trusted = process.env.NODE_EXTRA_CA_CERTS;
-  if (!trusted || realpathSync(resolve(trusted)) !== realpathSync(caPath)) {
-    throw new Error(
-      `dovecot peer: this process must trust ${caPath}; start jest with NODE_EXTRA_CA_CERTS=${caPath} (scripts/test.sh does)`,
-    );
-  }
+  const caPath = await trustedTestCa('dovecot peer');
   await reapStale();
   // On 127.0.0.1, port 993 is shared by every test process on this machine: wait while another one holds it.
   const deadline = Date.now() + 120_000;

@@ -8,6 +8,8 @@ export interface ReceivedRequest {
   body: string;
   /** The parsed body (undefined when it is not JSON). */
   json: unknown;
+  /** When the whole request had arrived (Date.now()). */
+  receivedAt: number;
 }
 
 export interface Reply {
@@ -56,7 +58,14 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
         json = undefined;
       }
       const path = req.url ?? '/';
-      const received: ReceivedRequest = { method: req.method ?? '', path, headers: req.headers, body, json };
+      const received: ReceivedRequest = {
+        method: req.method ?? '',
+        path,
+        headers: req.headers,
+        body,
+        json,
+        receivedAt: Date.now(),
+      };
       const n = perPath.get(path) ?? 0;
       perPath.set(path, n + 1);
       requests.push(received);

@@ -33,6 +33,8 @@ describe('gatewaySettings', () => {
       HTTP_BODY_LIMIT: '1mb',
       HTTP_SEND_BODY_LIMIT: '42mb',
       WEBHOOK_CONNECT_TIMEOUT_MS: 5000,
+      WEBHOOK_REPLAY_LIMIT: 5,
+      WEBHOOK_REPLAY_WINDOW_SECONDS: 60,
       DKIM_SELECTOR: 'mailyard',
       SENDING_IPS: [],
       DOMAIN_CHECK_TICK_MS: 60_000,

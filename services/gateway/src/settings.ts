@@ -60,6 +60,12 @@ export const GatewayEnvSchema = z
       .transform((v) => v === '1' || v === 'true'),
     /** Webhook registration check: connect timeout of the test request. */
     WEBHOOK_CONNECT_TIMEOUT_MS: positiveInt(5000),
+    /**
+     * Replays of one delivery (counted with its replays: they share one body) per window; past it
+     * POST /v1/webhook/deliveries/{id}/replay answers 429 (docs/webhooks.md).
+     */
+    WEBHOOK_REPLAY_LIMIT: positiveInt(5),
+    WEBHOOK_REPLAY_WINDOW_SECONDS: positiveInt(60),
     // Sending domains: suggested records, background re-checks
     DKIM_SELECTOR: hostName.default('mailyard'),
     SPF_INCLUDE: hostName.or(z.literal('none')).optional(),

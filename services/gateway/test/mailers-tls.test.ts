@@ -2,7 +2,7 @@ import { type Server, createServer } from 'node:net';
 import { deactivateMailer, loadSendingMailer } from '@mailyard/store';
 import { type Dovecot, TEST_CA_CERT, TEST_CA_KEY, startDovecot } from '@mailyard/testkit/peers/dovecot';
 import { type SmtpAuthServer, startSmtpAuthServer } from '@mailyard/testkit/peers/smtp-auth-server';
-import { listenOnLoopbackAlias } from '@mailyard/testkit/process';
+import { closedLoopbackAddress, listenOnLoopbackAlias } from '@mailyard/testkit/process';
 import { ImapFlow } from 'imapflow';
 import { useGateway } from './support/harness';
 
@@ -113,13 +113,14 @@ describe('mailer verification over TLS: Dovecot IMAPS, SMTP STARTTLS/SSL (server
     const port143 = await post('/v1/imapbasic/verify', imapBody({ port: 143 }));
     expect(port143.status).toBe(400);
     expect(port143.body.error).toBe('Basic IMAP supports port 993 with SSL only');
-    // Nothing listens on 127.0.0.2:993 (test servers on 993 use 127.x.y.z with x >= 1).
-    const refused = await post('/v1/imapbasic/verify', imapBody({ host: '127.0.0.2' }));
+    // A loopback address whose port 993 was just bound and released: the connection is refused.
+    const closed = await closedLoopbackAddress(993);
+    const refused = await post('/v1/imapbasic/verify', imapBody({ host: closed }));
     expect(refused.status).toBe(422);
     expect(refused.body).toEqual({
       success: false,
       error: 'Could not connect to the IMAP server',
-      details: '127.0.0.2:993: connect ECONNREFUSED 127.0.0.2:993',
+      details: `${closed}:993: connect ECONNREFUSED ${closed}:993`,
     });
     // A host name that does not resolve is refused before connecting (guarded connect).
     const unknown = await post('/v1/imapbasic/verify', imapBody({ host: 'imap.mailyard.invalid' }));

@@ -205,7 +205,7 @@ for (const mode of MODES) {
       [{ webhook: { url: 'not a url' } }, 'webhook.url must be an https URL'],
       [
         { webhook: { url: 'https://h.example/x', headers: { 'X-A': 'a\r\nInjected: 1' } } },
-        'webhook.headers must not contain CR or LF',
+        'webhook.headers.X-A must be a string of printable ASCII characters without control characters (at most 8192)',
       ],
     ])('IMAP create rejects %j with 400 "%s"', rejectsCreate('/v1/mailer/imap', imapBody));
 

@@ -4,33 +4,12 @@
  * every example answer has the shape of its kind, and both documents are served without a key.
  */
 import { ErrorText } from '@mailyard/contracts';
-import type { Express } from 'express';
 import request from 'supertest';
 import { z } from 'zod';
 import { OPERATIONS } from '../src/openapi/catalogue';
 import { openApiPath } from '../src/openapi/document';
 import { type TestGateway, createStores, startGateway } from './support/harness';
-
-interface Layer {
-  route?: { path: string | string[]; methods: Record<string, boolean> };
-  handle?: { stack?: Layer[] };
-}
-
-/** Routes of the app; `router.all` helpers (400 for a missing path parameter) are not endpoints. */
-function servedRoutes(app: Express): string[] {
-  const out: string[] = [];
-  const walk = (stack: Layer[]) => {
-    for (const layer of stack) {
-      if (layer.route) {
-        const paths = Array.isArray(layer.route.path) ? layer.route.path : [layer.route.path];
-        for (const m of Object.keys(layer.route.methods))
-          if (m !== '_all') for (const p of paths) out.push(`${m.toUpperCase()} ${p}`);
-      } else if (layer.handle?.stack) walk(layer.handle.stack);
-    }
-  };
-  walk((app as unknown as { router: { stack: Layer[] } }).router.stack);
-  return out;
-}
+import { endpointKeys } from './support/routes';
 
 const ErrorEnvelope = z
   .object({ success: z.literal(false), error: z.string(), details: z.string().optional() })
@@ -44,7 +23,7 @@ afterAll(() => gw?.close());
 
 describe('OpenAPI document', () => {
   it('describes every route the gateway serves, and only those', () => {
-    const served = servedRoutes(gw!.app).sort();
+    const served = endpointKeys(gw!.app).sort();
     const documented = OPERATIONS.map((o) => `${o.method} ${o.path}`).sort();
     expect(served.length).toBeGreaterThan(30);
     expect(documented).toEqual(served);

@@ -9,6 +9,7 @@ import {
   IdPrefix,
   WEBHOOK_EVENT_TOGGLES,
   WebhookErrorText,
+  WebhookHeaderText,
   hasIdPrefix,
 } from '@mailyard/contracts';
 import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
@@ -134,8 +135,8 @@ describe.each(['servers', 'embedded'] as const)(
         [{ webhook_url: undefined }, WebhookErrorText.webhookUrlRequired],
         [{ webhook_url: 'ftp://example.com/x' }, WebhookErrorText.webhookUrlInsecureInvalid],
         [{ headers: { 'Bad Name': 'x' } }, WebhookErrorText.headerNameInvalid],
-        [{ headers: { 'X-A': 'a\r\nInjected: 1' } }, WebhookErrorText.headerValueInvalid],
-        [{ headers: { 'X-A': 1 } }, WebhookErrorText.headerValueInvalid],
+        [{ headers: { 'X-A': 'a\r\nInjected: 1' } }, WebhookHeaderText.value('headers', 'X-A')],
+        [{ headers: { 'X-A': 1 } }, WebhookHeaderText.value('headers', 'X-A')],
         [
           { headers: { 'webhook-signature': 'x' } },
           'headers.webhook-signature cannot be set: the service sets this header',

@@ -19,3 +19,11 @@ export const syncFailures = counter(
   'mailyard_imap_sync_connection_failures_total',
   'Live sync connection failures (each is retried with back-off)',
 );
+export const mailboxTooLarge = counter(
+  'mailyard_mailbox_messages_too_large_total',
+  'Messages over IMAP_MAX_MESSAGE_BYTES, not read and posted as the INCOMING_EMAIL error form (backfill and live sync)',
+);
+export const imapStrayRows = counter(
+  'mailyard_imap_stray_fetch_responses_total',
+  'IMAP FETCH responses ignored: UIDs nobody asked for, a UID again, rows without the items asked for',
+);

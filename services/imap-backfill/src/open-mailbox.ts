@@ -39,7 +39,13 @@ export function mailboxOpener(
       throw new MailboxError('terminal', 'the mailer has no IMAP credentials');
     return connectImap(
       { host: c.host, port: c.port, username: c.username, password },
-      { guard: settings.guard, timeoutMs: settings.imapTimeoutMs, fetchBatch: settings.fetchBatch },
+      {
+        guard: settings.guard,
+        timeoutMs: settings.imapTimeoutMs,
+        commandTimeoutMs: settings.imapCommandTimeoutMs,
+        maxMessageBytes: settings.maxMessageBytes,
+        fetchBatch: settings.fetchBatch,
+      },
     );
   };
 }

@@ -11,6 +11,8 @@ describe('backfillSettings', () => {
       retryMax: 8,
       retryBaseMs: 2000,
       imapTimeoutMs: 15_000,
+      imapCommandTimeoutMs: 300_000,
+      maxMessageBytes: 25 * 1024 * 1024,
       sync: true,
       syncPollMs: 60_000,
       syncLeaseMs: 30_000,
@@ -36,5 +38,14 @@ describe('backfillSettings', () => {
   it('refuses a bad value with one ConfigError line naming the variable', () => {
     expect(() => backfillSettings(loadConfig({ BACKFILL_POLL_MS: '5' }))).toThrow(ConfigError);
     expect(() => backfillSettings(loadConfig({ IMAP_SYNC: 'maybe' }))).toThrow(/IMAP_SYNC/);
+    expect(() => backfillSettings(loadConfig({ IMAP_MAX_MESSAGE_BYTES: '2gb' }))).toThrow(
+      /IMAP_MAX_MESSAGE_BYTES/,
+    );
+    expect(() => backfillSettings(loadConfig({ IMAP_MAX_MESSAGE_BYTES: String(2 ** 30) }))).toThrow(
+      /IMAP_MAX_MESSAGE_BYTES/,
+    );
+    expect(() => backfillSettings(loadConfig({ IMAP_COMMAND_TIMEOUT_MS: '10' }))).toThrow(
+      /IMAP_COMMAND_TIMEOUT_MS/,
+    );
   });
 });

@@ -15,7 +15,15 @@
  * - `BACKFILL_INFLIGHT_BYTES` (8388608, 8 MiB): source bytes of a job's messages between fetch
  *   and broker confirm; large messages go through fewer at a time (one alone when larger).
  * - `BACKFILL_CHECKPOINT_EVERY` (200): messages between checkpoints (what a restart re-posts at most).
- * - `IMAP_TIMEOUT_MS` (15000): connect/greeting timeout of IMAP connections.
+ * - `IMAP_TIMEOUT_MS` (15000): connect/greeting timeout of IMAP connections; a login may take
+ *   three times it in all.
+ * - `IMAP_COMMAND_TIMEOUT_MS` (300000): the longest an IMAP command may go without its answer,
+ *   and a FETCH without delivering its next message (then the connection is dropped: a
+ *   transient failure).
+ * - `IMAP_MAX_MESSAGE_BYTES` (26214400, the MX's INBOUND_MAX_MESSAGE_BYTES): the largest message
+ *   read from a mailbox; a larger one is not read (at most this many bytes and one more) and is
+ *   posted as the INCOMING_EMAIL error form saying so. Also the largest literal an IMAP server
+ *   may send (libs/providers imap/limits.ts).
  * - `IMAP_SYNC` (1): live sync of IMAP-capable mailers on/off.
  * - `IMAP_SYNC_POLL_MS` (60000): re-check interval while idling (and polling without IDLE).
  * - `IMAP_SYNC_LEASE_MS` (30000): Redis lease per watched mailer, renewed by its watcher.
@@ -26,7 +34,7 @@
  * - The providers' variables (libs/providers ProviderEnvObject: API endpoints, deployment apps,
  *   token lifecycle) for the OAuth mailboxes' tokens and API clients.
  */
-import { type Config, parseSettings } from '@mailyard/platform';
+import { type Config, integer, parseSettings } from '@mailyard/platform';
 import { ProviderEnvObject, type ProviderSettings, providerEnvCheck } from '@mailyard/providers';
 import { z } from 'zod';
 
@@ -46,6 +54,12 @@ export const BackfillEnvSchema = z
     BACKFILL_INFLIGHT_BYTES: int(8 * 1024 * 1024, 1024),
     BACKFILL_CHECKPOINT_EVERY: int(200),
     IMAP_TIMEOUT_MS: int(15_000, 100),
+    IMAP_COMMAND_TIMEOUT_MS: integer('must be an integer of milliseconds from 1000', 1000).default(300_000),
+    IMAP_MAX_MESSAGE_BYTES: integer(
+      'must be a byte count from 1024 to 1073741823',
+      1024,
+      2 ** 30 - 1,
+    ).default(25 * 1024 * 1024),
     IMAP_SYNC: z.enum(['0', '1', 'true', 'false']).default('1'),
     IMAP_SYNC_POLL_MS: int(60_000, 10),
     IMAP_SYNC_LEASE_MS: int(30_000, 1000),
@@ -72,6 +86,9 @@ export interface BackfillSettings {
   inFlightBytes: number;
   checkpointEvery: number;
   imapTimeoutMs: number;
+  imapCommandTimeoutMs: number;
+  /** The largest message read from a mailbox (larger ones are posted as the error form). */
+  maxMessageBytes: number;
   sync: boolean;
   syncPollMs: number;
   syncLeaseMs: number;
@@ -108,6 +125,8 @@ export function backfillSettings(
     inFlightBytes: e.BACKFILL_INFLIGHT_BYTES,
     checkpointEvery: e.BACKFILL_CHECKPOINT_EVERY,
     imapTimeoutMs: e.IMAP_TIMEOUT_MS,
+    imapCommandTimeoutMs: e.IMAP_COMMAND_TIMEOUT_MS,
+    maxMessageBytes: e.IMAP_MAX_MESSAGE_BYTES,
     sync: e.IMAP_SYNC === '1' || e.IMAP_SYNC === 'true',
     syncPollMs: e.IMAP_SYNC_POLL_MS,
     syncLeaseMs: e.IMAP_SYNC_LEASE_MS,

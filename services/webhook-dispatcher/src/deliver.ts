@@ -1,9 +1,8 @@
 /**
  * One HTTP attempt of a webhook delivery. Contract:
- * - custom headers verbatim, then the service's own (they cannot be overridden: the API refuses
- *   them): Content-Type application/json, User-Agent, traceparent, and the Standard Webhooks
- *   headers webhook-id (the delivery id, the same on every retry), webhook-timestamp (seconds)
- *   and webhook-signature (when the target has a signing secret);
+ * - headers as request-headers.ts builds them (custom ones verbatim once they pass the webhook
+ *   header rule, then the service's own); a request that cannot be built (headers refused, or
+ *   anything Node's client throws on) is a failed attempt with the reason, never an exception;
  * - the connection goes through the injected `lookup` (the outbound guard: resolved once,
  *   private targets refused unless allowed, the checked address is the one connected to);
  * - one timeout for the whole exchange (connect, TLS, headers, body); no redirect is followed
@@ -19,17 +18,11 @@ import {
   isUnresolvedTarget,
   refuseLiteral,
 } from './outbound';
-import { signWebhook } from './sign';
+import { type HeaderSource, requestHeaders } from './request-headers';
 
-export interface DeliveryRequest {
+export interface DeliveryRequest extends HeaderSource {
   url: string;
   method: string;
-  headers: Record<string, string>;
-  body: string;
-  deliveryId: string;
-  /** `whsec_...`; no signature header without one (mailer incoming webhooks). */
-  secret: string | null;
-  traceparent: string | null;
 }
 
 export interface DeliveryDeps {
@@ -47,7 +40,6 @@ export interface DeliveryResult {
   error: string;
 }
 
-const USER_AGENT = 'Mailyard-Webhooks/1.0';
 /** Bytes of a response body read (and discarded) before the socket is released. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
@@ -66,22 +58,6 @@ function agentFor(protocol: string, lookup: OutboundLookup): http.Agent {
     byProtocol.set(protocol, a);
   }
   return a;
-}
-
-export function buildHeaders(req: DeliveryRequest, timestampS: number): Record<string, string> {
-  const headers: Record<string, string> = { ...req.headers };
-  for (const name of Object.keys(headers)) {
-    if (/^(content-type|content-length|user-agent|traceparent|webhook-(id|timestamp|signature))$/i.test(name))
-      delete headers[name];
-  }
-  headers['Content-Type'] = 'application/json';
-  headers['User-Agent'] = USER_AGENT;
-  if (req.traceparent) headers.traceparent = req.traceparent;
-  headers['webhook-id'] = req.deliveryId;
-  headers['webhook-timestamp'] = String(timestampS);
-  if (req.secret)
-    headers['webhook-signature'] = signWebhook(req.secret, req.deliveryId, timestampS, req.body);
-  return headers;
 }
 
 export function deliver(req: DeliveryRequest, deps: DeliveryDeps): Promise<DeliveryResult> {
@@ -106,14 +82,28 @@ export function deliver(req: DeliveryRequest, deps: DeliveryDeps): Promise<Deliv
     if (refused) return resolve({ ok: false, statusCode: null, latencyMs: 0, error: describeError(refused) });
     const body = Buffer.from(req.body, 'utf8');
     const timestampS = Math.floor(deps.now?.() ?? Date.now() / 1000);
-    const headers = { ...buildHeaders(req, timestampS), 'Content-Length': String(body.length) };
+    const built = requestHeaders(req, timestampS);
+    if (!built.ok) return resolve({ ok: false, statusCode: null, latencyMs: 0, error: built.error });
+    const headers = { ...built.headers, 'Content-Length': String(body.length) };
     const send = url.protocol === 'https:' ? https.request : http.request;
-    const request = send(url, {
-      method: req.method,
-      headers,
-      lookup: deps.guard.lookup,
-      agent: agentFor(url.protocol, deps.guard.lookup),
-    });
+    let request: http.ClientRequest;
+    try {
+      request = send(url, {
+        method: req.method,
+        headers,
+        lookup: deps.guard.lookup,
+        agent: agentFor(url.protocol, deps.guard.lookup),
+      });
+    } catch (err) {
+      // Node validates the method and every header before sending anything.
+      const code = (err as NodeJS.ErrnoException).code ?? 'unknown error';
+      return resolve({
+        ok: false,
+        statusCode: null,
+        latencyMs: 0,
+        error: `request could not be built (${code})`,
+      });
+    }
     const timer = setTimeout(() => {
       finish({ ok: false, statusCode: null, error: `timed out after ${deps.timeoutMs} ms` });
       request.destroy();

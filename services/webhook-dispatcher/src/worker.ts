@@ -206,16 +206,28 @@ export class DeliveryWorker {
     }
     const attempt = row.attempts + 1;
     const at = new Date();
-    const result = await this.deps.deliver({
-      url: target.url,
-      method: target.method,
-      // The delivery's own headers (X-History-Backfill-Job-Id) beside the configured ones.
-      headers: row.extraHeaders ? { ...target.headers, ...row.extraHeaders } : target.headers,
-      body: row.body,
-      deliveryId: row.id,
-      secret: target.secret,
-      traceparent: row.traceparent ? childTraceparent(row.traceparent) : null,
-    });
+    const result = await this.deps
+      .deliver({
+        url: target.url,
+        method: target.method,
+        headers: target.headers,
+        // The delivery's own headers (X-History-Backfill-Job-Id) beside the configured ones.
+        extraHeaders: row.extraHeaders,
+        body: row.body,
+        deliveryId: row.id,
+        secret: target.secret,
+        traceparent: row.traceparent ? childTraceparent(row.traceparent) : null,
+      })
+      // Whatever goes wrong building or sending the request is this attempt's failure, recorded
+      // and retried like any other (never an exception that leaves no attempt behind).
+      .catch(
+        (err: Error): DeliveryResult => ({
+          ok: false,
+          statusCode: null,
+          latencyMs: 0,
+          error: `request failed (${(err as NodeJS.ErrnoException).code ?? err.name})`,
+        }),
+      );
     let next: AttemptRecord['outcome']['next'];
     if (result.ok) next = { status: 'delivered' };
     else {

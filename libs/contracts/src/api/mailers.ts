@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ErrorText } from '../errors';
 import { type ConfigType, type MailerState, SMTP_SECURE_MODES, type SmtpSecureMode } from '../mailers/types';
+import { webhookHeadersSchema } from '../validation/webhook-headers';
 
 /** Texts of the mailer endpoints (SPEC.md leaves them open; README lists them). */
 export const MailerErrorText = {
@@ -85,7 +86,6 @@ const email = z
 const connectionType = z
   .literal('basic', { errorMap: () => ({ message: MailerErrorText.basicOnly }) })
   .optional();
-const noCrLf = (v: string) => !/[\r\n]/.test(v);
 
 export const WebhookConfigSchema = z.object(
   {
@@ -102,20 +102,7 @@ export const WebhookConfigSchema = z.object(
         errorMap: () => ({ message: 'webhook.method must be GET, POST, PUT, DELETE or PATCH' }),
       })
       .default('POST'),
-    headers: z
-      .record(
-        z
-          .string({ invalid_type_error: 'webhook.headers values must be strings' })
-          .refine(noCrLf, 'webhook.headers must not contain CR or LF'),
-        {
-          invalid_type_error: 'webhook.headers must be an object of strings',
-        },
-      )
-      .refine(
-        (h) => Object.keys(h).every((k) => /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k)),
-        'webhook.headers names must be HTTP header names',
-      )
-      .optional(),
+    headers: webhookHeadersSchema('webhook.headers').optional(),
   },
   { invalid_type_error: 'webhook must be an object' },
 );

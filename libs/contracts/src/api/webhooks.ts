@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ErrorText } from '../errors';
-import { isFieldName } from '../validation/headers';
-import { fieldErrorMap, parseWithFieldMessages } from '../validation/messages';
+import { parseWithFieldMessages } from '../validation/messages';
+import { WebhookHeaderText, webhookHeadersSchema } from '../validation/webhook-headers';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './common';
 import { parseTimeBound } from './logs';
 
@@ -50,77 +50,20 @@ export const WebhookErrorText = {
   eventInvalid: 'event must be one of EMAIL_EVENT, DOMAIN_VERIFICATION',
   methodRequired: 'method is required',
   methodInvalid: 'method must be POST',
-  headersInvalid: 'headers must be an object of strings',
-  headerNameInvalid: 'headers names must be HTTP header names',
-  headerValueInvalid: 'headers values must be strings without control characters (at most 8192 characters)',
-  tooManyHeaders: 'headers may hold at most 50 entries',
+  headersInvalid: WebhookHeaderText.invalid('headers'),
+  headerNameInvalid: WebhookHeaderText.name('headers'),
+  tooManyHeaders: WebhookHeaderText.tooMany('headers'),
   activeInvalid: 'active must be a boolean',
   webhookNotFound: 'Webhook not found',
   deliveryNotFound: 'Webhook delivery not found',
   deliveryWebhookGone: 'The webhook of this delivery no longer exists',
   deliveryWebhookInactive: 'The webhook of this delivery is deactivated',
   invalidDeliveryStatus: 'status must be one of pending, retrying, delivered, dropped',
+  replayLimited: (limit: number, windowS: number) =>
+    `Replay limit exceeded: a delivery may be replayed at most ${limit} times per ${windowS} s`,
 } as const;
 
-/** Headers the dispatcher sets itself; a custom header may not replace them (400). */
-export const PROTECTED_WEBHOOK_HEADERS: readonly string[] = [
-  'content-type',
-  'content-length',
-  'content-encoding',
-  'transfer-encoding',
-  'connection',
-  'host',
-  'keep-alive',
-  'upgrade',
-  'te',
-  'trailer',
-  'expect',
-  'traceparent',
-  'tracestate',
-  'webhook-id',
-  'webhook-timestamp',
-  'webhook-signature',
-];
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
-const HEADER_VALUE = /^[^\x00-\x08\x0A-\x1F\x7F]*$/;
-
-const headersSchema = z
-  .record(z.unknown(), { invalid_type_error: WebhookErrorText.headersInvalid })
-  .transform((h, ctx) => {
-    const out: Record<string, string> = {};
-    const seen = new Set<string>();
-    const names = Object.keys(h);
-    if (names.length > 50) {
-      ctx.addIssue({ code: 'custom', message: WebhookErrorText.tooManyHeaders });
-      return z.NEVER;
-    }
-    for (const name of names) {
-      const value = h[name];
-      if (!isFieldName(name) || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
-        ctx.addIssue({ code: 'custom', message: WebhookErrorText.headerNameInvalid });
-        return z.NEVER;
-      }
-      if (PROTECTED_WEBHOOK_HEADERS.includes(name.toLowerCase())) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `headers.${name} cannot be set: the service sets this header`,
-        });
-        return z.NEVER;
-      }
-      if (seen.has(name.toLowerCase())) {
-        ctx.addIssue({ code: 'custom', message: `headers.${name} is given twice` });
-        return z.NEVER;
-      }
-      seen.add(name.toLowerCase());
-      if (typeof value !== 'string' || value.length > 8192 || !HEADER_VALUE.test(value)) {
-        ctx.addIssue({ code: 'custom', message: WebhookErrorText.headerValueInvalid });
-        return z.NEVER;
-      }
-      out[name] = value;
-    }
-    return out;
-  });
+const headersSchema = webhookHeadersSchema('headers');
 
 const togglesSchema = z
   .object(

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { webhookHeadersSchema } from '../validation/webhook-headers';
 
 /**
  * MAILER_WEBHOOK on Exchange.events, routing key RoutingKey.mailerWebhook: one single-object
@@ -11,23 +12,13 @@ import { z } from 'zod';
 export const MAILER_WEBHOOK_MESSAGE = 'mailer.webhook';
 export const MAILER_WEBHOOK_MESSAGE_VERSION = 1;
 
-const HEADER_NAME = /^[A-Za-z0-9-]{1,64}$/;
-
 export const MailerWebhookMessageSchema = z.object({
   mailer_id: z.string().min(1),
   /** The event name of the body (INCOMING_EMAIL, HISTORY_BACKFILL_STARTED, IMAP_ERROR, ...). */
   event: z.string().min(1).max(64),
   body: z.record(z.unknown()),
-  /** Extra request headers; names are tokens, values carry no CR/LF. */
-  headers: z
-    .record(
-      z
-        .string()
-        .regex(/^[^\r\n]*$/)
-        .max(1000),
-    )
-    .refine((h) => Object.keys(h).every((k) => HEADER_NAME.test(k)), 'invalid header name')
-    .optional(),
+  /** Extra request headers, under the rule of every webhook's headers (validation/webhook-headers.ts). */
+  headers: webhookHeadersSchema('headers').optional(),
 });
 export type MailerWebhookMessage = z.infer<typeof MailerWebhookMessageSchema>;
 

@@ -17,6 +17,7 @@ import { Router } from 'express';
 import type { z } from 'zod';
 import { tenantOf } from '../auth/api-key-auth';
 import type { GatewayContext } from '../settings';
+import { checkUrlUpdate } from '../webhooks/headers-destination';
 import { checkWebhookUrl, sealHeaders, urlCheckOptions } from '../webhooks/url-check';
 
 const body = <T extends z.ZodTypeAny>(schema: T, input: unknown): z.output<T> => {
@@ -87,8 +88,13 @@ export function inboundRoutes(ctx: GatewayContext): Router {
     const domain = domainName(req.params.domain);
     const input = body(UpdateInboundDomainSchema, req.body);
     const { tenantId } = tenantOf(res);
-    await requireIncoming(tenantId, domain);
-    const url = input.url === undefined ? undefined : await checkWebhookUrl(input.url, urlCheck);
+    const stored = await requireIncoming(tenantId, domain);
+    const url = await checkUrlUpdate(
+      { url: stored.url, headers: stored.headerNames.length > 0 },
+      { url: input.url, headers: input.headers !== undefined },
+      { field: 'headers', urlField: 'url' },
+      urlCheck,
+    );
     const updated = await inboundDomains.update(db, tenantId, domain, {
       url,
       method: input.method,

@@ -1,6 +1,10 @@
-import { isIP } from 'node:net';
-import { type GuardOptions, normalizeHost, resolveGuarded } from '@mailyard/platform';
-import { ImapFlow } from 'imapflow';
+import type { GuardOptions } from '@mailyard/platform';
+import {
+  ImapDeadlineError,
+  imapLoginDeadlineMs,
+  isImapLimitError,
+  openImapConnection,
+} from '@mailyard/providers';
 import {
   type CheckFailure,
   type CheckResult,
@@ -23,9 +27,12 @@ const TIMEOUT_CODES = new Set(['CONNECT_TIMEOUT', 'GREETING_TIMEOUT', 'ETIMEOUT'
 
 /**
  * Connects to the IMAP server with implicit TLS (basic IMAP is port 993 SSL only), logs in and
- * out, every phase bounded by `timeoutMs`. Never throws; the reason never holds the password.
- * The host is resolved once and checked (resolveGuarded); imapflow connects to that address with
- * the host name as TLS server name, so the certificate is checked against the name. The server
+ * out. Never throws; the reason never holds the password nor the resolved address. The
+ * connection is the one every IMAP client uses (libs/providers openImapConnection: the guarded
+ * connect, the certificate checked against the host name, parser bounds of a login check), so a
+ * hostile server can neither make the check hold more than a few KB (a huge literal or an
+ * endless line ends it as `other`) nor last longer than three times `timeoutMs` in all (a
+ * server that keeps talking and never answers the login is a `timeout`). The server
  * certificate must be trusted (public CAs, or NODE_EXTRA_CA_CERTS).
  */
 export async function verifyImap(
@@ -33,32 +40,23 @@ export async function verifyImap(
   timeoutMs: number,
   guard: GuardOptions,
 ): Promise<CheckResult> {
-  let address: string;
+  let conn: Awaited<ReturnType<typeof openImapConnection>>;
   try {
-    address = (await resolveGuarded(credentials.host, guard)).address;
+    conn = await openImapConnection(credentials, {
+      guard,
+      timeoutMs,
+      socketTimeoutMs: timeoutMs * 3,
+      maxMessageBytes: null,
+    });
   } catch (err) {
     const failure = targetFailure(err);
     if (failure) return { ok: false, ...failure };
     throw err;
   }
-  const name = normalizeHost(credentials.host);
-  const client = new ImapFlow({
-    host: address,
-    ...(isIP(name) ? {} : { servername: name }),
-    port: credentials.port,
-    secure: true,
-    auth: { user: credentials.username, pass: credentials.password },
-    logger: false,
-    connectionTimeout: timeoutMs,
-    greetingTimeout: timeoutMs,
-    socketTimeout: timeoutMs * 3,
-    disableAutoIdle: true,
-    verifyOnly: true,
-  });
-  // Errors after connect() settled (a socket closing late) must not become unhandled events.
-  client.on('error', () => {});
-  return runCheck(credentials, client, (err: ImapError) => {
-    const failure = classify(err, credentials, timeoutMs);
+  const { client, address } = conn;
+  const check = { connect: () => conn.login(), close: () => client.close() };
+  return runCheck(credentials, check, (err: ImapError) => {
+    const failure = classify(conn.limitError() ?? err, credentials, timeoutMs);
     // imapflow's messages name the address it connected to; the tenant sees the host only.
     return { ...failure, reason: failure.reason.split(address).join(credentials.host) };
   });
@@ -77,6 +75,13 @@ function classify(err: ImapError, c: ServerCredentials, timeoutMs: number): Chec
     const code = err.serverResponseCode ? `[${err.serverResponseCode}] ` : '';
     return { kind: 'auth', reason: `${code}${err.responseText ?? err.message}` };
   }
+  if (err instanceof ImapDeadlineError)
+    return {
+      kind: 'timeout',
+      reason: `${where} did not finish the login within ${imapLoginDeadlineMs(timeoutMs)} ms`,
+    };
+  if (isImapLimitError(err))
+    return { kind: 'other', reason: `${where} sent a response over the limit: ${err.message} (${err.code})` };
   const code = err.code ?? '';
   if (TIMEOUT_CODES.has(code))
     return { kind: 'timeout', reason: `${where} did not answer within ${timeoutMs} ms (${code})` };

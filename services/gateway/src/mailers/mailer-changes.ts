@@ -11,8 +11,10 @@ import {
   MailerErrorText,
   type MailerProtocol,
   type SmtpSecureMode,
+  credentialNeededAgain,
   defaultSmtpPort,
   mailerCapabilities,
+  mailerDestination,
   newId,
 } from '@mailyard/contracts';
 import { type Db, HttpError, type Sealer, badRequest, conflict, notFound } from '@mailyard/platform';
@@ -32,9 +34,6 @@ export interface MailerChangeDeps {
   /** Throws the 422 when a mailer may not connect to `host` (host-guard.ts). */
   assertHost: (host: string) => Promise<void>;
 }
-
-/** Where the password is sent: changing any of these requires the password again (DESIGN.md Security 7). */
-const DESTINATION_FIELDS = ['host', 'port', 'username', 'secure'] as const;
 
 export async function loadMailer(db: Db, tenantId: string, id: string): Promise<StoredMailer> {
   const mailer = await mailers.get(db, tenantId, id);
@@ -112,9 +111,14 @@ export async function updateMailer(
     const conn = { ...mailer.config, ...settings } as MailerConnection;
     if (settings.secure && settings.port === undefined && protocol === 'smtp')
       conn.port = mailer.config.port ?? defaultSmtpPort(conn.secure as SmtpSecureMode);
-    const stored = mailer.config as Partial<MailerConnection>;
-    const moved = DESTINATION_FIELDS.some((field) => conn[field] !== stored[field]);
-    if (moved && password === undefined) throw badRequest(MailerErrorText.passwordForChange);
+    // Where the password goes: a change of it needs the password again (DESIGN.md Security 7).
+    const again = credentialNeededAgain({
+      before: mailerDestination(mailer.config as Partial<MailerConnection>),
+      after: mailerDestination(conn),
+      stored: true,
+      given: password !== undefined,
+    });
+    if (again) throw badRequest(MailerErrorText.passwordForChange);
     await deps.assertHost(conn.host);
     if (caps.verifiedBy === 'login' || mailer.state === 'deactivated') {
       const current =

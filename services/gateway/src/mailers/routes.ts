@@ -23,7 +23,7 @@ import { tenantOf } from '../auth/api-key-auth';
 import { readPage } from '../paging/read-page';
 import type { GatewayContext } from '../settings';
 import { assertMailerHost } from './host-guard';
-import { sealWebhook } from './incoming-webhook';
+import { sealWebhook, webhookForUpdate } from './incoming-webhook';
 import {
   type MailerChangeDeps,
   createPasswordMailer,
@@ -111,13 +111,14 @@ export function mailerRoutes(ctx: Pick<GatewayContext, 'db' | 'config' | 'sealer
 
   router.put('/v1/mailer/imap', async (req, res) => {
     const { webhook, ...input } = parseOrThrow(UpdateImapMailerSchema, req.body);
-    const sealed =
-      webhook === undefined
-        ? undefined
-        : webhook === null
-          ? null
-          : sealWebhook(webhook, sealer, insecureWebhooks);
-    const id = await updateMailer(deps, tenantOf(res).tenantId, 'imap', { ...input, webhook: sealed });
+    const { tenantId } = tenantOf(res);
+    const sealed = await webhookForUpdate(
+      { db, sealer, allowInsecure: insecureWebhooks },
+      tenantId,
+      input.mailer_id,
+      webhook,
+    );
+    const id = await updateMailer(deps, tenantId, 'imap', { ...input, webhook: sealed });
     res.json({ success: true, mailer_id: id, message: 'Mailer updated' });
   });
 

@@ -449,7 +449,8 @@ export const OPERATIONS: Operation[] = [
     method: 'PUT',
     path: '/v1/mailer/imap',
     tag: 'Mailers',
-    summary: 'Update an IMAP mailer (webhook: null removes its incoming webhook)',
+    summary:
+      'Update an IMAP mailer (webhook: null removes its incoming webhook; a webhook.url on another scheme, host or port needs webhook.headers again)',
     auth: 'apiKey',
     body: {
       schema: UpdateImapMailerSchema,
@@ -674,7 +675,7 @@ export const OPERATIONS: Operation[] = [
     method: 'PUT',
     path: '/v1/webhook/update',
     tag: 'Webhooks',
-    summary: 'Update a webhook',
+    summary: 'Update a webhook (a webhook_url on another scheme, host or port needs headers again)',
     auth: 'apiKey',
     body: { schema: UpdateWebhookSchema, example: { event: 'EMAIL_EVENT', active: false } },
     success: { status: 200, description: 'Updated', example: { success: true, message: 'Webhook updated' } },
@@ -759,7 +760,8 @@ export const OPERATIONS: Operation[] = [
     method: 'POST',
     path: '/v1/webhook/deliveries/:id/replay',
     tag: 'Webhooks',
-    summary: 'Send a delivery again (as a new delivery)',
+    summary:
+      'Send a delivery again (a new delivery sharing the stored body); at most WEBHOOK_REPLAY_LIMIT replays of a delivery per WEBHOOK_REPLAY_WINDOW_SECONDS (429 past it)',
     auth: 'apiKey',
     success: {
       status: 201,
@@ -794,7 +796,8 @@ export const OPERATIONS: Operation[] = [
     method: 'PUT',
     path: '/v1/inbound/update/:domain',
     tag: 'Inbound',
-    summary: "Change an incoming domain's webhook or wildcard flag",
+    summary:
+      "Change an incoming domain's webhook or wildcard flag (a url on another scheme, host or port needs headers again)",
     auth: 'apiKey',
     body: { schema: UpdateInboundDomainSchema, example: { wildcard: true } },
     success: {

@@ -25,7 +25,9 @@ import { Router } from 'express';
 import type { z } from 'zod';
 import { tenantOf } from '../auth/api-key-auth';
 import { readPage } from '../paging/read-page';
+import { keyLimit } from '../rate-limit/key-limit';
 import type { GatewayContext } from '../settings';
+import { checkUrlUpdate } from './headers-destination';
 import { newSigningSecret } from './signing-secret';
 import { checkWebhookUrl, sealHeaders, urlCheckOptions } from './url-check';
 
@@ -39,12 +41,22 @@ const body = <T extends z.ZodTypeAny>(schema: T, input: unknown): z.output<T> =>
  * SPEC.md "Webhooks (tenant-level)": register, update (also `active`), list, delete; plus
  * signing-secret rotation and the deliveries list/replay (docs/webhooks.md). Rules 1-5 and the
  * spec's messages; header values and the secret are sealed, never returned (the secret once, at
- * register and rotation).
+ * register and rotation). Stored headers follow a URL change only within its origin
+ * (headers-destination.ts); replays share the original's body and are limited per delivery
+ * (WEBHOOK_REPLAY_LIMIT per WEBHOOK_REPLAY_WINDOW_SECONDS).
  */
 export function webhookRoutes(ctx: GatewayContext): Router {
   const { db, sealer, config } = ctx;
   const router = Router();
   const urlCheck = urlCheckOptions(config);
+  const replayLimit = keyLimit(ctx.kv, ctx.logger, {
+    limit: config.WEBHOOK_REPLAY_LIMIT,
+    windowMs: config.WEBHOOK_REPLAY_WINDOW_SECONDS * 1000,
+    message: WebhookErrorText.replayLimited(
+      config.WEBHOOK_REPLAY_LIMIT,
+      config.WEBHOOK_REPLAY_WINDOW_SECONDS,
+    ),
+  });
 
   router.post('/v1/webhook/register', async (req, res) => {
     const input = body(RegisterWebhookSchema, req.body);
@@ -80,9 +92,14 @@ export function webhookRoutes(ctx: GatewayContext): Router {
     const options = checkWebhookOptions(input.event, input.webhook_options, false);
     if (!options.ok) throw badRequest(options.error);
     const tenantId = tenantOf(res).tenantId;
-    if (!(await webhooks.get(db, tenantId, input.event))) throw notFound(WebhookErrorText.webhookNotFound);
-    const url =
-      input.webhook_url === undefined ? undefined : await checkWebhookUrl(input.webhook_url, urlCheck);
+    const stored = await webhooks.get(db, tenantId, input.event);
+    if (!stored) throw notFound(WebhookErrorText.webhookNotFound);
+    const url = await checkUrlUpdate(
+      { url: stored.url, headers: stored.headers_present.length > 0 },
+      { url: input.webhook_url, headers: input.headers !== undefined },
+      { field: 'headers', urlField: 'webhook_url' },
+      urlCheck,
+    );
     const updated = await webhooks.update(db, tenantId, input.event, {
       url,
       ...(options.events ? { events: options.events } : {}),
@@ -144,6 +161,8 @@ export function webhookRoutes(ctx: GatewayContext): Router {
     } else if (!(await loadMailerWebhook(db, sealer, tenantId, target.webhookId))) {
       throw unprocessable(WebhookErrorText.deliveryWebhookGone);
     }
+    // Counted per stored body: a replay of a replay uses up the same budget.
+    await replayLimit(`webhook-replay:${tenantId}:${target.bodyOf}`);
     const id = await webhookDeliveries.replay(db, tenantId, req.params.id!);
     if (!id) throw notFound(WebhookErrorText.deliveryNotFound);
     res.status(201).json({ success: true, message: 'Delivery queued for replay', delivery_id: id });

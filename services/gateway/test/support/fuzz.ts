@@ -1,6 +1,7 @@
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import type { Express } from 'express';
 import type { RawRequest } from './live-gateway';
+import { appRoutes } from './routes';
 
 /** Deterministic PRNG (mulberry32): the same seed replays the same requests. */
 export function prng(seed: number): () => number {
@@ -19,30 +20,13 @@ export interface RouteInfo {
   path: string;
 }
 
-interface Layer {
-  route?: { path: string | string[]; methods: Record<string, boolean> };
-  handle?: { stack?: Layer[] };
-}
-
-const ALL_METHODS = ['get', 'post', 'put', 'delete', 'patch'];
+const ALL_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'];
 
 /** Every route of an express app (nested routers included), so new routes are fuzzed automatically. */
 export function listRoutes(app: Express): RouteInfo[] {
-  const out: RouteInfo[] = [];
-  const walk = (stack: Layer[]) => {
-    for (const layer of stack) {
-      if (layer.route) {
-        const paths = Array.isArray(layer.route.path) ? layer.route.path : [layer.route.path];
-        const methods = Object.keys(layer.route.methods).flatMap((m) => (m === '_all' ? ALL_METHODS : [m]));
-        for (const path of paths)
-          for (const method of methods) out.push({ method: method.toUpperCase(), path });
-      } else if (layer.handle?.stack) {
-        walk(layer.handle.stack);
-      }
-    }
-  };
-  walk((app as unknown as { router: { stack: Layer[] } }).router.stack);
-  return out;
+  return appRoutes(app).flatMap((r) =>
+    (r.all ? ALL_METHODS : [r.method]).map((method) => ({ method, path: r.path })),
+  );
 }
 
 /** Valid-looking bodies per route, mutated by the fuzzer so requests get past the first checks. */

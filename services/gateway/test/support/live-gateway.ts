@@ -104,14 +104,18 @@ export async function startLiveGateway(env: Record<string, string>): Promise<Liv
 export interface HealthStats {
   probes: number;
   failures: string[];
+  /** Reported in the test output (a measurement, never asserted). */
   maxLatencyMs: number;
 }
 
 /**
- * Polls /healthz every `everyMs` on its own connection while a test runs: every probe must
- * answer 200; the slowest answer is reported (a liveness bound, not a benchmark).
+ * Polls /healthz (paced `everyMs` apart) on its own connection while a test runs: every probe
+ * must answer 200. `answered()` counts the probes so far, to wait for more of them.
  */
-export function probeHealth(url: string, everyMs = 100): { stop(): Promise<HealthStats> } {
+export function probeHealth(
+  url: string,
+  everyMs = 100,
+): { answered(): number; stop(): Promise<HealthStats> } {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const stats: HealthStats = { probes: 0, failures: [], maxLatencyMs: 0 };
   let running = true;
@@ -130,6 +134,7 @@ export function probeHealth(url: string, everyMs = 100): { stop(): Promise<Healt
     }
   })();
   return {
+    answered: () => stats.probes,
     async stop() {
       running = false;
       await loop;

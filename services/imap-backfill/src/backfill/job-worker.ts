@@ -107,6 +107,7 @@ export class JobWorker {
             checkpointEvery: settings.checkpointEvery,
             inFlight: settings.inFlight,
             inFlightBytes: settings.inFlightBytes,
+            maxMessageBytes: settings.maxMessageBytes,
             signal: this.stopping.signal,
           },
           job,

@@ -9,7 +9,9 @@
  *     `checkpointEvery`) -> PROGRESS at every new 10% -> COMPLETED.
  *
  * The service's own sent mail (X-Is-Svc in SENT) is skipped; when skipped messages took places
- * of the `count` cap, the same slice is walked again for the next newest. A folder whose
+ * of the `count` cap, the same slice is walked again for the next newest. The cap is also
+ * checked as messages stream in: no more than it leaves are handed on, whatever the mailbox
+ * sends. A message over `maxMessageBytes` is posted as the error form (mailbox/too-large.ts). A folder whose
  * UIDVALIDITY changed since the checkpoint forgets the slice's handled ids (delivered again,
  * nothing skipped); a change between listing and fetching is a transient error (retried). Where
  * ids name a message in the whole mailbox (Gmail: one message, several folder labels), a message
@@ -58,6 +60,8 @@ export interface RunJobDeps {
   inFlight: number;
   /** Source bytes between fetch and broker confirm. */
   inFlightBytes: number;
+  /** Larger messages are posted as the error form (mailbox/too-large.ts). */
+  maxMessageBytes: number;
   /** Aborted when the worker stops: the job checkpoints and returns 'stopped'. */
   signal?: AbortSignal;
 }
@@ -115,6 +119,8 @@ export async function runJob(
     const left = job.count > 0 ? job.count - processed : Number.POSITIVE_INFINITY;
     const chosen = newestFirst(found).slice(0, left);
     let handled = 0;
+    // Messages handed on in this slice: the cap holds even if a mailbox sends more than asked.
+    let taken = 0;
     for (const role of roles) {
       const refs = chosen.filter((c) => c.role === role);
       if (refs.length === 0) continue;
@@ -134,6 +140,7 @@ export async function runJob(
                 email: mailer.email,
                 service: mailbox.service,
                 folder: state.path,
+                maxBytes: deps.maxMessageBytes,
               }),
         post: (body) =>
           postToMailer(bus, job.tenantId, {
@@ -152,7 +159,8 @@ export async function runJob(
       });
       for await (const msg of mailbox.fetch(refs)) {
         await pipeline.add(msg);
-        if (pipeline.stopped || deps.signal?.aborted) break;
+        taken++;
+        if (pipeline.stopped || deps.signal?.aborted || taken >= left) break;
       }
       await pipeline.drain();
       if (pipeline.stopped || deps.signal?.aborted) return 'stopped';

@@ -107,11 +107,39 @@ export class LiveSync {
     }
   }
 
-  private async watch(tenantId: string, mailerId: string, key: string, token: string, signal: AbortSignal) {
-    const { settings, logger, kv, db } = this.deps;
+  /**
+   * Watches one mailer while this replica holds its lease. The lease is renewed every third of
+   * its length, also while a command runs (one may take up to IMAP_COMMAND_TIMEOUT_MS against a
+   * server that never answers it): the watch, and its count of failures in a row, last until
+   * the mailer leaves or the lease is lost.
+   */
+  private async watch(tenantId: string, mailerId: string, key: string, token: string, stop: AbortSignal) {
+    const { settings, kv } = this.deps;
+    const renew = () => kv.extendLock(key, token, settings.syncLeaseMs).catch(() => false);
+    const lease = new AbortController();
+    const end = () => lease.abort();
+    stop.addEventListener('abort', end);
+    const keepAlive = setInterval(
+      () => void renew().then((held) => held || end()),
+      Math.max(100, Math.floor(settings.syncLeaseMs / 3)),
+    );
+    try {
+      await this.watchHeld(tenantId, mailerId, renew, lease.signal);
+    } finally {
+      clearInterval(keepAlive);
+      stop.removeEventListener('abort', end);
+    }
+  }
+
+  private async watchHeld(
+    tenantId: string,
+    mailerId: string,
+    renew: () => Promise<boolean>,
+    signal: AbortSignal,
+  ) {
+    const { settings, logger, db } = this.deps;
     let failures = 0;
     let reported = false;
-    const renew = () => kv.extendLock(key, token, settings.syncLeaseMs).catch(() => false);
     while (!signal.aborted) {
       const mailer = await mailers.get(db, tenantId, mailerId);
       if (!mailer || mailer.state !== 'active' || !mailer.webhook) return;
@@ -208,10 +236,12 @@ export class LiveSync {
       email: mailer.email,
       service: mailbox.service,
       folder: 'INBOX',
+      maxBytes: this.deps.settings.maxMessageBytes,
     });
     const posted = await imapSync.postNew(this.deps.db, {
       tenantId: mailer.tenantId,
       mailerId: mailer.id,
+      // A message too large to read has no source: its UID (or the listing's Message-ID) names it.
       messageId: messageIdOf(msg.source) || msg.messageId || `uid:${position.validity}:${msg.id}`,
       uidvalidity: position.validity,
       uid: position.lastUid,

@@ -31,11 +31,18 @@ export interface MessageRef {
   labelIds?: string[];
   /** The Message-ID when the listing already tells it (Graph internetMessageId). */
   messageId?: string;
+  /** Its size in bytes when the listing tells it (IMAP RFC822.SIZE). */
+  size?: number;
 }
 
 export interface RawMessage extends MessageRef {
-  /** The whole RFC 5322 source. */
+  /** The whole RFC 5322 source; empty when `oversize` is set. */
   source: Buffer;
+  /**
+   * Set when the message is larger than the client reads (IMAP_MAX_MESSAGE_BYTES) and was not
+   * read: its size, or the cap plus one when only known to be larger (mailbox/too-large.ts).
+   */
+  oversize?: number;
 }
 
 export interface FolderState {
@@ -86,8 +93,10 @@ export interface MailboxClient {
   oldest(): Promise<Date | null>;
   /**
    * Streams the full sources of `refs` (listed from the open folder, or live changes), one
-   * message at a time, in any order; a message deleted meanwhile is left out. No other call on
-   * this client may start until the iteration has ended.
+   * message at a time, in any order; a message deleted meanwhile is left out, a message over the
+   * client's size cap comes with `oversize` and no source. Only messages of `refs` come, each
+   * once, whatever the provider sends. No other call on this client may start until the
+   * iteration has ended.
    */
   fetch(refs: MessageRef[]): AsyncIterable<RawMessage>;
   /** Live sync: the INBOX position now (mail after it is new). */

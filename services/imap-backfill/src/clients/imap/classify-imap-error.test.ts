@@ -1,3 +1,4 @@
+import { ImapDeadlineError } from '@mailyard/providers';
 import { classifyImapError } from './classify-imap-error';
 
 describe('classifyImapError', () => {
@@ -24,6 +25,25 @@ describe('classifyImapError', () => {
     expect(classifyImapError(err, 'imap.test')).toEqual({
       kind: 'terminal',
       message: 'imap.test: Mailbox does not exist',
+    });
+  });
+  it('a command past its deadline is transient (retried), with the host', () => {
+    expect(classifyImapError(new ImapDeadlineError('FETCH', 3000), 'imap.test')).toEqual({
+      kind: 'transient',
+      message: 'imap.test: FETCH got no answer within 3000 ms',
+    });
+  });
+  it('a response over a parser bound is terminal: the server would send it again', () => {
+    const err = Object.assign(
+      new Error('Literal size 1000000000 exceeds maximum allowed size of 1025 bytes'),
+      {
+        code: 'LiteralTooLarge',
+      },
+    );
+    expect(classifyImapError(err, 'imap.test')).toEqual({
+      kind: 'terminal',
+      message:
+        'imap.test: the server sent a response over the limit: Literal size 1000000000 exceeds maximum allowed size of 1025 bytes (LiteralTooLarge)',
     });
   });
 });

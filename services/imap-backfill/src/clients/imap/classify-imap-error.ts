@@ -2,8 +2,12 @@
  * imapflow errors -> MailboxError kinds. Authentication rejected (imapflow's
  * `authenticationFailed`, or a NO [AUTHENTICATIONFAILED] reply) is `auth`: the mailer is
  * deactivated. Connection-level failures (refused, reset, timeouts, closed, [UNAVAILABLE],
- * [INUSE]) are `transient` and retried. Anything else is `terminal`. Never includes the password.
+ * [INUSE]) and a command past its deadline (libs/providers ImapDeadlineError: the server kept
+ * the command going) are `transient` and retried. A response over a parser bound (a literal
+ * larger than the message cap, an endless line: libs/providers imap/limits.ts) is `terminal`:
+ * the server would send it again. Anything else is `terminal`. Never includes the password.
  */
+import { ImapDeadlineError, isImapLimitError } from '@mailyard/providers';
 import type { MailboxErrorKind } from '../../mailbox/mailbox-client';
 
 const TRANSIENT_CODES = new Set([
@@ -31,6 +35,12 @@ type ImapError = Error & {
 };
 
 export function classifyImapError(err: unknown, host: string): { kind: MailboxErrorKind; message: string } {
+  if (err instanceof ImapDeadlineError) return { kind: 'transient', message: `${host}: ${err.message}` };
+  if (isImapLimitError(err))
+    return {
+      kind: 'terminal',
+      message: `${host}: the server sent a response over the limit: ${err.message} (${err.code})`,
+    };
   const e = (err ?? {}) as ImapError;
   const text = e.responseText ?? e.message ?? String(err);
   if (e.authenticationFailed || e.serverResponseCode === 'AUTHENTICATIONFAILED')
