@@ -29,5 +29,6 @@ void runProcess({
     'imap-backfill': (ctx) => imapBackfill(ctx),
     'inbound-smtp': (ctx) => inboundSmtp(ctx),
   },
+  opsPort: 3008,
   servicePorts: (config) => [config.PORT, config.TRACKING_PORT],
 });

@@ -2,8 +2,10 @@
  * k8s/ (issue 13): both overlays render with `kubectl kustomize`, every object validates against
  * the official schemas shipped by `kubernetes-models` (offline), and the invariants hold: every
  * service has a Deployment with probes, resources, a non-root read-only security context and
- * topology spread; gateway, send and dispatcher have an HPA; every Deployment a PDB; inbound-smtp
- * is a LoadBalancer on 25 (its SMTP port open in the NetworkPolicies, its ops port not published);
+ * topology spread; every pod an ops port (the process's default, services/<name>/src/main.ts)
+ * with the probes and the Prometheus scrape annotations on it, open only to the monitoring
+ * namespace and on no public Service; gateway, send and dispatcher have an HPA; every Deployment
+ * a PDB; inbound-smtp is a LoadBalancer on 25 (its SMTP port open in the NetworkPolicies);
  * every env var the code reads (the platform's and every service's settings schema) is provided
  * (ConfigMap or Secret) and documented in .env.example; docker-compose.yml runs every service with
  * a healthcheck; images are pinned; no secret values in ConfigMaps.
@@ -78,6 +80,12 @@ const NOT_SECRET: Record<string, RegExp> = {
 /** The services: a Deployment each in k8s, a service each in docker-compose.yml. */
 const SERVICES = ['gateway', 'imap-backfill', 'inbound-smtp', 'send', 'tracking', 'webhook-dispatcher'];
 
+/** The ops port a service's process binds when OPS_PORT is unset (its main.ts `opsPort`). */
+function defaultOpsPort(service: string): number {
+  const main = readFileSync(join(REPO_ROOT, 'services', service, 'src', 'main.ts'), 'utf8');
+  return Number(/^\s*opsPort: (\d+),$/m.exec(main)?.[1]);
+}
+
 describe.each(['dev', 'production'])('k8s overlay %s', (overlay) => {
   let objs: Obj[];
   beforeAll(() => {
@@ -98,8 +106,9 @@ describe.each(['dev', 'production'])('k8s overlay %s', (overlay) => {
       expect(spec.securityContext.runAsNonRoot).toBe(true);
       expect(spec.topologySpreadConstraints.length).toBeGreaterThan(0);
       for (const c of spec.containers) {
-        expect(c.readinessProbe.httpGet.path).toBe('/readyz');
-        expect(c.livenessProbe.httpGet.path).toBe('/healthz');
+        expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'ops' });
+        expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'ops' });
+        expect(c.startupProbe.httpGet).toEqual({ path: '/healthz', port: 'ops' });
         expect(c.resources.requests.cpu && c.resources.requests.memory).toBeTruthy();
         expect(c.resources.limits.memory).toBeTruthy();
         expect(c.securityContext.readOnlyRootFilesystem).toBe(true);
@@ -107,6 +116,46 @@ describe.each(['dev', 'production'])('k8s overlay %s', (overlay) => {
         expect(c.envFrom.map((e: Obj) => e.configMapRef?.name ?? e.secretRef?.name).length).toBe(2);
         expect(c.args).toEqual([`dist/bin/${d.metadata.name}.js`]);
       }
+    }
+  });
+
+  it('every pod has an ops port (its process default) that Prometheus scrapes, open only to the monitoring namespace, on no public Service', () => {
+    for (const d of all('Deployment')) {
+      const name = d.metadata.name;
+      const ops = d.spec.template.spec.containers[0].ports.find((p: Obj) => p.name === 'ops');
+      expect({ name, port: ops?.containerPort }).toEqual({ name, port: defaultOpsPort(name) });
+      expect(d.spec.template.metadata.annotations).toEqual({
+        'prometheus.io/scrape': 'true',
+        'prometheus.io/port': String(ops.containerPort),
+        'prometheus.io/path': '/metrics',
+      });
+    }
+    const policies = all('NetworkPolicy');
+    const opsPolicies = policies.filter((n) =>
+      (n.spec.ingress ?? []).some((i: Obj) => (i.ports ?? []).some((p: Obj) => p.port === 'ops')),
+    );
+    expect(opsPolicies).toHaveLength(1);
+    expect(opsPolicies[0].spec.podSelector).toEqual({
+      matchLabels: { 'app.kubernetes.io/part-of': 'mailyard' },
+    });
+    expect(opsPolicies[0].spec.ingress).toEqual([
+      {
+        from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }],
+        ports: [{ port: 'ops', protocol: 'TCP' }],
+      },
+    ]);
+    // Ingress from anywhere (no `from`) names public ports only.
+    const opsNumbers = new Set(SERVICES.map(defaultOpsPort));
+    for (const n of policies)
+      for (const i of n.spec.ingress ?? [])
+        if (!i.from)
+          for (const p of i.ports ?? []) expect(p.port === 'ops' || opsNumbers.has(p.port)).toBe(false);
+    // The public Services carry their public port only.
+    for (const name of ['gateway', 'tracking', 'inbound-smtp']) {
+      const svc = all('Service').find((s) => s.metadata.name === name);
+      expect(svc.spec.ports.map((p: Obj) => p.targetPort)).toEqual([
+        name === 'inbound-smtp' ? 'smtp' : 'http',
+      ]);
     }
   });
 
@@ -151,7 +200,7 @@ describe.each(['dev', 'production'])('k8s overlay %s', (overlay) => {
     expect(undocumented).toEqual([]);
   });
 
-  it('docker-compose.yml runs every service from the one image, with a /healthz + /readyz healthcheck', () => {
+  it('docker-compose.yml runs every service from the one image, with a /healthz + /readyz healthcheck on its ops port', () => {
     const compose = parse(readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8'), { merge: true });
     for (const name of SERVICES) {
       const svc = compose.services[name];
@@ -162,7 +211,7 @@ describe.each(['dev', 'production'])('k8s overlay %s', (overlay) => {
       expect(script).not.toMatch(/\s/); // podman splits CMD arguments at spaces
       const k8sPort = objs
         .find((o) => o.kind === 'Deployment' && o.metadata.name === name)
-        .spec.template.spec.containers[0].ports.find((p: Obj) => p.name !== 'smtp').containerPort;
+        .spec.template.spec.containers[0].ports.find((p: Obj) => p.name === 'ops').containerPort;
       expect(Number(port)).toBe(k8sPort);
       expect(Object.keys(svc.depends_on).sort()).toEqual(['migrate', 'postgres', 'rabbitmq', 'redis']);
     }

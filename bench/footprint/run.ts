@@ -4,7 +4,7 @@
  * /readyz, lets start-up settle (BENCH_SETTLE_S, 15 s), then samples VmRSS of every process of the
  * tree under the command (BENCH_SAMPLES, 5, one a second) and prints JSON: per process (command,
  * RSS median and peak VmHWM, anonymous and file-backed), the total with and without the package
- * manager's own process, and the gateway's /metrics heap figures. Then it stops the tree with
+ * manager's own process, and the heap figures of the process's /metrics (its ops port). Then it stops the tree with
  * SIGTERM and starts the same command again on the same DATA_DIR (BENCH_STARTS, 2): the first
  * start creates the database and the first tenant, the second is an ordinary restart.
  *
@@ -80,7 +80,7 @@ function sample(pid: number): Proc | null {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
-/** Heap figures the gateway's Prometheus endpoint reports for the process it runs in. */
+/** Heap figures the process's Prometheus endpoint (`base`/metrics) reports. */
 async function heapMetrics(base: string): Promise<Record<string, number>> {
   const text = await (await fetch(`${base}/metrics`)).text();
   const pick = (name: string) =>
@@ -101,6 +101,7 @@ async function measure(dataDir: string, n: number) {
       PORT: '0',
       TRACKING_PORT: '0',
       SMTP_PORT: '0',
+      OPS_PORT: '0',
       LOG_LEVEL: 'warn',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -123,6 +124,9 @@ async function measure(dataDir: string, n: number) {
       await sleep(200);
     }
     while ((await fetch(`${base}/readyz`).catch(() => null))?.status !== 200) await sleep(200);
+    // The ops port named in the banner; a checkout from before it served /metrics on the API port.
+    const ops = /ops: http:\/\/[\d.]+:(\d+)\/healthz/.exec(out)?.[1];
+    const metricsBase = ops ? `http://127.0.0.1:${ops}` : base;
     const readyAfterS = (Date.now() - started) / 1000;
     await sleep(SETTLE_S * 1000);
     const rounds: Proc[][] = [];
@@ -151,7 +155,7 @@ async function measure(dataDir: string, n: number) {
       total_rss_mb: total(processes),
       mailyard_rss_mb: total(mailyard),
       mailyard_processes: mailyard.length,
-      gateway_metrics: await heapMetrics(base),
+      gateway_metrics: await heapMetrics(metricsBase),
     };
   } finally {
     // SIGTERM to every process of the tree (the server drains and releases DATA_DIR), then

@@ -16,14 +16,15 @@ export const BENCH_APP = 'mailyard-bench';
 export interface Service {
   label: string;
   proc: Spawned;
-  /** Where its /metrics is served (the ops port; the gateway serves it on its API port). */
+  /** Where its /metrics is served: its ops port (see spawnService for older checkouts). */
   metricsUrl: string;
   profileDir: string | null;
 }
 
 /**
  * Spawns service `name` (in the form ../support/services chooses) with a free ops port; with
- * `profileRoot`, node writes a CPU profile there at exit.
+ * `profileRoot`, node writes a CPU profile there at exit. A gateway of a checkout from before
+ * every process had an ops port (its banner names none) served /metrics on `apiPort`.
  */
 export async function spawnService(
   label: string,
@@ -31,14 +32,15 @@ export async function spawnService(
   env: Record<string, string>,
   profileRoot: string | null,
   ready: RegExp,
-  metricsPort?: number,
+  apiPort?: number,
 ): Promise<Service> {
   const opsPort = await freePort();
   const profileDir = profileRoot ? join(profileRoot, label) : null;
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const proc = spawnServiceProcess(name, { ...env, OPS_PORT: String(opsPort) }, nodeArgs);
   await proc.waitFor(ready, 60_000);
-  return { label, proc, metricsUrl: `http://127.0.0.1:${metricsPort ?? opsPort}/metrics`, profileDir };
+  const port = apiPort === undefined || proc.output().includes(`:${opsPort}/healthz`) ? opsPort : apiPort;
+  return { label, proc, metricsUrl: `http://127.0.0.1:${port}/metrics`, profileDir };
 }
 
 export async function stopService(s: Service): Promise<void> {

@@ -66,6 +66,16 @@ export function apiUrl(p: Spawned): string {
 }
 
 /**
+ * The ops URL (`/healthz`, `/readyz`, `/metrics`) a started process printed in its banner. Spawned
+ * processes get OPS_PORT=0 unless the caller sets it: any free port, named there.
+ */
+export function opsUrl(p: Spawned): string {
+  const m = /ops: http:\/\/([^:/\s]+):(\d+)\/healthz/.exec(p.output());
+  if (!m) throw new Error(`no ops URL in the banner:\n${p.output()}`);
+  return `http://${m[1] === '0.0.0.0' ? '127.0.0.1' : m[1]}:${m[2]}`;
+}
+
+/**
  * Spawns a process that must listen on a port chosen up front (freePort), and waits for `ready`;
  * when it fails with EADDRINUSE because another process took the port meanwhile, tries another.
  */
@@ -123,11 +133,15 @@ export function spawnCompiled(
   return spawnNode(['scripts/run-dist.mjs', name, ...args], env);
 }
 
-/** `node <nodeArgs>` in the repository root, in one process. Captures stdout+stderr. */
+/**
+ * `node <nodeArgs>` in the repository root, in one process. Captures stdout+stderr. The ops port
+ * is any free one (OPS_PORT=0, see opsUrl) unless `env` names one: parallel tests never collide
+ * on a process's default.
+ */
 export function spawnNode(nodeArgs: string[], env: Record<string, string | undefined>): Spawned {
   const child = spawn(process.execPath, nodeArgs, {
     cwd: REPO_ROOT,
-    env: { ...process.env, LOG_SILENT: '0', LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, LOG_SILENT: '0', LOG_LEVEL: 'warn', OPS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

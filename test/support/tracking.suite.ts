@@ -5,6 +5,7 @@
  * bus messages and suppressions checked. Runs on the real servers (the tracking service with a
  * context of its own, as its own process would have) and on the embedded defaults.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import {
   configFrom,
   createLogger,
   openContext,
+  signLinkToken,
 } from '@mailyard/platform';
 import { start as startSend } from '@mailyard/send';
 import { createTenant } from '@mailyard/store';
@@ -292,12 +294,26 @@ export function describeTracking(mode: 'embedded' | 'servers'): void {
     expect(opens[0]!.details.event_at).not.toBe(opens[1]!.details.event_at);
     expect((await logOf(tenant, refId)).status).toBe('MAIL_CLICKED');
 
-    // Tampered or misused tokens: 404, no redirect, nothing recorded.
+    // Tampered or misused tokens: 404, no redirect, nothing recorded. The forged ones carry this
+    // recipient's real claims with another redirect target, well-formed: only the MAC refuses them.
     const token = htmlClicks[0]!.split('/c/')[1]!;
     const [body, sig] = token.split('.') as [string, string];
-    const tampered = `${body.slice(0, -2)}${body.endsWith('A') ? 'B' : 'A'}${body.slice(-1)}.${sig}`;
+    const fields = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+    expect(fields).toEqual([1, 'c', tenant.id, refId, expect.any(String), 'reader@example.com', WP_URL]);
+    const evil = [...fields.slice(0, 6), 'https://evil.example/login'];
+    const claims = {
+      kind: 'click' as const,
+      tenantId: tenant.id,
+      refId,
+      logId: fields[4],
+      email: 'reader@example.com',
+      url: 'https://evil.example/login',
+    };
+    const tampered = `${Buffer.from(JSON.stringify(evil)).toString('base64url')}.${sig}`;
+    const anotherKey = signLinkToken(randomBytes(32), claims);
     for (const bad of [
       `/c/${tampered}`,
+      `/c/${anotherKey}`,
       `/c/${token.slice(0, -1)}`,
       `/c/${pixel!.split('/o/')[1]}`,
       '/c/nope',

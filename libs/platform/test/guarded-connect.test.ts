@@ -57,6 +57,10 @@ beforeAll(async () => {
       // rebinding-style: a public answer beside an internal one
       { name: 'mixed.test', ip: '93.184.216.34,::1' },
       { name: 'public.test', ip: '93.184.216.34' },
+      // AAAA answers carrying a loopback IPv4 (SIIT, NAT64, 6to4): judged by that address
+      { name: 'siit.test', ip: '::ffff:0:7f00:1' },
+      { name: 'nat64.test', ip: '64:ff9b::a9fe:a9fe' },
+      { name: 'sixtofour.test', ip: '2002:7f00:1::1' },
     ],
   });
 });
@@ -78,6 +82,18 @@ describe('resolveGuarded', () => {
     ['[::1]', 'ETARGET_PRIVATE'],
     ['::ffff:127.0.0.1', 'ETARGET_PRIVATE'],
     ['169.254.169.254', 'ETARGET_PRIVATE'],
+    ['siit.test', 'ETARGET_PRIVATE'],
+    ['nat64.test', 'ETARGET_PRIVATE'],
+    ['sixtofour.test', 'ETARGET_PRIVATE'],
+    // IPv4-embedding literals as a user writes a host: brackets, upper case, zone ids
+    ['[::ffff:0:127.0.0.1]', 'ETARGET_PRIVATE'],
+    ['[::FFFF:7F00:1]', 'ETARGET_PRIVATE'],
+    ['[64:FF9B::169.254.169.254]', 'ETARGET_PRIVATE'],
+    ['[2002:a00:1::]', 'ETARGET_PRIVATE'],
+    ['[2001:0:4136:e378:8000:63bf:80ff:fffe]', 'ETARGET_PRIVATE'],
+    ['[fe80::5efe:10.0.0.1]', 'ETARGET_PRIVATE'],
+    ['[fe80::1%eth0]', 'ETARGET_PRIVATE'],
+    ['[2606:4700:4700::1111%eth0]', 'ETARGET_PRIVATE'],
     ['metadata.google.internal', 'ETARGET_UNRESOLVED'],
     ['nothing.test', 'ETARGET_UNRESOLVED'],
   ])('refuses %s (%s) without naming the address', async (host, code) => {
@@ -93,6 +109,15 @@ describe('resolveGuarded', () => {
     expect(await resolveGuarded('public.test', { allowPrivate: false, dns: dnsConfig() })).toEqual({
       address: '93.184.216.34',
       family: 4,
+    });
+    // The same forms carrying a public address pass.
+    expect(await resolveGuarded('[::FFFF:0:808:808]', { allowPrivate: false })).toEqual({
+      address: '::ffff:0:808:808',
+      family: 6,
+    });
+    expect(await resolveGuarded('[64:ff9b::8.8.8.8]', { allowPrivate: false })).toEqual({
+      address: '64:ff9b::8.8.8.8',
+      family: 6,
     });
     expect(await resolveGuarded('loop.test', { allowPrivate: true, dns: dnsConfig() })).toEqual({
       address: '127.0.0.1',

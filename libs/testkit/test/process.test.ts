@@ -2,13 +2,40 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { type Socket, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { apiUrl, spawnTs, startOnFreePort } from '../process';
+import { type Spawned, apiUrl, opsUrl, spawnTs, startOnFreePort } from '../process';
 import { createTestDatabase, createTestVhost, serverEnv } from '../servers';
 
 const KEY = 'myk_process_test_bootstrap_key_0123456789abcdef';
 const auth = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' };
 
 jest.setTimeout(240_000);
+
+/**
+ * /metrics is served on the process's ops port only: each public port answers it 404 (the
+ * envelope of any unknown path), the ops port with every route's counts (`route` names one).
+ */
+async function expectMetricsOnOpsPortOnly(p: Spawned, publicUrls: string[], route: string): Promise<void> {
+  for (const url of publicUrls) {
+    const res = await fetch(`${url}/metrics`);
+    expect({ url, status: res.status, body: await res.json() }).toEqual({
+      url,
+      status: 404,
+      body: { success: false, error: 'Not found' },
+    });
+  }
+  const ops = opsUrl(p);
+  expect(publicUrls).not.toContain(ops);
+  const metrics = await fetch(`${ops}/metrics`);
+  expect(metrics.status).toBe(200);
+  expect(metrics.headers.get('content-type')).toMatch(/^text\/plain/);
+  const text = await metrics.text();
+  expect(text).toContain('mailyard_process_cpu_seconds_total');
+  expect(text).toMatch(
+    new RegExp(`^mailyard_http_request_duration_seconds_count\\{[^}]*route="${route}"[^}]*\\} [1-9]`, 'm'),
+  );
+  expect(await (await fetch(`${ops}/healthz`)).json()).toEqual({ status: 'ok' });
+  expect(await (await fetch(`${ops}/readyz`)).json()).toMatchObject({ status: 'ready' });
+}
 
 /** A TCP server that accepts connections and never says a word (an SMTP server that hangs). */
 async function startSilentServer() {
@@ -116,6 +143,9 @@ describe('running the processes', () => {
       });
       expect(created.status).toBe(201);
       const { template_id } = (await created.json()) as { template_id: string };
+      // Every service's counts in one process: on its ops port, never on the API or tracking port.
+      const tracking = /tracking (http:\/\/127\.0\.0\.1:\d+) /.exec(first.output())![1]!;
+      await expectMetricsOnOpsPortOnly(first, [api, tracking], '/v1/email/template');
 
       // Real in-flight work: an SMTP verification waiting on a server that never greets. SIGTERM
       // arrives while it is under way; the drain lets it finish (its own timeout, a 422) first.
@@ -179,14 +209,13 @@ describe('running the processes', () => {
     const db = await createTestDatabase();
     const vhost = createTestVhost();
     try {
-      // OPS_PORT=0 means "no ops server", so the port is chosen up front (retried if taken).
-      const { p, port: opsPort } = await startOnFreePort(
-        (port) => spawnTs('services/send/src/main.ts', { OPS_PORT: String(port), ...serverEnv(db, vhost) }),
-        /Mailyard send started \(servers mode\)/,
-      );
-      const ready = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
+      // OPS_PORT=0 (spawnTs's default): any free port, named in the banner.
+      const p = spawnTs('services/send/src/main.ts', serverEnv(db, vhost));
+      await p.waitFor(/Mailyard send started \(servers mode\)/);
+      const ops = opsUrl(p);
+      const ready = await fetch(`${ops}/readyz`);
       expect(await ready.json()).toEqual({ status: 'ready', checks: { db: 'ok', bus: 'ok', kv: 'ok' } });
-      const metrics = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
+      const metrics = await (await fetch(`${ops}/metrics`)).text();
       expect(metrics).toContain('mailyard_process_cpu_seconds_total');
       p.child.kill('SIGTERM');
       expect((await p.exited).code).toBe(0);
@@ -212,6 +241,7 @@ describe('running the processes', () => {
       const list = await fetch(`${base}/v1/email/templates`, { headers: auth });
       expect(list.status).toBe(200);
       expect(p.output()).not.toContain('guest:guest');
+      await expectMetricsOnOpsPortOnly(p, [base], '/v1/email/templates');
       p.child.kill('SIGTERM');
       expect((await p.exited).code).toBe(0);
     } finally {
@@ -233,6 +263,7 @@ describe('running the processes', () => {
       expect(await ready.json()).toEqual({ status: 'ready', checks: { db: 'ok', bus: 'ok', kv: 'ok' } });
       const bad = await fetch(`http://127.0.0.1:${port}/c/not-a-token`, { redirect: 'manual' });
       expect(bad.status).toBe(404);
+      await expectMetricsOnOpsPortOnly(p, [`http://127.0.0.1:${port}`], '/c/:token');
       p.child.kill('SIGTERM');
       expect((await p.exited).code).toBe(0);
     } finally {

@@ -1,7 +1,8 @@
 /**
  * The gateway's HTTP app: platform createHttpApp (request id and traceparent, duration metric,
- * /healthz and /metrics, guards, URL and JSON body checks, routes, 404, error envelope) with the
- * gateway's guards (admin key on /admin/v1; API key then rate limit on /v1) and its routers.
+ * /healthz and /readyz (/metrics is on the ops port only), guards, URL and JSON body checks,
+ * routes, 404, error envelope) with the gateway's guards (admin key on /admin/v1; API key then
+ * rate limit on /v1) and its routers.
  * POST /v1/email/send, the busiest request, is also a fast route (platform fast-route.ts): an
  * exact `POST /v1/email/send` is answered before express sees it, by the same guard instances,
  * the same body limits and the same handler (send/routes.ts sendHandler), so answers, metrics and

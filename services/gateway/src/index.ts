@@ -59,7 +59,7 @@ export async function start(serviceCtx: ServiceContext): Promise<RunningService>
   return {
     name: 'gateway',
     banner: [
-      `API ${url}/v1  health ${url}/healthz  metrics ${url}/metrics`,
+      `API ${url}/v1  health ${url}/healthz`,
       ...(config.ADMIN_API_KEY ? [`admin ${url}/admin/v1`] : []),
       ...(noTenants
         ? [

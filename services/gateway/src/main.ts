@@ -6,5 +6,6 @@ void runProcess({
   settings: [gatewaySettings],
   name: 'gateway',
   services: { gateway: start },
+  opsPort: 3006,
   servicePorts: (config) => [config.PORT],
 });

@@ -14,11 +14,13 @@ import {
   integer,
   parseSettings,
   positiveInt,
+  secretValue,
 } from '@mailyard/platform';
 import { ProviderEnvObject, providerEnvCheck } from '@mailyard/providers';
 import { z } from 'zod';
 
-const apiKey = z.string().min(16, 'must be at least 16 characters').optional();
+/** ADMIN_API_KEY, BOOTSTRAP_API_KEY: long enough, and not a placeholder of the examples. */
+const apiKey = secretValue(z.string().min(16, 'must be at least 16 characters'));
 
 export const GatewayEnvSchema = z
   .object({

@@ -1,4 +1,4 @@
-import { HttpError, createHttpApp, createLogger } from '@mailyard/platform';
+import { HttpError, createHttpApp, createLogger, createOpsApp } from '@mailyard/platform';
 import request from 'supertest';
 import { useGateway } from './support/harness';
 
@@ -11,11 +11,29 @@ describe('http kit behaviour through the gateway (embedded)', () => {
     expect(res.body).toEqual({ success: false, error: 'Request body too large' });
   });
 
-  it('serves /healthz, /readyz and /metrics without a key', async () => {
+  it('serves /healthz and /readyz without a key, and no /metrics (the ops port serves it)', async () => {
     expect((await request(gw.app).get('/healthz')).body).toEqual({ status: 'ok' });
-    const metrics = await request(gw.app).get('/metrics');
-    expect(metrics.status).toBe(200);
-    expect(metrics.text).toContain('mailyard_http_request_duration_seconds');
+    expect((await request(gw.app).get('/readyz')).body).toMatchObject({ status: 'ready' });
+    for (const path of ['/metrics', '/metrics/', '/METRICS'])
+      await request(gw.app).get(path).expect(404, { success: false, error: 'Not found' });
+    // With a tenant's key it is not there either.
+    await gw.get('/metrics').expect(404);
+  });
+
+  it('the ops app serves /metrics with every route of the process, beside /healthz and /readyz', async () => {
+    await gw.get('/v1/email/templates').expect(200);
+    const ops = createOpsApp({ logger: createLogger('test', 'error'), readiness: { db: async () => {} } });
+    const metrics = await request(ops).get('/metrics').expect(200);
+    expect(metrics.headers['content-type']).toMatch(/^text\/plain/);
+    expect(metrics.text).toMatch(
+      /^mailyard_http_request_duration_seconds_count\{[^}]*route="\/v1\/email\/templates"[^}]*\} [1-9]/m,
+    );
+    expect((await request(ops).get('/readyz').expect(200)).body).toEqual({
+      status: 'ready',
+      checks: { db: 'ok' },
+    });
+    expect((await request(ops).get('/healthz').expect(200)).body).toEqual({ status: 'ok' });
+    await request(ops).post('/metrics').send({ a: 1 }).expect(404);
   });
 
   it('continues the caller trace and returns a request id', async () => {

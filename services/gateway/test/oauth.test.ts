@@ -291,42 +291,43 @@ for (const mode of MODES) {
       // Replayed: the same code and state again.
       const replay = await request(gw.app).get(`/v1/oauth/callback${back.search}`).expect(400);
       expect(replay.body).toEqual(invalid);
-      // Tampered: the state's payload names another tenant.
-      const state = back.searchParams.get('state')!;
-      const [payload, sig] = state.split('.') as [string, string];
-      const json = JSON.parse(Buffer.from(payload, 'base64url').toString());
-      json.t = gw.otherTenantId;
-      const forged = `${Buffer.from(JSON.stringify(json)).toString('base64url')}.${sig}`;
-      await request(gw.app)
-        .get('/v1/oauth/callback')
-        .query({ code: back.searchParams.get('code'), state: forged })
-        .expect(400, invalid);
-      // Signed with another key (forged from scratch).
-      const other = new StateSigner(Buffer.alloc(32, 7));
-      const fresh = { ...json, t: gw.tenantId };
-      const alien = other.sign({
-        tenantId: fresh.t,
-        appId: fresh.a,
-        type: fresh.y,
-        redirectUri: fresh.r,
-        nonce: StateSigner.nonce(),
-        expiresAt: Math.floor(Date.now() / 1000) + 600,
-      });
-      await request(gw.app).get('/v1/oauth/callback').query({ code: 'x', state: alien }).expect(400, invalid);
-      // Expired: signed with the gateway's own key, expiry passed.
+      // Forged states that carry a live login's nonce and code: every other check passes, so only
+      // the signature (or the expiry) refuses them; the login's genuine state still connects.
       const own = new StateSigner(gw.ctx.sealer.deriveKey('mailyard oauth state'));
-      const expired = own.sign({
-        tenantId: gw.tenantId,
-        appId: googleApp,
-        type: 'smtp',
-        redirectUri: REDIRECT,
-        nonce: StateSigner.nonce(),
-        expiresAt: Math.floor(Date.now() / 1000) - 1,
-      });
-      await request(gw.app)
-        .get('/v1/oauth/callback')
-        .query({ code: 'x', state: expired })
-        .expect(400, invalid);
+      type Claims = Parameters<StateSigner['sign']>[0];
+      const forgeries: Record<string, (state: string, claims: Claims) => string> = {
+        // the payload names another tenant, the signature is the original one
+        tampered: (state, claims) =>
+          `${own.sign({ ...claims, tenantId: gw.otherTenantId }).split('.')[0]}.${state.split('.')[1]}`,
+        // the same claims signed with another key
+        'another key': (_state, claims) => new StateSigner(Buffer.alloc(32, 7)).sign(claims),
+        // the gateway's own key, the expiry passed
+        expired: (_state, claims) => own.sign({ ...claims, expiresAt: Math.floor(Date.now() / 1000) - 1 }),
+      };
+      for (const [what, forge] of Object.entries(forgeries)) {
+        google.auth.account = `forged-${what.replace(' ', '-')}-${mode}@gmail.test`;
+        const live = await gw.post('/v1/oauth/login', { app_id: googleApp, type: 'smtp' }).expect(200);
+        const liveBack = await google.consent(live.body.url);
+        const code = liveBack.searchParams.get('code')!;
+        const state = liveBack.searchParams.get('state')!;
+        const json = JSON.parse(Buffer.from(state.split('.')[0]!, 'base64url').toString());
+        const claims: Claims = {
+          tenantId: json.t,
+          appId: json.a,
+          type: json.y,
+          redirectUri: json.r,
+          nonce: json.n,
+          expiresAt: json.e,
+        };
+        // The gateway's key signs exactly these claims: the forgery differs only where named.
+        expect(own.sign(claims)).toBe(state);
+        const r = await request(gw.app)
+          .get('/v1/oauth/callback')
+          .query({ code, state: forge(state, claims) });
+        expect({ what, status: r.status, body: r.body }).toEqual({ what, status: 400, body: invalid });
+        const genuine = await request(gw.app).get('/v1/oauth/callback').query({ code, state });
+        expect({ what, status: genuine.status }).toEqual({ what, status: 201 });
+      }
       // Right key, unexpired, but no login behind its nonce.
       const orphan = own.sign({
         tenantId: gw.tenantId,

@@ -9,5 +9,5 @@ void runProcess({
   name: 'imap-backfill',
   services: { 'imap-backfill': (ctx) => start(ctx) },
   settings: [(config) => backfillSettings(config)],
-  opsPort: (config) => config.OPS_PORT ?? 3004,
+  opsPort: 3004,
 });

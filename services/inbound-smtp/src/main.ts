@@ -5,5 +5,5 @@ void runProcess({
   name: 'inbound-smtp',
   services: { 'inbound-smtp': (ctx) => start(ctx) },
   settings: [(config) => inboundSettings(config, config.env)],
-  opsPort: (config) => config.OPS_PORT ?? 3005,
+  opsPort: 3005,
 });

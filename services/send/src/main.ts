@@ -6,5 +6,5 @@ void runProcess({
   settings: [sendSettings],
   name: 'send',
   services: { send: start },
-  opsPort: (config) => config.OPS_PORT ?? 3002,
+  opsPort: 3002,
 });

@@ -6,7 +6,7 @@ import { openRoute } from './routes/open';
 import { unsubscribeRoute } from './routes/unsubscribe';
 import type { TrustProxy } from './settings';
 
-/** The tracking service's HTTP app: /o, /c, /u plus the platform's /healthz /readyz /metrics. */
+/** The tracking service's HTTP app: /o, /c, /u plus the platform's /healthz /readyz (/metrics: the ops port only). */
 export function buildTrackingApp(
   deps: RouteDeps,
   opts: { trustProxy: TrustProxy; readiness?: Record<string, ReadinessCheck> },

@@ -6,5 +6,6 @@ void runProcess({
   settings: [trackingSettings],
   name: 'tracking',
   services: { tracking: (ctx) => start(ctx) },
+  opsPort: 3007,
   servicePorts: (config) => [config.TRACKING_PORT],
 });

@@ -6,5 +6,5 @@ void runProcess({
   settings: [dispatcherSettings],
   name: 'webhook-dispatcher',
   services: { 'webhook-dispatcher': start },
-  opsPort: (config) => config.OPS_PORT ?? 3003,
+  opsPort: 3003,
 });

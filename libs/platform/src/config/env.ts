@@ -6,7 +6,7 @@
  * the dispatcher and such. Any invalid value, core or service, is one ConfigError line.
  */
 import { z } from 'zod';
-import { commaList, flag, integer, isDnsServer, optionalUrl, port, positiveInt } from './fields';
+import { commaList, flag, integer, isDnsServer, optionalUrl, port, positiveInt, secretValue } from './fields';
 
 /** Thrown for an invalid environment; its message is the one line printed before exiting. */
 export class ConfigError extends Error {
@@ -21,7 +21,11 @@ export const EnvSchema = z.object({
   /** Public origin of the tracking service (links, pixel, List-Unsubscribe); default http://127.0.0.1:<TRACKING_PORT>. */
   TRACKING_BASE_URL: optionalUrl(['http', 'https']),
   SMTP_PORT: port(2525),
-  /** Health/metrics port of worker processes (send: 3002 when unset; 0 turns it off). */
+  /**
+   * The ops port: /healthz, /readyz and /metrics, the only port serving /metrics. Unset: the
+   * process's own (gateway 3006, tracking 3007, send 3002, webhook-dispatcher 3003, imap-backfill
+   * 3004, inbound-smtp 3005, all-in-one 3008); 0 binds any free port (named in the banner).
+   */
   OPS_PORT: integer('must be a port number from 0 to 65535', 0, 65535).optional(),
   HOST: z.string().default('0.0.0.0'),
   DATABASE_URL: optionalUrl(['postgres', 'postgresql']),
@@ -30,7 +34,8 @@ export const EnvSchema = z.object({
   DATA_DIR: z.string().default('.data'),
   DB_POOL_SIZE: positiveInt(10),
   REDIS_KEY_PREFIX: z.string().default('mailyard:'),
-  SECRET_KEY: z.string().optional(),
+  /** 32 bytes, checked by the sealer (secret-key.ts); an example's placeholder is refused here. */
+  SECRET_KEY: secretValue(),
   SERVICE_DOMAIN: z.string().default('mailyard.local'),
   /** Domain of VERP return paths and the List-Unsubscribe mailto (its MX is the inbound service); default SERVICE_DOMAIN. */
   BOUNCE_DOMAIN: z

@@ -61,3 +61,22 @@ export const secondsList = (fallback: string) =>
   commaList('must be a comma-separated list of seconds (numbers >= 0)', (s) => /^\d+(\.\d+)?$/.test(s))
     .transform((items) => items.map(Number))
     .default(fallback);
+
+/**
+ * The markers of the values the repository's examples put where a secret goes (`.env.example`
+ * `change-me-...`, `k8s/base/secrets.env` `REPLACE_ME_...`, the docs' `<key>`). A deployment that
+ * kept one would run with a key anyone can read in this repository, so every secret setting
+ * refuses them at start (services/gateway/src/settings.test.ts checks every documented value).
+ */
+const PLACEHOLDER = /replace[\s_-]?me|change[\s_-]?me|^<.*>$/i;
+
+/** True for a value that still holds an example's placeholder (see PLACEHOLDER). */
+export const isPlaceholder = (value: string) => PLACEHOLDER.test(value);
+
+/** A secret setting: optional; a value of the examples is refused. */
+export const secretValue = (schema: z.ZodString = z.string()) =>
+  schema
+    .refine((v) => !isPlaceholder(v), {
+      message: 'is a placeholder from the examples: set a random value of your own',
+    })
+    .optional();

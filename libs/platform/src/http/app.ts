@@ -5,7 +5,7 @@ import type { Logger } from '../logger/logger';
 import { type Dependency, type DependencyEndpoint, dependencyOutage } from './dependency-outage';
 import { HttpError, answerError } from './errors';
 import { type FastRoute, fastRoutes } from './fast-route';
-import { type ReadinessCheck, opsRouter } from './health';
+import { type ReadinessCheck, opsRouter, probesRouter } from './health';
 import { inputGuard } from './input-guard';
 import { type JsonBodyLimits, bodyLimitsOf, jsonBody, parseByteSize } from './json-body';
 import { prefixedRouter } from './prefixed-router';
@@ -32,6 +32,11 @@ export interface HttpAppOptions {
    */
   ignoreBodies?: boolean;
   readiness?: Record<string, ReadinessCheck>;
+  /**
+   * Serve `/metrics` beside `/healthz` and `/readyz`: the ops port's app only (runtime/run.ts,
+   * createOpsApp). A service's public app never does (its /metrics is the 404 of any unknown path).
+   */
+  metrics?: boolean;
   /**
    * Where the service's database, kv and bus are (dependencyEndpoints(config URLs)): a socket
    * error to one of them is answered as an outage (503), see dependency-outage.ts.
@@ -133,7 +138,8 @@ export function createHttpApp(opts: HttpAppOptions): Express {
   app.set('query parser', 'simple');
   app.use(requestContext);
   app.use(observe);
-  app.use(prefixedRouter(opsRouter(opts.readiness ?? {})));
+  const checks = opts.readiness ?? {};
+  app.use(prefixedRouter(opts.metrics ? opsRouter(checks) : probesRouter(checks)));
   opts.guards?.(app);
   app.use(inputGuard);
   const limits = (
@@ -170,4 +176,9 @@ export function createHttpApp(opts: HttpAppOptions): Express {
     };
   }
   return app;
+}
+
+/** The ops port's app: `/healthz`, `/readyz` and `/metrics`; bodies are never read. */
+export function createOpsApp(opts: Pick<HttpAppOptions, 'logger' | 'readiness' | 'routes'>): Express {
+  return createHttpApp({ ...opts, metrics: true, ignoreBodies: true });
 }

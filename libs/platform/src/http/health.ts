@@ -22,8 +22,8 @@ async function runCheck(check: ReadinessCheck): Promise<string> {
   }
 }
 
-/** `/healthz` (process alive), `/readyz` (dependencies answer), `/metrics` (Prometheus). */
-export function opsRouter(checks: Record<string, ReadinessCheck>): Router {
+/** `/healthz` (process alive) and `/readyz` (dependencies answer): on every port, public or ops. */
+export function probesRouter(checks: Record<string, ReadinessCheck>): Router {
   const router = createRouter();
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -35,6 +35,16 @@ export function opsRouter(checks: Record<string, ReadinessCheck>): Router {
     const ready = results.every((r) => r === 'ok');
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks: detail });
   });
+  return router;
+}
+
+/**
+ * The ops port's routes: the probes and `/metrics` (Prometheus text: every route's request counts
+ * and timings, queue and pool figures). Served on the ops port only (runtime/run.ts), never on a
+ * public port: the numbers describe every tenant's traffic.
+ */
+export function opsRouter(checks: Record<string, ReadinessCheck>): Router {
+  const router = probesRouter(checks);
   router.get('/metrics', async (_req, res) => {
     res.setHeader('Content-Type', metricsRegistry.contentType);
     res.send(await metricsRegistry.metrics());

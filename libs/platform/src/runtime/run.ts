@@ -1,10 +1,11 @@
 import type { Server } from 'node:http';
 import { ErrorText } from '@mailyard/contracts';
+import type { Express } from 'express';
 import { errorMessage } from '../bus/delivery';
 import { type Config, ConfigError, loadConfig } from '../config/env';
-import { createHttpApp } from '../http/app';
+import { createHttpApp, createOpsApp } from '../http/app';
 import { HttpError } from '../http/errors';
-import { closeServer, holdPort, listen, releaseHeldPorts } from '../http/server';
+import { boundPort, closeServer, holdPort, listen, releaseHeldPorts } from '../http/server';
 import { type Logger, createLogger } from '../logger/logger';
 import { enableDefaultMetrics } from '../metrics/registry';
 import {
@@ -27,11 +28,16 @@ export interface RunOptions {
   /** Process name for logs and the banner ("gateway", or "mailyard" for all-in-one). */
   name: string;
   services: Record<string, StartService>;
-  /** Serve /healthz, /readyz, /metrics on this port (services without their own HTTP port). */
-  opsPort?: (config: Config) => number;
+  /**
+   * The process's ops port when OPS_PORT is unset: `/healthz`, `/readyz` and `/metrics`, the only
+   * port that serves `/metrics` (public ports answer it 404). OPS_PORT=0 binds any free port,
+   * named in the banner. Every process has one: probes and Prometheus scrape it.
+   */
+  opsPort: number;
   /**
    * Ports the services bind themselves (the gateway's PORT). They are bound at once and answer
    * /healthz 200, /readyz 503 and 503 for everything else until the service takes them over.
+   * They serve /healthz and /readyz (load balancers ask them), never /metrics.
    */
   servicePorts?: (config: Config) => number[];
   /**
@@ -88,9 +94,8 @@ export async function runProcess(opts: RunOptions): Promise<void> {
 
   const state = new StartupState();
   const retry: RetryOptions = { logger, state, cancelled: () => stopping };
-  const opsPort = opts.opsPort?.(config) ?? 0;
-  const heldPorts = [opsPort, ...(opts.servicePorts?.(config) ?? [])].filter((p) => p > 0);
-  await holdPorts(heldPorts, config, logger, state);
+  const opsPort = config.OPS_PORT ?? opts.opsPort;
+  await holdPorts(opsPort, opts.servicePorts?.(config) ?? [], config, logger, state);
 
   let ctx: ServiceContext;
   const running: RunningService[] = [];
@@ -114,14 +119,11 @@ export async function runProcess(opts: RunOptions): Promise<void> {
     throw err;
   }
 
-  let ops: Server | undefined;
-  if (opsPort) {
-    const readiness = Object.assign(storeReadiness(ctx), ...running.map((s) => s.readiness ?? {}));
-    ops = await listen(createHttpApp({ logger, readiness }), opsPort, config.HOST);
-  }
+  const readiness = Object.assign(storeReadiness(ctx), ...running.map((s) => s.readiness ?? {}));
+  const ops: Server = await listen(createOpsApp({ logger, readiness }), opsPort, config.HOST);
   await releaseHeldPorts();
   stopRunning = async () => {
-    if (ops) await closeServer(ops);
+    await closeServer(ops);
     await Promise.allSettled(running.reverse().map((s) => s.stop()));
     await closeContext(ctx);
   };
@@ -134,7 +136,7 @@ export async function runProcess(opts: RunOptions): Promise<void> {
   const banner = [
     `Mailyard ${opts.name} started (${config.DATABASE_URL || config.AMQP_URL || config.REDIS_URL ? 'servers' : 'embedded'} mode)`,
     ...running.flatMap((s) => s.banner.map((line) => `  ${s.name}: ${line}`)),
-    ...(ops ? [`  ops: http://${config.HOST}:${opsPort}/healthz /readyz /metrics`] : []),
+    `  ops: http://${config.HOST}:${boundPort(ops)}/healthz /readyz /metrics`,
     ...describeStores(config).map((l) => `  ${l}`),
   ];
   process.stdout.write(`${banner.join('\n')}\n`);
@@ -142,23 +144,32 @@ export async function runProcess(opts: RunOptions): Promise<void> {
   logger.info('started', { services: running.map((s) => s.name) });
 }
 
-/** Binds the process's ports with a stand-in that reports start-up progress. */
+/**
+ * Binds the process's ports with a stand-in that reports start-up progress (the ops port's also
+ * serves /metrics). An ops port of 0 is bound once the services run.
+ */
 async function holdPorts(
-  ports: number[],
+  opsPort: number,
+  servicePorts: number[],
   config: Config,
   logger: Logger,
   state: StartupState,
 ): Promise<void> {
-  if (ports.length === 0) return;
-  const app = createHttpApp({
+  const options = {
     logger,
     readiness: state.readiness(['db', 'bus', 'kv']),
-    routes: (a) =>
+    routes: (a: Express) =>
       a.use((_req, _res, next) =>
         next(new HttpError(503, ErrorText.starting, { headers: { 'Retry-After': '5' } })),
       ),
-  });
-  for (const port of ports) {
+  };
+  const standIn = createHttpApp(options);
+  const ports: Array<[number, Express]> = [
+    [opsPort, createOpsApp(options)],
+    ...servicePorts.map((p): [number, Express] => [p, standIn]),
+  ];
+  for (const [port, app] of ports) {
+    if (port <= 0) continue;
     try {
       await holdPort(app, port, config.HOST);
     } catch (err) {

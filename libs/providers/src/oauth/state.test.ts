@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { type OAuthState, StateSigner } from './state';
 
 const key = randomBytes(32);
@@ -63,19 +63,83 @@ describe('OAuth state', () => {
     expect(signer.verify(other.sign(state()), NOW)).toEqual({ ok: false, reason: 'signature' });
   });
 
-  it('rejects malformed input without throwing', () => {
-    for (const bad of ['', '.', 'abc', 'a.b.c', 'a b.c', `${'a'.repeat(5000)}.b`, 'e30.'])
-      expect(signer.verify(bad, NOW).ok).toBe(false);
-    // A correctly signed payload that is not the expected shape.
+  it('rejects malformed input without throwing, before checking any signature', () => {
+    const payload = signer.sign(state()).split('.')[0]!;
+    for (const bad of [
+      '',
+      '.',
+      'abc',
+      'a.b.c',
+      `${payload}.AAAA.AAAA`,
+      '.abc',
+      'abc.',
+      'e30.',
+      'a b.c',
+      'a.b c',
+      'a+b.c',
+      'a.b/c',
+      ' a.b',
+      'a.b ',
+      `${'a'.repeat(5000)}.b`,
+      `${'a'.repeat(4000)}.${'b'.repeat(96)}`,
+    ])
+      expect({ bad, check: signer.verify(bad, NOW) }).toEqual({
+        bad,
+        check: { ok: false, reason: 'malformed' },
+      });
+    for (const notText of [undefined, null, 7, ['a.b', 'c.d'], { state: 'a.b' }])
+      expect(signer.verify(notText as unknown as string, NOW)).toEqual({ ok: false, reason: 'malformed' });
+  });
+
+  it('checks the signature of a well-formed state up to 4096 characters, of any signature length', () => {
+    const payload = signer.sign(state()).split('.')[0]!;
+    for (const unsigned of [
+      `${'a'.repeat(4000)}.${'b'.repeat(95)}`,
+      `${payload}.AAAA`,
+      `${payload}.A`,
+      'a.b',
+    ])
+      expect({ unsigned, check: signer.verify(unsigned, NOW) }).toEqual({
+        unsigned,
+        check: { ok: false, reason: 'signature' },
+      });
+  });
+
+  it('rejects correctly signed payloads that are not the expected shape or not JSON', () => {
     const key2 = randomBytes(32);
     const s2 = new StateSigner(key2);
-    const junk = Buffer.from(JSON.stringify({ v: 2 })).toString('base64url');
-    const mac = require('node:crypto')
-      .createHmac('sha256', key2)
-      .update('mailyard-oauth-state.v1.')
-      .update(junk)
-      .digest('base64url');
-    expect(s2.verify(`${junk}.${mac}`, NOW)).toEqual({ ok: false, reason: 'malformed' });
+    const signedText = (text: string) => {
+      const encoded = Buffer.from(text).toString('base64url');
+      const mac = createHmac('sha256', key2)
+        .update('mailyard-oauth-state.v1.')
+        .update(encoded)
+        .digest('base64url');
+      return `${encoded}.${mac}`;
+    };
+    const good = JSON.parse(Buffer.from(s2.sign(state()).split('.')[0]!, 'base64url').toString());
+    expect(s2.verify(signedText(JSON.stringify(good)), NOW).ok).toBe(true);
+    for (const text of [
+      JSON.stringify({ v: 2 }),
+      JSON.stringify({ ...good, v: 2 }),
+      JSON.stringify({ ...good, extra: 1 }),
+      JSON.stringify({ ...good, t: '' }),
+      JSON.stringify({ ...good, y: 'pop3' }),
+      JSON.stringify({ ...good, n: 'short' }),
+      JSON.stringify({ ...good, e: 1.5 }),
+      '{"v":1,',
+      'not json',
+    ])
+      expect({ text, check: s2.verify(signedText(text), NOW) }).toEqual({
+        text,
+        check: { ok: false, reason: 'malformed' },
+      });
+  });
+
+  it('needs a key of at least 32 bytes', () => {
+    expect(() => new StateSigner(randomBytes(31))).toThrow('state key must be at least 32 bytes');
+    expect(() => new StateSigner(Buffer.alloc(0))).toThrow('state key must be at least 32 bytes');
+    const s32 = new StateSigner(randomBytes(32));
+    expect(s32.verify(s32.sign(state()), NOW).ok).toBe(true);
   });
 
   it('draws distinct nonces', () => {

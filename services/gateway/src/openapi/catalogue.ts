@@ -981,7 +981,6 @@ export const OPERATIONS: Operation[] = [
     [
       ['/healthz', 'Liveness: the process is up', { status: 'ok' }],
       ['/readyz', 'Readiness: database, bus and kv answer', { status: 'ready' }],
-      ['/metrics', 'Prometheus metrics (text format)', '# HELP ...'],
       ['/openapi.json', 'This OpenAPI document', { openapi: '3.1.0' }],
       ['/docs', 'HTML reference generated from this document', '<!doctype html>...'],
     ] as const

@@ -162,7 +162,7 @@ export function describeHostileInput(mode: 'servers' | 'embedded', defaultReques
           statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
           const what = `${req.method} ${req.path.slice(0, 120)} ${JSON.stringify(req.headers)} body ${req.body?.subarray(0, 200).toString('latin1')}`;
           if (res.status >= 500) serverErrors.push(`${res.status} ${what} -> ${res.text.slice(0, 200)}`);
-          else if (res.status >= 400 && !/^\/(healthz|readyz|metrics)/.test(req.path)) {
+          else if (res.status >= 400 && !/^\/(healthz|readyz)/.test(req.path)) {
             const body = (() => {
               try {
                 return JSON.parse(res.text);
