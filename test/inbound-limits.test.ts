@@ -6,65 +6,13 @@
  * the middle of DATA, gets `421 Timeout` and is closed; a half-received message is not stored),
  * INBOUND_GREETING_DELAY_MS (a client talking before the greeting gets 421; 0 greets at once).
  */
-import { type Socket, connect } from 'node:net';
 import { eventually } from '@mailyard/testkit/eventually';
 import { type InboundHarness, startInbound } from './support/inbound';
+import { type SmtpSession as Session, openSession as open } from './support/smtp-session';
 
 jest.setTimeout(120_000);
 
 const DOMAIN = 'limits.example.com';
-
-/** One raw SMTP session: replies as they arrive, and whether the server closed it. */
-interface Session {
-  socket: Socket;
-  /** Resolves with the next complete reply (its last line), e.g. `220 ...` or `421 ...`. */
-  reply(): Promise<string>;
-  send(line: string): void;
-  closed: Promise<void>;
-  close(): Promise<void>;
-}
-
-function open(port: number, localAddress: string): Promise<Session> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port, localAddress });
-    let buffer = '';
-    const replies: string[] = [];
-    const waiting: Array<(r: string) => void> = [];
-    const closed = new Promise<void>((r) => socket.once('close', () => r()));
-    socket.on('data', (d: Buffer) => {
-      buffer += d.toString();
-      for (let i = buffer.indexOf('\r\n'); i >= 0; i = buffer.indexOf('\r\n')) {
-        const line = buffer.slice(0, i);
-        buffer = buffer.slice(i + 2);
-        if (/^\d{3} /.test(line)) {
-          const w = waiting.shift();
-          if (w) w(line);
-          else replies.push(line);
-        }
-      }
-    });
-    socket.on('error', () => {});
-    socket.once('connect', () =>
-      resolve({
-        socket,
-        reply: () =>
-          new Promise((r, j) => {
-            const ready = replies.shift();
-            if (ready) return r(ready);
-            waiting.push(r);
-            void closed.then(() => j(new Error('connection closed before a reply')));
-          }),
-        send: (line) => socket.write(`${line}\r\n`),
-        closed,
-        close: async () => {
-          socket.end();
-          await closed;
-        },
-      }),
-    );
-    socket.once('error', reject);
-  });
-}
 
 async function storedCount(h: InboundHarness): Promise<number> {
   const { rows } = await h.ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM inbound_messages');

@@ -47,7 +47,10 @@ export async function authenticationResults(
   });
   try {
     const problem = authenticationProblem(scanHeaderBlock(input.raw));
-    return await Promise.race([problem ? spfOnly(input, resolver, problem) : full(input, resolver), deadline]);
+    return await Promise.race([
+      problem ? spfOnly(input, resolver, problem) : full(input, resolver),
+      deadline,
+    ]);
   } catch (err) {
     onError(err as Error);
     return null;

@@ -86,43 +86,58 @@ export interface HeaderStats {
 export function scanHeaderBlock(raw: Buffer): HeaderStats {
   const fields = new Map<string, FieldStats>();
   let lines = 0;
-  let pos = 0;
   let current: FieldStats | null = null;
   let currentBytes = 0;
-  const close = () => {
+  let start = 0; // of the line being read
+  let colon = -1; // first `:` of that line
+  // room for the empty line right after a block of exactly MAX_HEADER_BYTES
+  const limit = Math.min(raw.length, MAX_HEADER_BYTES + 3);
+  // a plain loop over the bytes: a Buffer.indexOf call per line cost ~2 us, 20 ms for 10k lines
+  for (let i = 0; i < limit; i++) {
+    const b = raw[i];
+    if (b === 0x3a && colon < 0) colon = i;
+    if (b !== 0x0a) continue;
+    const next = i + 1;
+    const first = raw[start];
+    if (next - start <= 2 && (first === 0x0a || first === 0x0d)) return done(start, false); // the empty line
+    if (++lines > MAX_HEADER_LINES) return done(start, true);
+    if (first === 0x20 || first === 0x09)
+      currentBytes += next - start; // folded: the field above
+    else field(start, colon, next);
+    start = next;
+    colon = -1;
+  }
+  if (start < raw.length && limit === raw.length) {
+    // the last line has no line end (a message of headers only)
+    lines++;
+    const first = raw[start];
+    if (first === 0x20 || first === 0x09) currentBytes += raw.length - start;
+    else field(start, colon, raw.length);
+    return done(raw.length, lines > MAX_HEADER_LINES);
+  }
+  return done(limit, limit > MAX_HEADER_BYTES);
+
+  function field(from: number, colonAt: number, to: number) {
+    close();
+    const name =
+      colonAt > from && colonAt - from <= MAX_NAME
+        ? raw.toString('latin1', from, colonAt).trim().toLowerCase()
+        : '';
+    current = fields.get(name) ?? { count: 0, maxBytes: 0, totalBytes: 0 };
+    current.count++;
+    fields.set(name, current);
+    currentBytes = to - from;
+  }
+  function close() {
     if (!current) return;
     current.maxBytes = Math.max(current.maxBytes, currentBytes);
     current.totalBytes += currentBytes;
-  };
-  while (pos < raw.length) {
-    if (pos > MAX_HEADER_BYTES || lines > MAX_HEADER_LINES) {
-      close();
-      return { bytes: pos, lines, fields, truncated: true };
-    }
-    const nl = raw.indexOf(0x0a, pos);
-    const next = nl < 0 ? raw.length : nl + 1;
-    const first = raw[pos];
-    if (first === 0x0a || (first === 0x0d && raw[pos + 1] === 0x0a)) break; // the empty line
-    lines++;
-    if (first === 0x20 || first === 0x09) {
-      currentBytes += next - pos; // a folded line belongs to the field above it
-    } else {
-      close();
-      const colon = raw.indexOf(0x3a, pos);
-      const name =
-        colon > pos && colon < next && colon - pos <= MAX_NAME
-          ? raw.toString('latin1', pos, colon).trim().toLowerCase()
-          : '';
-      current = fields.get(name) ?? { count: 0, maxBytes: 0, totalBytes: 0 };
-      current.count++;
-      fields.set(name, current);
-      currentBytes = next - pos;
-    }
-    pos = next;
+    current = null;
   }
-  close();
-  const truncated = pos > MAX_HEADER_BYTES || lines > MAX_HEADER_LINES;
-  return { bytes: pos, lines, fields, truncated };
+  function done(bytes: number, truncated: boolean): HeaderStats {
+    close();
+    return { bytes, lines, fields, truncated };
+  }
 }
 
 const sum = (stats: HeaderStats, names: ReadonlySet<string>, of: (f: FieldStats) => number) => {

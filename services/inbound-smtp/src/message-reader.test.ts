@@ -2,7 +2,8 @@ import { PassThrough, Readable } from 'node:stream';
 import { ByteBudget } from './byte-budget';
 import { readMessage } from './message-reader';
 
-const chunks = (n: number, size: number) => Array.from({ length: n }, (_, i) => Buffer.alloc(size, 97 + (i % 26)));
+const chunks = (n: number, size: number) =>
+  Array.from({ length: n }, (_, i) => Buffer.alloc(size, 97 + (i % 26)));
 
 describe('readMessage', () => {
   test('a message within the limits is held whole and its bytes are reserved until release()', async () => {

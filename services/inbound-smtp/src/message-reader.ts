@@ -19,7 +19,11 @@ export type ReadOutcome =
   | { kind: 'too-big'; bytes: number }
   | { kind: 'no-budget'; bytes: number };
 
-export async function readMessage(stream: Readable, maxBytes: number, budget: ByteBudget): Promise<ReadOutcome> {
+export async function readMessage(
+  stream: Readable,
+  maxBytes: number,
+  budget: ByteBudget,
+): Promise<ReadOutcome> {
   let chunks: Buffer[] = [];
   let held = 0;
   let seen = 0;

@@ -114,7 +114,10 @@ async function incomingDeliveries(
   const problem = headerBlockProblem(scanHeaderBlock(message.raw));
   if (problem)
     return routeToWebhooks(
-      recipients.map((recipient) => ({ recipient, payload: incomingEmailError(problem, contextOf(recipient)) })),
+      recipients.map((recipient) => ({
+        recipient,
+        payload: incomingEmailError(problem, contextOf(recipient)),
+      })),
     );
   const authResults = await deps.authenticate(message);
   return routeToWebhooks(await buildPayloads(message, recipients, authResults));

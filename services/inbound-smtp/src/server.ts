@@ -124,7 +124,13 @@ export function createInboundServer(deps: InboundServerDeps): InboundServer {
       perClient.set(key, count);
       const deadline = setTimeout(() => expire(session.id), settings.sessionTimeoutMs);
       deadline.unref();
-      sessions.set(session.id, { accepted: new Map(), deadline, reading: null, storing: false, expired: false });
+      sessions.set(session.id, {
+        accepted: new Map(),
+        deadline,
+        reading: null,
+        storing: false,
+        expired: false,
+      });
       callback();
     },
 
@@ -264,8 +270,7 @@ export function createInboundServer(deps: InboundServerDeps): InboundServer {
     }
     if (read.kind === 'too-big')
       throw smtpError(552, `5.3.4 Message exceeds the size limit of ${settings.maxMessageBytes} bytes`);
-    if (read.kind === 'no-budget')
-      throw smtpError(452, '4.3.1 Insufficient system storage, try again later');
+    if (read.kind === 'no-budget') throw smtpError(452, '4.3.1 Insufficient system storage, try again later');
     state.storing = true;
     try {
       return await store(read.raw, session, state);

@@ -26,7 +26,14 @@
  *   postscreen's greet wait) to refuse bots that do not wait for the greeting.
  */
 import { readFileSync } from 'node:fs';
-import { type Config, ConfigError, bounceDomain, integer, parseSettings, positiveInt } from '@mailyard/platform';
+import {
+  type Config,
+  ConfigError,
+  bounceDomain,
+  integer,
+  parseSettings,
+  positiveInt,
+} from '@mailyard/platform';
 import { z } from 'zod';
 
 const atLeast = (min: number, fallback: number) =>
