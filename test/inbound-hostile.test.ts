@@ -167,9 +167,14 @@ describe('header blocks, recipients, header names', () => {
       'Message header exceeds 524288 bytes',
     ],
     [
-      'address fields over 128 KB',
-      `To: ${'a@b.example,'.repeat(12_000)}\r\n`,
-      'Message address fields exceed 131072 bytes',
+      'address fields over 64 KB',
+      `To: ${'"a long display name" <a@b.example>,'.repeat(2_000)}\r\n`,
+      'Message address fields exceed 65536 bytes',
+    ],
+    [
+      'address fields of 2,100 empty groups',
+      `To: ${'g:;'.repeat(2_100)}\r\n`,
+      'Message address fields list more than 2000 addresses',
     ],
   ])(
     '%s: 552 5.3.4 at the end of DATA, nothing stored, honest mail served',
