@@ -16,5 +16,6 @@ module.exports = {
     '<rootDir>/services/send/src/render.test.ts',
     '<rootDir>/libs/platform/src/net/address-policy.test.ts',
     '<rootDir>/services/send/src/phishing-budget.test.ts',
+    '<rootDir>/services/inbound-smtp/src/acceptance.test.ts',
   ],
 };

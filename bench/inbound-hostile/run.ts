@@ -38,10 +38,12 @@ interface Measured {
 
 async function measure(root: string, name: string, target: string): Promise<Measured | 'timeout'> {
   try {
+    // node itself with tsx's loader (not the tsx CLI, whose child process a kill would orphan)
     const { stdout } = await run(
-      join(REPO_ROOT, 'node_modules/.bin/tsx'),
-      [join(REPO_ROOT, 'bench/inbound-hostile/measure.ts'), root, name, target],
+      process.execPath,
+      ['--import', 'tsx', join(REPO_ROOT, 'bench/inbound-hostile/measure.ts'), root, name, target],
       {
+        cwd: REPO_ROOT,
         timeout: TIMEOUT_S * 1000,
         killSignal: 'SIGKILL',
         maxBuffer: 1 << 20,
