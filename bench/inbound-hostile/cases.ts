@@ -86,8 +86,8 @@ export const HOSTILE: HostileCase[] = [
   {
     name: 'from-address-list',
     path: 'tenant',
-    what: 'From with 2,000 addresses, 24 KB (mailauth addressparser, mailparser address objects)',
-    build: () => msg(`From: ${'a@b.example,'.repeat(1_999)}\r\nTo: bob@in.example.com\r\n`),
+    what: 'From with 1,998 addresses, 24 KB (mailauth addressparser, mailparser address objects)',
+    build: () => msg(`From: ${'a@b.example,'.repeat(1_997)}\r\nTo: bob@in.example.com\r\n`),
   },
   {
     name: 'to-groups',
