@@ -44,14 +44,14 @@ describe('inboundSettings', () => {
     expect(() => settings({ INBOUND_MAX_INFLIGHT_BYTES: '26214399' })).toThrow(
       'Invalid configuration: INBOUND_MAX_INFLIGHT_BYTES must be at least INBOUND_MAX_MESSAGE_BYTES',
     );
-    for (const bad of [
-      { INBOUND_MAX_RECIPIENTS: '0' },
-      { INBOUND_MAX_RECIPIENTS: 'many' },
-      { INBOUND_SESSION_TIMEOUT_MS: '999' },
-      { INBOUND_DATA_TIMEOUT_MS: '-1' },
-      { INBOUND_MAX_INFLIGHT_BYTES: '1.5' },
-    ])
-      expect(() => settings(bad)).toThrow(`Invalid configuration: ${Object.keys(bad)[0]}`);
+    for (const [name, value] of [
+      ['INBOUND_MAX_RECIPIENTS', '0'],
+      ['INBOUND_MAX_RECIPIENTS', 'many'],
+      ['INBOUND_SESSION_TIMEOUT_MS', '999'],
+      ['INBOUND_DATA_TIMEOUT_MS', '-1'],
+      ['INBOUND_MAX_INFLIGHT_BYTES', '1.5'],
+    ] as const)
+      expect(() => settings({ [name]: value })).toThrow(`Invalid configuration: ${name}`);
   });
 
   it('reads the greeting delay (0 allowed, negative refused)', () => {
