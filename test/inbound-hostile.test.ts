@@ -19,7 +19,7 @@
 import { inboundMessages } from '@mailyard/store';
 import { eventually } from '@mailyard/testkit/eventually';
 import { type InboundHarness, startInbound } from './support/inbound';
-import { type SmtpSession, openSession } from './support/smtp-session';
+import { openInData, openSession } from './support/smtp-session';
 
 jest.setTimeout(300_000);
 
@@ -30,17 +30,7 @@ const storedCount = async (h: InboundHarness) =>
   (await h.ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM inbound_messages')).rows[0]!.n;
 
 /** A raw session up to the 354 of DATA (no SIZE= announced). */
-async function intoData(h: InboundHarness, to: string[], ip = '127.0.0.1'): Promise<SmtpSession> {
-  const s = await openSession(h.port, ip);
-  await s.reply();
-  await s.exchange([
-    ['EHLO attacker.example.org', /^250 /],
-    ['MAIL FROM:<a@attacker.example.org>', /^250 /],
-    ...to.map((r): [string, RegExp] => [`RCPT TO:<${r}>`, /^250 /]),
-    ['DATA', /^354 /],
-  ]);
-  return s;
-}
+const intoData = (h: InboundHarness, to: string[], ip = '127.0.0.1') => openInData(h.port, to, ip);
 
 /** Sends an honest message with swaks; resolves once it got 250 (`onAccepted`) and was posted. */
 async function honest(h: InboundHarness, subject: string, onAccepted = () => {}): Promise<void> {

@@ -11,7 +11,7 @@
  */
 import { eventually } from '@mailyard/testkit/eventually';
 import { type InboundHarness, startInbound } from './support/inbound';
-import { type SmtpSession as Session, openSession as open } from './support/smtp-session';
+import { type SmtpSession as Session, openSession as open, openInData } from './support/smtp-session';
 
 jest.setTimeout(120_000);
 
@@ -107,17 +107,7 @@ describe('idle timeout (INBOUND_SOCKET_TIMEOUT_MS=1000)', () => {
 
   test('a client stalling in the middle of DATA is cut off and nothing is stored', async () => {
     const before = await storedCount(h);
-    const s = await open(h.port, '127.0.0.1');
-    expect(await s.reply()).toMatch(/^220 /);
-    for (const [line, code] of [
-      ['EHLO client.example.org', /^250 /],
-      ['MAIL FROM:<a@example.org>', /^250 /],
-      [`RCPT TO:<x@${DOMAIN}>`, /^250 /],
-      ['DATA', /^354 /],
-    ] as const) {
-      s.send(line);
-      expect(await s.reply()).toMatch(code);
-    }
+    const s = await openInData(h.port, [`x@${DOMAIN}`]);
     s.send('Subject: half\r\n\r\nthe first half of a message');
     expect(await s.reply()).toBe('421 Timeout - closing connection');
     await s.closed;
@@ -185,14 +175,7 @@ describe('slow sessions: deadlines and per-address slots (INBOUND_DATA_TIMEOUT_M
 
   /** A session from `ip` inside DATA that sends one byte every 200 ms (never idle). */
   async function trickler(ip: string): Promise<{ s: Session; stop(): void }> {
-    const s = await open(h.port, ip);
-    expect(await s.reply()).toMatch(/^220 /);
-    await s.exchange([
-      ['EHLO slow.example.org', /^250 /],
-      ['MAIL FROM:<a@slow.example.org>', /^250 /],
-      [`RCPT TO:<slow@${DOMAIN}>`, /^250 /],
-      ['DATA', /^354 /],
-    ]);
+    const s = await openInData(h.port, [`slow@${DOMAIN}`], ip);
     s.send('Subject: slow');
     const timer = setInterval(() => {
       if (!s.socket.destroyed) s.socket.write('x');

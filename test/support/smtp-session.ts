@@ -84,3 +84,20 @@ export function openSession(port: number, localAddress = '127.0.0.1'): Promise<S
     socket.once('error', reject);
   });
 }
+
+/**
+ * A session from `ip` greeted (220) and taken through EHLO, MAIL FROM (no SIZE=) and RCPT TO
+ * each of `to` up to the 354 of DATA; the message is the caller's to send (or not).
+ */
+export async function openInData(port: number, to: string[], ip = '127.0.0.1'): Promise<SmtpSession> {
+  const s = await openSession(port, ip);
+  const greeting = await s.reply();
+  if (!greeting.startsWith('220 ')) throw new Error(`greeting: ${greeting}`);
+  await s.exchange([
+    ['EHLO client.example.org', /^250 /],
+    ['MAIL FROM:<a@client.example.org>', /^250 /],
+    ...to.map((r): [string, RegExp] => [`RCPT TO:<${r}>`, /^250 /]),
+    ['DATA', /^354 /],
+  ]);
+  return s;
+}
