@@ -7,7 +7,8 @@
  *   final dot, nothing stored;
  * - the budget shared by all sessions (INBOUND_MAX_INFLIGHT_BYTES): a message that would pass it
  *   gets 452 4.3.1 (try again), and once the bytes are given back mail is taken again;
- * - header blocks over the caps of header-block.ts: 552 5.3.4 at the end of DATA, not stored;
+ * - header blocks over the caps of header-block.ts, the message's or its MIME parts' together
+ *   (part-headers.ts): 552 5.3.4 at the end of DATA, not stored;
  *   within them but over what mailauth may read: accepted and posted, Authentication-Results
  *   `dkim=permerror`; one stored before the check (as by an earlier version) is posted by the
  *   recovery sweep in the error form, never parsed;
@@ -176,6 +177,17 @@ describe('header blocks, recipients, header names', () => {
       expect(await storedCount(h)).toBe(before + 1);
     },
   );
+
+  test('a MIME part whose To holds 128 KB of groups (mailparser reads part headers too): 552 5.3.4, not stored', async () => {
+    const before = await storedCount(h);
+    const answer = sendRaw(
+      'From: a@attacker.example.org\r\nSubject: hostile part\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n' +
+        `--b\r\nTo: ${'g:a@b.c;'.repeat(16 * 1024)}\r\nContent-Type: text/plain\r\n\r\nhi\r\n--b--\r\n`,
+    );
+    await honest(h, 'beside the hostile part');
+    expect(await answer).toBe('552 5.3.4 MIME part address fields together exceed 65536 bytes');
+    expect(await storedCount(h)).toBe(before + 1);
+  });
 
   test('within the MX caps but over what mailauth may read: accepted, posted with dkim/dmarc permerror', async () => {
     const subject = 'padded header';

@@ -1,7 +1,8 @@
 /**
  * The hostile inputs of bench:inbound-hostile: for each parser on the inbound path the worst
  * message we could build within the MX's limits (services/inbound-smtp/src/header-block.ts:
- * header block 512 KB / 10,000 lines, address fields 64 KB / 2,000 entries; 25 MB messages), plus the
+ * header block 512 KB / 10,000 lines, address fields 64 KB / 2,000 entries, the same for all
+ * MIME part headers together; 25 MB messages), plus the
  * issue's own reproduction (one header folded into 68k one-character lines, over the line cap)
  * and the honest messages every ratio is measured against. Each case names the path it attacks:
  * `tenant` (mail to a tenant's address: mailauth, then mailparser) or `service` (mail to the
@@ -109,6 +110,38 @@ export const HOSTILE: HostileCase[] = [
     path: 'tenant',
     what: 'To with 128 KB of one-address groups (16k): over the address caps, refused',
     build: () => msg(`From: alice@sender.example\r\nTo: ${fill('g:a@b.c;', 127 * KB)}\r\n`),
+  },
+  {
+    name: 'part-to-groups',
+    path: 'tenant',
+    what: 'multipart: 32 parts whose To fields hold 62 groups each (1,984 entries, within the caps)',
+    build: () =>
+      msg(
+        'From: alice@sender.example\r\nContent-Type: multipart/mixed; boundary=b\r\n',
+        `--b\r\nTo: ${'g:a@b.c;'.repeat(61)}\r\n\r\nx\r\n`.repeat(32),
+      ),
+  },
+  {
+    name: 'part-to-groups-over-cap',
+    path: 'tenant',
+    what: 'multipart: one part whose To holds 512 KB of groups (mailsplit allows 1 MB a part header)',
+    build: () =>
+      msg(
+        'From: alice@sender.example\r\nContent-Type: multipart/mixed; boundary=b\r\n',
+        `--b\r\nTo: ${fill('g:a@b.c;', 500 * KB)}\r\n\r\nx\r\n--b--\r\n`,
+      ),
+  },
+  {
+    name: 'part-content-type-rfc2231',
+    path: 'tenant',
+    what: 'multipart: 20 parts, each Content-Type with 1,000 RFC 2231 continuations (458 KB together)',
+    build: () =>
+      msg(
+        'From: alice@sender.example\r\nContent-Type: multipart/mixed; boundary=b\r\n',
+        `--b\r\nContent-Type: text/plain; ${Array.from({ length: 1_000 }, (_, i) => `name*${i}*=utf-8''%41`).join('; ')}\r\n\r\nx\r\n`.repeat(
+          20,
+        ),
+      ),
   },
   {
     name: 'subject-encoded-words',

@@ -19,9 +19,15 @@ type Fn = (raw: Buffer) => Promise<unknown>;
 
 async function targets(root: string): Promise<Record<string, Fn>> {
   const src = (p: string) => join(root, 'services/inbound-smtp/src', p);
+  // the checks of the checkout: none before issue 23, the top header block, then its MIME parts too
+  const parts = existsSync(src('part-headers.ts')) ? await import(src('part-headers.ts')) : null;
   const hb = existsSync(src('header-block.ts')) ? await import(src('header-block.ts')) : null;
   const refused = (raw: Buffer): boolean =>
-    hb ? hb.headerBlockProblem(hb.scanHeaderBlock(raw)) !== null : false;
+    parts
+      ? parts.messageHeaderProblem(raw) !== null
+      : hb
+        ? hb.headerBlockProblem(hb.scanHeaderBlock(raw)) !== null
+        : false;
   const auth = await import(src('authenticate.ts'));
   const server = await import(src('server.ts'));
   const mime = await import(src('report-mime.ts'));

@@ -32,7 +32,7 @@ import {
   inboundMessages,
 } from '@mailyard/store';
 import type { InboundRoundTrips } from './group-commit';
-import { headerBlockProblem, scanHeaderBlock } from './header-block';
+import { messageHeaderProblem } from './part-headers';
 import { serviceMailOutcomes } from './service-mail';
 
 export interface ProcessDeps {
@@ -111,7 +111,7 @@ async function incomingDeliveries(
 ): Promise<NewDelivery[]> {
   // The MX refuses such a header block at DATA; one stored before that check (or by hand) is
   // never parsed: each recipient gets the spec's error form naming the limit.
-  const problem = headerBlockProblem(scanHeaderBlock(message.raw));
+  const problem = messageHeaderProblem(message.raw);
   if (problem)
     return routeToWebhooks(
       recipients.map((recipient) => ({

@@ -12,7 +12,8 @@
  * - onData: reads the message holding at most INBOUND_MAX_MESSAGE_BYTES of it and nothing past
  *   the budget shared by all sessions (message-reader.ts, byte-budget.ts: 552 / 452 after the
  *   final dot, the rest discarded as it arrives), within INBOUND_DATA_TIMEOUT_MS (`421 4.4.2`,
- *   nothing stored); refuses a header block over the limits of header-block.ts (552 5.3.4);
+ *   nothing stored); refuses headers over the limits of header-block.ts, the message's or its
+ *   MIME parts' together (part-headers.ts; 552 5.3.4);
  *   applies the strict_replies check per recipient, stores the raw message durably (one
  *   statement shared with the other sessions storing at that moment: group-commit.ts), only then
  *   answers 250, and hands the stored message to onStored (index.ts processes it in this
@@ -35,8 +36,9 @@ import {
 import { ByteBudget } from './byte-budget';
 import { clientKey } from './client-key';
 import type { InboundRoundTrips } from './group-commit';
-import { MAX_HEADER_BYTES, headerBlockProblem, scanHeaderBlock } from './header-block';
+import { MAX_HEADER_BYTES } from './header-block';
 import { readMessage } from './message-reader';
+import { messageHeaderProblem } from './part-headers';
 import { kindOf, resolveServiceAddress } from './service-address';
 import type { InboundSettings } from './settings';
 
@@ -281,7 +283,7 @@ export function createInboundServer(deps: InboundServerDeps): InboundServer {
   }
 
   async function store(raw: Buffer, session: SMTPServerSession, state: SessionState): Promise<string> {
-    const problem = headerBlockProblem(scanHeaderBlock(raw));
+    const problem = messageHeaderProblem(raw);
     if (problem) throw smtpError(552, `5.3.4 ${problem}`);
     const inReplyTo = headerValue(raw, 'in-reply-to');
     const recipients: InboundRecipient[] = [];
