@@ -13,7 +13,8 @@
  *   `dkim=permerror`; one stored before the check (as by an earlier version) is posted by the
  *   recovery sweep in the error form, never parsed;
  * - recipients: one address 1,000 times (any case) is one stored recipient, one delivery, one
- *   POST; the 101st distinct one gets 452 4.5.3;
+ *   POST; the 101st distinct one gets 452 4.5.3; the 101st RCPT refused for good (550) in one
+ *   session closes it with 421 4.7.0;
  * - header names that are Object.prototype members are posted as headers.
  * Bounds are asserted (bytes, counts, SMTP answers), never durations.
  */
@@ -287,6 +288,30 @@ describe('header blocks, recipients, header names', () => {
     expect(new Set(posts.map((p) => (p.success ? p.details.recipient : ''))).size).toBe(100);
     await honest(h, 'after many recipients');
     expect(h.posted(DOMAIN).filter((p) => p.success && p.details.subject === subject)).toHaveLength(100);
+  });
+
+  test('RCPTs refused for good past INBOUND_MAX_RECIPIENTS (100) in one session: 421 4.7.0 and closed; the 452s of the cap do not count', async () => {
+    const s = await openSession(h.port);
+    await s.reply();
+    await s.exchange([
+      ['EHLO client.example.org', /^250 /],
+      ['MAIL FROM:<a@example.org>', /^250 /],
+      // 100 accepted, then 150 answered 452 4.5.3: none of them a refusal for good
+      ...Array.from({ length: 250 }, (_, i): [string, RegExp] => [
+        `RCPT TO:<c${i}@${DOMAIN}>`,
+        i < 100 ? /^250 / : /^452 4\.5\.3 /,
+      ]),
+      ['RSET', /^250 /],
+      ['MAIL FROM:<a@example.org>', /^250 /],
+      ...Array.from({ length: 100 }, (_, i): [string, RegExp] => [
+        `RCPT TO:<x${i}@unknown.example.net>`,
+        /^550 5\.1\.2 /,
+      ]),
+    ]);
+    s.send('RCPT TO:<x100@unknown.example.net>');
+    expect(await s.reply()).toBe('421 4.7.0 Too many refused recipients, closing connection');
+    await s.closed;
+    await honest(h, 'after the refused recipients');
   });
 
   test('header names that are Object.prototype members are posted as headers, not as the error form', async () => {

@@ -8,7 +8,8 @@
  * - onRcptTo: the recipient count first (decideRecipientCount: a repeated recipient is kept
  *   once, `452 4.5.3` past INBOUND_MAX_RECIPIENTS), then on the bounce domain the service's own
  *   signed addresses only (service-address.ts + decideServiceRecipient), elsewhere route lookup
- *   + decideRecipient (550 for unknown domains: no relaying);
+ *   + decideRecipient (550 for unknown domains: no relaying); past INBOUND_MAX_RECIPIENTS such
+ *   refusals in one session it is closed (`421 4.7.0`);
  * - onData: reads the message holding at most INBOUND_MAX_MESSAGE_BYTES of it and nothing past
  *   the budget shared by all sessions (message-reader.ts, byte-budget.ts: 552 / 452 after the
  *   final dot, the rest discarded as it arrives), within INBOUND_DATA_TIMEOUT_MS (`421 4.4.2`,
@@ -72,6 +73,8 @@ interface SessionState {
   storing: boolean;
   /** The session deadline passed while storing: close right after the reply. */
   expired: boolean;
+  /** RCPTs refused for good (5xx) in this session. */
+  refusals: number;
 }
 
 /** What smtp-server's connection objects offer that this file uses. */
@@ -132,6 +135,7 @@ export function createInboundServer(deps: InboundServerDeps): InboundServer {
         reading: null,
         storing: false,
         expired: false,
+        refusals: 0,
       });
       callback();
     },
@@ -160,7 +164,11 @@ export function createInboundServer(deps: InboundServerDeps): InboundServer {
         () => callback(),
         (err: Error & { responseCode?: number }) => {
           if (!err.responseCode) logger.error('RCPT lookup failed', { error: err.message });
-          callback(err.responseCode ? err : smtpError(451, '4.3.0 Temporary failure, try again later'));
+          callback(
+            err.responseCode
+              ? refused(session.id, err)
+              : smtpError(451, '4.3.0 Temporary failure, try again later'),
+          );
         },
       );
     },
@@ -179,6 +187,18 @@ export function createInboundServer(deps: InboundServerDeps): InboundServer {
       );
     },
   });
+
+  /**
+   * A refused RCPT. Each costs a lookup: past INBOUND_MAX_RECIPIENTS permanent refusals (5xx:
+   * unknown users, relaying; not the 452 of the recipient cap, which an honest client answers
+   * by sending the rest later) the session is closed with 421, as Postfix's hard error limit.
+   */
+  function refused(id: string, err: Error & { responseCode?: number }): Error {
+    const state = sessions.get(id);
+    if (!state || (err.responseCode ?? 0) < 500) return err;
+    if (++state.refusals <= settings.maxRecipients) return err;
+    return smtpError(421, '4.7.0 Too many refused recipients, closing connection');
+  }
 
   /** The session deadline: a DATA being read is cut (its reply is the 421), else 421 now. */
   function expire(id: string): void {
