@@ -7,7 +7,8 @@
  * - INBOUND_MAX_INFLIGHT_BYTES (default 4 x INBOUND_MAX_MESSAGE_BYTES, at least that limit):
  *   message bytes held across all sessions while they are received and stored; a message that
  *   would go past it gets `452 4.3.1` (try again later).
- * - INBOUND_MAX_RECIPIENTS (100): recipients per message; beyond it RCPT gets `452 4.5.3`.
+ * - INBOUND_MAX_RECIPIENTS (100): recipients per message; beyond it RCPT gets `452 4.5.3`. Also
+ *   the RCPTs refused for good (5xx) one session may send before it is closed (`421 4.7.0`).
  * - INBOUND_MAX_CLIENTS (100) and INBOUND_MAX_PER_IP (10): concurrent connections (an IPv6
  *   client counts by its /64).
  * - INBOUND_SOCKET_TIMEOUT_MS (60000): idle timeout of a session.
