@@ -47,10 +47,10 @@ export type RecipientCountDecision =
 
 /**
  * `key` is the recipient as splitRecipient normalises it (lowercase); `accepted` the keys
- * already accepted for this message.
+ * already accepted for this message (a Set, or a Map keyed by them).
  */
 export function decideRecipientCount(
-  accepted: ReadonlySet<string>,
+  accepted: { has(key: string): boolean; readonly size: number },
   key: string,
   max: number,
 ): RecipientCountDecision {

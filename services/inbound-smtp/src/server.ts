@@ -230,7 +230,7 @@ export function createInboundServer(deps: InboundServerDeps): InboundServer {
     const state = sessions.get(session.id);
     if (!state) throw smtpError(421, '4.3.0 Session closed');
     const key = `${parts.username}@${parts.domain}`;
-    const count = decideRecipientCount(new Set(state.accepted.keys()), key, settings.maxRecipients);
+    const count = decideRecipientCount(state.accepted, key, settings.maxRecipients);
     if (count.kind === 'repeat') return;
     if (count.kind === 'over') throw smtpError(count.code, count.message);
     const recipient =
