@@ -1,8 +1,8 @@
 /**
  * The hostile inputs of bench:inbound-hostile: for each parser on the inbound path the worst
  * message we could build within the MX's limits (services/inbound-smtp/src/header-block.ts:
- * header block 512 KB / 10,000 lines, address fields 64 KB / 2,000 entries, the same for all
- * MIME part headers together; 25 MB messages), plus the
+ * header block 512 KB / 10,000 lines, address fields 64 KB / 2,000 entries, parameter fields
+ * 128 KB, the same for all MIME part headers together; 25 MB messages), plus the
  * issue's own reproduction (one header folded into 68k one-character lines, over the line cap)
  * and the honest messages every ratio is measured against. Each case names the path it attacks:
  * `tenant` (mail to a tenant's address: mailauth, then mailparser) or `service` (mail to the
@@ -29,6 +29,18 @@ const DAEMON = 'From: MAILER-DAEMON@mx.example\r\nSubject: Undelivered Mail Retu
 /** The header budget left for the attack after BASE, under 512 KB and 10,000 lines. */
 const HEAD = 500 * KB;
 const LINES = 9_900;
+
+/** DKIM-Signature fields with distinct l= and domains, about `bytes` of them. */
+function dkimSignatures(bytes: number): string {
+  const sigs: string[] = [];
+  for (let i = 0, size = 0; size < bytes && sigs.length < LINES; i++) {
+    const s = `DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d=s${i}.example; s=k; l=${i}; h=from; bh=x; b=x\r\n`;
+    if (size + s.length > bytes) break;
+    sigs.push(s);
+    size += s.length;
+  }
+  return sigs.join('');
+}
 
 const report = (type: string, fields: string, third = '') =>
   msg(
@@ -64,24 +76,22 @@ export const HOSTILE: HostileCase[] = [
   {
     name: 'dkim-distinct-l',
     path: 'tenant',
-    what: 'DKIM-Signature fields with distinct l= (one body hash each, a DNS query each), 500 KB',
-    build: () => {
-      const sigs: string[] = [];
-      for (let i = 0, size = 0; size < HEAD && sigs.length < LINES; i++) {
-        const s = `DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d=s${i}.example; s=k; l=${i}; h=from; bh=x; b=x\r\n`;
-        sigs.push(s);
-        size += s.length;
-      }
-      return msg(`${BASE}${sigs.join('')}`, fill('body line\r\n', 1024 * KB));
-    },
+    what: 'DKIM-Signature fields with distinct l= (one body hash each, a DNS query each), 126 KB',
+    build: () => msg(`${BASE}${dkimSignatures(126 * KB)}`, fill('body line\r\n', 1024 * KB)),
+  },
+  {
+    name: 'dkim-distinct-l-over-cap',
+    path: 'tenant',
+    what: 'the same, 500 KB of them: over the parameter-field cap, refused',
+    build: () => msg(`${BASE}${dkimSignatures(HEAD)}`, fill('body line\r\n', 1024 * KB)),
   },
   {
     name: 'dkim-long-h',
     path: 'tenant',
-    what: 'one DKIM-Signature whose h= lists 100k names, 5,000 other fields (h= x fields)',
+    what: 'one DKIM-Signature whose h= lists 40k names (120 KB), 5,000 other fields (h= x fields)',
     build: () =>
       msg(
-        `${BASE}DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d=x.example; s=k; bh=x; b=x; h=${'zz:'.repeat(100_000)}from\r\n${'X-A: a\r\n'.repeat(5_000)}`,
+        `${BASE}DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d=x.example; s=k; bh=x; b=x; h=${'zz:'.repeat(40_000)}from\r\n${'X-A: a\r\n'.repeat(5_000)}`,
       ),
   },
   {
@@ -134,11 +144,11 @@ export const HOSTILE: HostileCase[] = [
   {
     name: 'part-content-type-rfc2231',
     path: 'tenant',
-    what: 'multipart: 20 parts, each Content-Type with 1,000 RFC 2231 continuations (458 KB together)',
+    what: 'multipart: 20 parts, each Content-Type with 250 RFC 2231 continuations (115 KB together)',
     build: () =>
       msg(
         'From: alice@sender.example\r\nContent-Type: multipart/mixed; boundary=b\r\n',
-        `--b\r\nContent-Type: text/plain; ${Array.from({ length: 1_000 }, (_, i) => `name*${i}*=utf-8''%41`).join('; ')}\r\n\r\nx\r\n`.repeat(
+        `--b\r\nContent-Type: text/plain; ${Array.from({ length: 250 }, (_, i) => `name*${i}*=utf-8''%41`).join('; ')}\r\n\r\nx\r\n`.repeat(
           20,
         ),
       ),
@@ -158,10 +168,10 @@ export const HOSTILE: HostileCase[] = [
   {
     name: 'content-type-rfc2231',
     path: 'tenant',
-    what: 'Content-Type with 500 KB of RFC 2231 continuations',
+    what: 'Content-Type with 5,000 RFC 2231 continuations (115 KB)',
     build: () =>
       msg(
-        `From: alice@sender.example\r\nContent-Type: text/plain; ${Array.from({ length: 20_000 }, (_, i) => `name*${i}*=utf-8''%41`).join('; ')}\r\n`,
+        `From: alice@sender.example\r\nContent-Type: text/plain; ${Array.from({ length: 5_000 }, (_, i) => `name*${i}*=utf-8''%41`).join('; ')}\r\n`,
       ),
   },
   {

@@ -8,6 +8,7 @@ import {
   MAX_ADDRESS_FIELD_BYTES,
   MAX_HEADER_BYTES,
   MAX_HEADER_LINES,
+  MAX_PARAMETER_FIELD_BYTES,
   authenticationProblem,
   headerBlockProblem,
   scanHeaderBlock,
@@ -157,4 +158,25 @@ describe('authenticationProblem (what mailauth is never given)', () => {
       expect(problem(`${FROM}To: ${'t@b.c,'.repeat(1500)}\r\n\r\nbody`)).toBeNull();
     },
   );
+});
+
+describe('parameter fields (Content-Type, Content-Disposition, DKIM-Signature)', () => {
+  const problem = (raw: string) => headerBlockProblem(scanHeaderBlock(B(raw)));
+  /** Content-Type and DKIM-Signature fields of exactly `bytes` together. */
+  const fields = (bytes: number) => {
+    const dkim = `DKIM-Signature: v=1; d=x; ${'h'.repeat(Math.floor(bytes / 2) - 28)}\r\n`;
+    const type = `Content-Type: text/plain; ${'p'.repeat(bytes - dkim.length - 28)}\r\n`;
+    return `${dkim}${type}`;
+  };
+
+  test('may take MAX_PARAMETER_FIELD_BYTES together, one byte more is refused', () => {
+    expect(fields(MAX_PARAMETER_FIELD_BYTES).length).toBe(MAX_PARAMETER_FIELD_BYTES);
+    expect(problem(`${FROM}${fields(MAX_PARAMETER_FIELD_BYTES)}\r\nbody`)).toBeNull();
+    expect(problem(`${FROM}${fields(MAX_PARAMETER_FIELD_BYTES + 1)}\r\nbody`)).toBe(
+      `Message Content-Type, Content-Disposition and DKIM-Signature fields exceed ${MAX_PARAMETER_FIELD_BYTES} bytes`,
+    );
+    expect(
+      problem(`${FROM}Content-Disposition: attachment; ${'f'.repeat(MAX_PARAMETER_FIELD_BYTES)}\r\n\r\nbody`),
+    ).toMatch(/^Message Content-Type, Content-Disposition and DKIM-Signature fields exceed/);
+  });
 });
