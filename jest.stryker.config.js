@@ -20,5 +20,6 @@ module.exports = {
     '<rootDir>/services/send/src/phishing-budget.test.ts',
     '<rootDir>/libs/contracts/src/validation/webhook-headers.test.ts',
     '<rootDir>/libs/contracts/src/validation/credential-destination.test.ts',
+    '<rootDir>/services/inbound-smtp/src/acceptance.test.ts',
   ],
 };

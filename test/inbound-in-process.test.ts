@@ -212,3 +212,36 @@ test('a failure in in-process work frees its slot and leaves the message stored 
   expect(await processInboundMessage(deps(), id!)).toBe('processed');
   await eventually(() => withSubject('capped-failed').length === 1, 'the post after recovery');
 });
+
+test('a sweep that finds many messages has at most 4 of them loaded and in work at once', async () => {
+  const msgs = Array.from({ length: 10 }, (_, i) => newMessage(`parallel ${i}`));
+  const ids = await inboundMessages.storeBatch(h.ctx.db, msgs, { announce: false });
+  await h.ctx.db.query(
+    `UPDATE inbound_messages SET received_at = now() - interval '1 hour' WHERE id = ANY($1::text[])`,
+    [ids],
+  );
+  let inWork = 0;
+  let most = 0;
+  const sweep = startRecoverySweep(
+    h.ctx.db,
+    deps().logger,
+    async (id) => {
+      most = Math.max(most, ++inWork);
+      try {
+        return await processInboundMessage(deps(), id);
+      } finally {
+        inWork--;
+      }
+    },
+    { leaseMs: 60_000, intervalMs: 3_600_000 },
+  );
+  try {
+    expect(await sweep.sweep()).toBeGreaterThanOrEqual(10);
+  } finally {
+    await sweep.stop();
+  }
+  expect(most).toBe(4);
+  expect((await inboundMessages.getMany(h.ctx.db, ids)).map((m) => m?.status)).toEqual(
+    ids.map(() => 'processed'),
+  );
+});

@@ -4,67 +4,18 @@
  * released when a session closes, refused ones included), INBOUND_MAX_CLIENTS (smtp-server's own
  * `421 ... Too many connected clients`), INBOUND_SOCKET_TIMEOUT_MS (an idle session, also one in
  * the middle of DATA, gets `421 Timeout` and is closed; a half-received message is not stored),
- * INBOUND_GREETING_DELAY_MS (a client talking before the greeting gets 421; 0 greets at once).
+ * INBOUND_GREETING_DELAY_MS (a client talking before the greeting gets 421; 0 greets at once),
+ * INBOUND_DATA_TIMEOUT_MS and INBOUND_SESSION_TIMEOUT_MS (clients that never go idle, trickling a
+ * byte at a time inside DATA or sending NOOPs, are cut with `421 4.4.2`; while they hold slots an
+ * honest client from another address is served and its message posted).
  */
-import { type Socket, connect } from 'node:net';
 import { eventually } from '@mailyard/testkit/eventually';
 import { type InboundHarness, startInbound } from './support/inbound';
+import { type SmtpSession as Session, openSession as open, openInData } from './support/smtp-session';
 
 jest.setTimeout(120_000);
 
 const DOMAIN = 'limits.example.com';
-
-/** One raw SMTP session: replies as they arrive, and whether the server closed it. */
-interface Session {
-  socket: Socket;
-  /** Resolves with the next complete reply (its last line), e.g. `220 ...` or `421 ...`. */
-  reply(): Promise<string>;
-  send(line: string): void;
-  closed: Promise<void>;
-  close(): Promise<void>;
-}
-
-function open(port: number, localAddress: string): Promise<Session> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port, localAddress });
-    let buffer = '';
-    const replies: string[] = [];
-    const waiting: Array<(r: string) => void> = [];
-    const closed = new Promise<void>((r) => socket.once('close', () => r()));
-    socket.on('data', (d: Buffer) => {
-      buffer += d.toString();
-      for (let i = buffer.indexOf('\r\n'); i >= 0; i = buffer.indexOf('\r\n')) {
-        const line = buffer.slice(0, i);
-        buffer = buffer.slice(i + 2);
-        if (/^\d{3} /.test(line)) {
-          const w = waiting.shift();
-          if (w) w(line);
-          else replies.push(line);
-        }
-      }
-    });
-    socket.on('error', () => {});
-    socket.once('connect', () =>
-      resolve({
-        socket,
-        reply: () =>
-          new Promise((r, j) => {
-            const ready = replies.shift();
-            if (ready) return r(ready);
-            waiting.push(r);
-            void closed.then(() => j(new Error('connection closed before a reply')));
-          }),
-        send: (line) => socket.write(`${line}\r\n`),
-        closed,
-        close: async () => {
-          socket.end();
-          await closed;
-        },
-      }),
-    );
-    socket.once('error', reject);
-  });
-}
 
 async function storedCount(h: InboundHarness): Promise<number> {
   const { rows } = await h.ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM inbound_messages');
@@ -156,17 +107,7 @@ describe('idle timeout (INBOUND_SOCKET_TIMEOUT_MS=1000)', () => {
 
   test('a client stalling in the middle of DATA is cut off and nothing is stored', async () => {
     const before = await storedCount(h);
-    const s = await open(h.port, '127.0.0.1');
-    expect(await s.reply()).toMatch(/^220 /);
-    for (const [line, code] of [
-      ['EHLO client.example.org', /^250 /],
-      ['MAIL FROM:<a@example.org>', /^250 /],
-      [`RCPT TO:<x@${DOMAIN}>`, /^250 /],
-      ['DATA', /^354 /],
-    ] as const) {
-      s.send(line);
-      expect(await s.reply()).toMatch(code);
-    }
+    const s = await openInData(h.port, [`x@${DOMAIN}`]);
     s.send('Subject: half\r\n\r\nthe first half of a message');
     expect(await s.reply()).toBe('421 Timeout - closing connection');
     await s.closed;
@@ -212,5 +153,100 @@ describe('greeting delay (INBOUND_GREETING_DELAY_MS, early talkers)', () => {
     expect(await s.reply()).toMatch(/^220 /);
     expect(await s.reply()).toMatch(/^250 /);
     await s.close();
+  });
+});
+
+describe('slow sessions: deadlines and per-address slots (INBOUND_DATA_TIMEOUT_MS=3000, INBOUND_SESSION_TIMEOUT_MS=6000)', () => {
+  let h: InboundHarness;
+  beforeAll(async () => {
+    h = await startInbound({
+      env: {
+        INBOUND_MAX_CLIENTS: '5',
+        INBOUND_MAX_PER_IP: '2',
+        INBOUND_DATA_TIMEOUT_MS: '3000',
+        INBOUND_SESSION_TIMEOUT_MS: '6000',
+      },
+      domains: [{ domain: DOMAIN, wildcard: true }],
+    });
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  /** A session from `ip` inside DATA that sends one byte every 200 ms (never idle). */
+  async function trickler(ip: string): Promise<{ s: Session; stop(): void }> {
+    const s = await openInData(h.port, [`slow@${DOMAIN}`], ip);
+    s.send('Subject: slow');
+    const timer = setInterval(() => {
+      if (!s.socket.destroyed) s.socket.write('x');
+    }, 200);
+    void s.closed.then(() => clearInterval(timer));
+    return { s, stop: () => clearInterval(timer) };
+  }
+
+  test('tricklers hold slots from two addresses; an honest client elsewhere is served; the DATA deadline cuts them, nothing stored', async () => {
+    const before = await storedCount(h);
+    const slow = await Promise.all(['127.0.2.2', '127.0.2.2', '127.0.2.3', '127.0.2.3'].map(trickler));
+    try {
+      // a third session from a trickling address is refused: one address cannot take every slot
+      const third = await open(h.port, '127.0.2.2');
+      expect(await third.reply()).toBe('421 4.7.0 Too many connections from your address');
+      await third.closed;
+      // the honest client, from another address, while all four trickle
+      const subject = 'honest beside the tricklers';
+      const out = await h.swaks([
+        '--local-interface',
+        '127.0.2.9',
+        '--to',
+        `honest@${DOMAIN}`,
+        '--from',
+        'a@example.org',
+        '--header',
+        `Subject: ${subject}`,
+      ]);
+      expect(out).toMatch(/<- {2}250 2\.0\.0 Ok: queued/);
+      await eventually(
+        () => h.posted(DOMAIN).some((p) => p.success && p.details.subject === subject),
+        'the honest message posted',
+      );
+      // however steadily they trickle, the DATA deadline ends them
+      for (const { s } of slow) {
+        expect(await s.reply()).toBe(
+          '421 4.4.2 DATA time limit exceeded, closing connection (try again later)',
+        );
+        await s.closed;
+      }
+    } finally {
+      for (const t of slow) t.stop();
+    }
+    expect(await storedCount(h)).toBe(before + 1); // the honest message only
+    expect(h.held().bytes).toBe(0);
+    // their slots are free again
+    const again = await eventually(async () => {
+      const s = await open(h.port, '127.0.2.2');
+      const g = await s.reply().catch(() => '');
+      if (g.startsWith('220')) return s;
+      await s.close();
+      return null;
+    }, 'a slot for 127.0.2.2 again');
+    await again.close();
+  });
+
+  test('a session that never goes idle but never ends (NOOP every 200 ms) is cut at the session deadline', async () => {
+    const s = await open(h.port, '127.0.2.4');
+    expect(await s.reply()).toMatch(/^220 /);
+    s.send('EHLO busy.example.org');
+    expect(await s.reply()).toMatch(/^250 /);
+    const timer = setInterval(() => {
+      if (!s.socket.destroyed) s.send('NOOP');
+    }, 200);
+    try {
+      let reply = await s.reply();
+      while (reply.startsWith('250')) reply = await s.reply();
+      expect(reply).toBe('421 4.4.2 Session time limit exceeded, closing connection (try again later)');
+      await s.closed;
+    } finally {
+      clearInterval(timer);
+    }
   });
 });

@@ -2,7 +2,8 @@
  * The MX service on the real servers with a real SMTP client (swaks): each acceptance rule of
  * SPEC.md "Inbound" (rejects answered 550 and never stored; accepts posted through the webhook
  * dispatcher to a real HTTP receiver), STARTTLS with the certificate from INBOUND_TLS_CERT/KEY,
- * the SIZE limit announced in EHLO and enforced, many recipients each with their own event.
+ * the SIZE limit announced in EHLO and enforced, many recipients each with their own event,
+ * domain matching never fooled by a look-alike or suffix domain (raw sessions: every RCPT answer).
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import type { IncomingEmailDetails } from '@mailyard/contracts';
 import { eventually } from '@mailyard/testkit/eventually';
 import { REPO_ROOT } from '@mailyard/testkit/process';
 import { type InboundHarness, startInbound } from './support/inbound';
+import { openSession } from './support/smtp-session';
 
 jest.setTimeout(120_000);
 
@@ -200,4 +202,87 @@ test('many recipients: each gets its own event with the same parsed message', as
     `SELECT count(*)::int AS n FROM inbound_messages WHERE position('Subject: Invoice' in convert_from(raw, 'UTF8')) > 0`,
   );
   expect(rows[0]!.n).toBe(1);
+});
+
+describe('domain matching: look-alike and suffix domains are never ours', () => {
+  /** The reply to `RCPT TO:<address>` in a fresh transaction (SMTPUTF8 announced). */
+  async function rcpt(addresses: string[]): Promise<string[]> {
+    const s = await openSession(h.port);
+    await s.reply();
+    await s.exchange([
+      ['EHLO client.example.org', /^250 /],
+      ['MAIL FROM:<a@example.org> SMTPUTF8', /^250 /],
+    ]);
+    const replies: string[] = [];
+    for (const a of addresses) {
+      s.send(`RCPT TO:<${a}>`);
+      replies.push(await s.reply());
+    }
+    s.send('QUIT');
+    await s.close();
+    return replies;
+  }
+
+  // in.example.com has users (support), wild.example.com takes every local part; the bounce
+  // domain is SERVICE_DOMAIN (mailyard.local), where fbl@ is always accepted
+  const LOOKALIKES = [
+    'support@evil-in.example.com',
+    'support@xin.example.com',
+    'support@in.example.com.evil.net',
+    'support@in.example.co',
+    'support@in.example.com.',
+    'support@n.example.com',
+    'support@example.com',
+    'support@in-example.com',
+    'support@inexample.com',
+    'support@in.exаmple.com', // Cyrillic а
+    'support@in.xn--exmple-4nf.com', // the same as an A-label
+    'support@ｉn.example.com', // fullwidth i (IDNA maps it to ASCII; we do not)
+    'anyone@evil-wild.example.com',
+    'anyone@xwild.example.com',
+    'anyone@sub.wild.example.com',
+    'anyone@wild.example.com.evil.net',
+    'anyone@wild.example.com.',
+    'anyone@wіld.example.com', // Cyrillic і
+    'fbl@evil-mailyard.local',
+    'fbl@xmailyard.local',
+    'fbl@mailyard.local.evil.net',
+    'fbl@sub.mailyard.local',
+    'fbl@mailyard.local.',
+  ];
+
+  test('each look-alike is refused at RCPT, never accepted', async () => {
+    const replies = await rcpt(LOOKALIKES);
+    for (const [i, reply] of replies.entries()) {
+      const address = LOOKALIKES[i]!;
+      // a trailing dot is no address syntax at all (smtp-server, 501); every other look-alike
+      // reaches the acceptance policy and is not our domain: relay denied
+      expect(`${address} -> ${reply}`).toMatch(
+        address.endsWith('.')
+          ? / -> 501 Error: Bad recipient address syntax$/
+          : / -> 550 5\.1\.2 <.*>: we do not accept mail for this domain \(relay denied\)$/,
+      );
+    }
+  });
+
+  test('the real domains in any letter case are accepted (the refusals above are not blanket ones)', async () => {
+    expect(await rcpt(['support@IN.Example.COM', 'Anyone@WILD.example.com', 'FBL@MAILYARD.LOCAL'])).toEqual([
+      expect.stringMatching(/^250 /),
+      expect.stringMatching(/^250 /),
+      expect.stringMatching(/^250 /),
+    ]);
+  });
+
+  test('a message to look-alikes only is never stored or posted', async () => {
+    const before = await storedCount();
+    const out = await h.swaks([
+      '--to',
+      'support@in.example.com.evil.net,anyone@sub.wild.example.com',
+      '--from',
+      'a@example.org',
+    ]);
+    expect(out).toMatch(/<\*\* 550 5\.1\.2 /);
+    expect(out).not.toMatch(/<- {2}250 2\.0\.0 Ok: queued/);
+    expect(await storedCount()).toBe(before);
+  });
 });

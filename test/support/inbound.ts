@@ -32,6 +32,8 @@ export interface InboundHarness {
   swaks(args: string[]): Promise<string>;
   /** INCOMING_EMAIL payloads posted so far for `domain`, one per delivery (a retried attempt once). */
   posted(domain: string): IncomingEmailPayload[];
+  /** Message bytes the MX sessions hold now and the most they ever held at once (its own count). */
+  held(): { bytes: number; peak: number };
   stop(): Promise<void>;
 }
 
@@ -71,7 +73,8 @@ export async function startInbound(opts: {
         url: receiver.url(`/hook/${d.domain}`),
       });
     services.push(await startDispatcher(ctx));
-    services.push(await start(ctx, env));
+    const mx = await start(ctx, env);
+    services.push(mx);
     return {
       ctx,
       receiver,
@@ -80,6 +83,7 @@ export async function startInbound(opts: {
       mailerIds,
       swaks: (args) => swaks(port, args),
       posted: (domain) => receiver.deliveries(`/hook/${domain}`).map((r) => r.json as IncomingEmailPayload),
+      held: () => mx.held(),
       stop,
     };
   } catch (err) {

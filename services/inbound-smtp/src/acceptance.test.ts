@@ -1,4 +1,11 @@
-import { decideAfterData, decideRecipient, decideServiceRecipient, splitRecipient } from './acceptance';
+import {
+  SERVICE_MESSAGE_ID_PREFIX,
+  decideAfterData,
+  decideRecipient,
+  decideRecipientCount,
+  decideServiceRecipient,
+  splitRecipient,
+} from './acceptance';
 
 const a = 'user@in.example.com';
 
@@ -74,5 +81,83 @@ describe('decideServiceRecipient (the bounce domain)', () => {
       code: 550,
       message: '5.1.1 <bounce+forged@b.test>: no such mailbox',
     });
+  });
+});
+
+describe('exact replies (what the sending MTA reads)', () => {
+  test('each rejection text names the address and its enhanced status', () => {
+    expect(decideRecipient(a, null)).toEqual({
+      accept: false,
+      code: 550,
+      message: '5.1.2 <user@in.example.com>: we do not accept mail for this domain (relay denied)',
+    });
+    expect(decideRecipient(a, { wildcard: false, address: null })).toEqual({
+      accept: false,
+      code: 550,
+      message: '5.1.1 <user@in.example.com>: no such mailbox',
+    });
+    expect(decideRecipient(a, { wildcard: false, address: { active: false, strictReplies: true } })).toEqual({
+      accept: false,
+      code: 550,
+      message: '5.2.1 <user@in.example.com>: mailbox disabled, not accepting messages',
+    });
+    expect(decideAfterData(a, true, '<x@y>')).toEqual({
+      accept: false,
+      code: 550,
+      message: '5.7.1 <user@in.example.com>: only replies to messages sent by this service are accepted',
+    });
+  });
+
+  test('an active address without strict replies accepts with strictReplies false', () => {
+    expect(decideRecipient(a, { wildcard: false, address: { active: true, strictReplies: false } })).toEqual({
+      accept: true,
+      strictReplies: false,
+    });
+  });
+
+  test('rule 5 needs the whole prefix at the start (after blanks), in its case', () => {
+    expect(SERVICE_MESSAGE_ID_PREFIX).toBe('<svc_mailer_');
+    expect(decideAfterData(a, true, '\t <svc_mailer_1@x> ')).toEqual({ accept: true });
+    expect(decideAfterData(a, true, '<svc_mailer1@x>')).toMatchObject({ accept: false });
+    expect(decideAfterData(a, true, '<x@y> <svc_mailer_1@x>')).toMatchObject({ accept: false });
+    expect(decideAfterData(a, true, '<SVC_MAILER_1@x>')).toMatchObject({ accept: false });
+  });
+});
+
+describe('splitRecipient', () => {
+  test('splits at the last @ (a quoted local part may hold one)', () => {
+    expect(splitRecipient('"a@b"@Example.com')).toEqual({ username: '"a@b"', domain: 'example.com' });
+  });
+  test('one character on each side is enough', () => {
+    expect(splitRecipient('a@b')).toEqual({ username: 'a', domain: 'b' });
+  });
+  test('the domain is taken as written: no trailing-dot, Unicode or subdomain folding', () => {
+    expect(splitRecipient('x@In.Example.com.')).toEqual({ username: 'x', domain: 'in.example.com.' });
+    expect(splitRecipient('x@EXАMPLE.com')).toEqual({ username: 'x', domain: 'exаmple.com' });
+    expect(splitRecipient('x@sub.example.com')!.domain).toBe('sub.example.com');
+  });
+  test('empty or a lone @ is malformed', () => {
+    expect(splitRecipient('')).toBeNull();
+    expect(splitRecipient('@')).toBeNull();
+  });
+});
+
+describe('decideRecipientCount (INBOUND_MAX_RECIPIENTS, repeats)', () => {
+  const keys = (n: number) => new Set(Array.from({ length: n }, (_, i) => `r${i}@x.test`));
+
+  test('a new recipient below the limit is new; at the limit it is 452 4.5.3', () => {
+    expect(decideRecipientCount(keys(0), 'a@x.test', 1)).toEqual({ kind: 'new' });
+    expect(decideRecipientCount(keys(99), 'a@x.test', 100)).toEqual({ kind: 'new' });
+    expect(decideRecipientCount(keys(100), 'a@x.test', 100)).toEqual({
+      kind: 'over',
+      code: 452,
+      message: '4.5.3 Too many recipients (at most 100 per message)',
+    });
+    expect(decideRecipientCount(keys(3), 'a@x.test', 2)).toMatchObject({ kind: 'over' });
+  });
+
+  test('a recipient already accepted is a repeat, also at or past the limit', () => {
+    expect(decideRecipientCount(keys(5), 'r3@x.test', 10)).toEqual({ kind: 'repeat' });
+    expect(decideRecipientCount(keys(100), 'r99@x.test', 100)).toEqual({ kind: 'repeat' });
   });
 });

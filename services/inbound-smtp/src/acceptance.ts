@@ -1,7 +1,10 @@
 /**
  * The MX service's acceptance policy (SPEC.md "Inbound", acceptance rules, in order), pure:
  *
- * At RCPT TO (`decideRecipient`):
+ * At RCPT TO, first the count (`decideRecipientCount`): a recipient already accepted for this
+ * message (the address compared case-insensitively) is answered 250 again and kept once; a new
+ * one past the message's limit (INBOUND_MAX_RECIPIENTS) gets `452 4.5.3` (RFC 5321 4.5.3.1.10:
+ * the client sends the rest in another transaction). Then (`decideRecipient`):
  *   0. no incoming domain for the recipient's domain -> 550 (we are not a relay);
  *   1. domain `wildcard` -> accept every address under it;
  *   2. username not configured -> 550;
@@ -35,6 +38,26 @@ export function decideRecipient(address: string, route: RecipientRoute | null): 
   if (!route.address) return reject(`5.1.1 <${address}>: no such mailbox`);
   if (!route.address.active) return reject(`5.2.1 <${address}>: mailbox disabled, not accepting messages`);
   return { accept: true, strictReplies: route.address.strictReplies };
+}
+
+export type RecipientCountDecision =
+  | { kind: 'new' }
+  | { kind: 'repeat' }
+  | { kind: 'over'; code: 452; message: string };
+
+/**
+ * `key` is the recipient as splitRecipient normalises it (lowercase); `accepted` the keys
+ * already accepted for this message (a Set, or a Map keyed by them).
+ */
+export function decideRecipientCount(
+  accepted: { has(key: string): boolean; readonly size: number },
+  key: string,
+  max: number,
+): RecipientCountDecision {
+  if (accepted.has(key)) return { kind: 'repeat' };
+  if (accepted.size >= max)
+    return { kind: 'over', code: 452, message: `4.5.3 Too many recipients (at most ${max} per message)` };
+  return { kind: 'new' };
 }
 
 export type ServiceAddressKind = 'bounce' | 'feedback' | 'unsubscribe';

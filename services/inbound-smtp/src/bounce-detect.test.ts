@@ -226,3 +226,68 @@ describe('classifyFailure', () => {
     expect(c('5.1.1', '', 'delayed')).toBe('soft');
   });
 });
+
+describe('the text patterns, as rewritten to run in linear time (same matches)', () => {
+  const DAEMON = 'From: MAILER-DAEMON@mx.example\r\nSubject: Undelivered Mail\r\n';
+  const textBounce = (body: string, head = DAEMON) => {
+    const v = detectBounce(readMime(Buffer.from(`${head}\r\n${body}`)));
+    if (v.kind !== 'bounce') throw new Error(`${v.kind}: ${v.reason}`);
+    return v.recipients[0]!;
+  };
+
+  test('Gmail: the reply after the colon, on the same line or after blank lines', () => {
+    // no enhanced status: only the Gmail pattern reads these replies
+    expect(
+      textBounce('The response from the remote server was:\n\n\n  550 No such user here\n').diagnostic,
+    ).toBe('550 No such user here');
+    expect(textBounce('The response from the remote server was: 552 Mailbox full\n').diagnostic).toBe(
+      '552 Mailbox full',
+    );
+  });
+
+  test('a bare reply line after blank lines, indented or not; Yahoo "554:" lines', () => {
+    expect(textBounce('could not be delivered\n\n\n   550 5.1.1 user unknown here\n').diagnostic).toBe(
+      '550 5.1.1 user unknown here',
+    );
+    expect(textBounce('\n\n554: delivery error: dd This user does not exist\n').diagnostic).toBe(
+      '554: delivery error: dd This user does not exist',
+    );
+    // a reply code must start its line (after blanks): not found inside a sentence
+    expect(textBounce('could not be delivered, see 550 5.1.1 inline\n').diagnostic).toBe('');
+  });
+
+  test('Exim: the address on a following line, blank lines and angle brackets allowed', () => {
+    const body = 'could not be delivered\n  failed: \n\n   <gone@exim.example>\n   SMTP error\n';
+    expect(textBounce(body).finalRecipient).toBe('gone@exim.example');
+    // on the same line as failed: it is not the Exim form
+    expect(textBounce('could not be delivered\nfailed: <x@exim.example>\n').finalRecipient).toBe('');
+  });
+
+  test('Outlook, Gmail and Exchange name the address; an @ in its domain part stays in it', () => {
+    expect(textBounce("Your message to a.b@x.example couldn't be delivered.\n").finalRecipient).toBe(
+      'a.b@x.example',
+    );
+    expect(textBounce("Your message to a@b@x.example couldn't be delivered.\n").finalRecipient).toBe(
+      'a@b@x.example',
+    );
+    expect(
+      textBounce("delivery error\nYour message wasn't delivered to c@y.example because\n").finalRecipient,
+    ).toBe('c@y.example');
+    expect(
+      textBounce('could not be delivered\nthe following recipients or groups:\n\n  d@z.example (d)\n')
+        .finalRecipient,
+    ).toBe('d@z.example');
+  });
+
+  test('HTML bounces: script and style dropped, tags removed, a tag never spans a <', () => {
+    const html = (body: string) => textBounce(body, `${DAEMON}Content-Type: text/html\r\n`);
+    expect(
+      html('<style>p{}</style><p>could not be delivered</p><div>550 5.1.1 <b>bad</b> user</div>').diagnostic,
+    ).toBe('550 5.1.1 bad user');
+    expect(html('<script x="1">x()</script>could not be delivered<br>550 5.1.1 gone').diagnostic).toBe(
+      '550 5.1.1 gone',
+    );
+    // an unclosed `<` is text up to the next tag
+    expect(html('could not be delivered<br>550 5.1.1 a < b <i>c</i>').diagnostic).toBe('550 5.1.1 a < b c');
+  });
+});

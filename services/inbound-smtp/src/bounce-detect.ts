@@ -17,7 +17,11 @@
  * status, blocklists, reputation, DMARC/SPF, "spam"); `soft` for temporary failures (4.x.x, 4xx,
  * delays, mailbox full / quota, 5.2.2); `hard` for the remaining permanent failures (5.x.x, 5xx,
  * "user unknown" and the like); a failure with nothing recognisable is `soft` (never suppress on
- * a guess). Every scan is a bounded regular expression over bounded text: linear time.
+ * a guess). Every scan is a bounded regular expression over bounded text, written so that no
+ * run of unbounded length is tried again from each of its positions (a whitespace run is one
+ * quantifier, a line start takes `[ \t]*`, not `\s*` that runs on over the following lines, a
+ * local part stops at its `@`, a tag at the next `<`): linear time (bench/inbound-hostile
+ * measures the worst inputs).
  */
 import { type OriginalMessage, originalMessage, stripAngles } from './original-message';
 import { type Headers, type MimeMessage, first, parseFields } from './report-mime';
@@ -126,18 +130,18 @@ const REPLY_PATTERNS: RegExp[] = [
   /said:\s+([245]\d\d[^\n]{0,300}(?:\n[ \t]+[^\n]{1,300}){0,6})/i, // Postfix
   /Remote host said:\s*([^\n]{1,500})/i, // qmail
   /SMTP error from remote (?:mail server|mailer) after [^\n]{0,200}\n\s*([^\n]{1,500})/i, // Exim
-  /response from the remote server was:\s*\n?\s*([^\n]{1,500})/i, // Gmail
-  /^\s*([245]\d\d[ -][245]\.\d{1,3}\.\d{1,3}\b[^\n]{0,400})/m, // a bare "550 5.1.1 ..." line
-  /^\s*([45]\d\d:\s[^\n]{1,500})/m, // Yahoo "554: delivery error: dd ..."
+  /response from the remote server was:\s*([^\n]{1,500})/i, // Gmail
+  /^[ \t]*([245]\d\d[ -][245]\.\d{1,3}\.\d{1,3}\b[^\n]{0,400})/m, // a bare "550 5.1.1 ..." line
+  /^[ \t]*([45]\d\d:[ \t][^\n]{1,500})/m, // Yahoo "554: delivery error: dd ..."
 ];
 
 /** Where common MTAs name the failed address; group 1 is the address. */
 const RECIPIENT_PATTERNS: RegExp[] = [
   /^<([^<>\s@]+@[^<>\s]+)>:/m, // Postfix, qmail, Yahoo
-  /Your message to ([^\s<>]+@[^\s<>]+) couldn't be delivered/i, // Outlook
-  /wasn't delivered to ([^\s<>]+@[^\s<>]+)/i, // Gmail
-  /failed:\s*\n\s*\n?\s*<?([^\s<>]+@[^\s<>]+?)>?\s*\n/i, // Exim
-  /recipients or groups:\s*\n\s*\n?\s*([^\s<>()]+@[^\s<>()]+)/i, // Exchange
+  /Your message to ([^\s<>@]+@[^\s<>]+) couldn't be delivered/i, // Outlook
+  /wasn't delivered to ([^\s<>@]+@[^\s<>]+)/i, // Gmail
+  /failed:[^\S\n]*\n\s*<?([^\s<>@]+@[^\s<>]+?)>?[^\S\n]*\n/i, // Exim
+  /recipients or groups:[^\S\n]*\n\s*([^\s<>()@]+@[^\s<>()]+)/i, // Exchange
 ];
 
 function fromText(mail: MimeMessage, text: string): BounceVerdict | null {
@@ -190,9 +194,9 @@ function bodyText(mail: MimeMessage): string {
 
 function htmlToText(html: string): string {
   return html
-    .replace(/<(script|style)[^>]*>[^<]*<\/\1>/gi, '')
+    .replace(/<(script|style)[^<>]*>[^<]*<\/\1>/gi, '')
     .replace(/<br\s*\/?>|<\/(p|div|tr|li|h\d)>/gi, '\n')
-    .replace(/<[^>]{0,2000}>/g, '')
+    .replace(/<[^<>]{0,2000}>/g, '')
     .replace(/&nbsp;/g, ' ')
     .replace(/&lt;/g, '<')
     .replace(/&gt;/g, '>')

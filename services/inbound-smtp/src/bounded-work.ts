@@ -5,8 +5,12 @@
  * when processing is slower than accepting (DNS hanging, a slow database) memory holds at most
  * `limit` messages and nothing accepted is dropped: what is refused here is already committed.
  * A slot is freed when the work settles, failed or not; a failure goes to `onError` (the message
- * is left `stored` for the sweep too).
+ * is left `stored` for the sweep too). With `bytes`, the items in work also hold their weight in
+ * that budget (index.ts: the raw messages, INBOUND_MAX_INFLIGHT_BYTES): an item it cannot take
+ * is refused like one past `limit`.
  */
+import type { ByteBudget } from './byte-budget';
+
 export interface BoundedWork<T> {
   /** Starts `work(item)` if fewer than `limit` items are in work; false (not started) otherwise. */
   offer(item: T): boolean;
@@ -18,11 +22,14 @@ export function boundedWork<T>(
   limit: number,
   work: (item: T) => Promise<unknown>,
   onError: (item: T, err: Error) => void,
+  bytes?: { budget: ByteBudget; weigh: (item: T) => number },
 ): BoundedWork<T> {
   let inWork = 0;
   return {
     offer(item) {
       if (inWork >= limit) return false;
+      const weight = bytes ? bytes.weigh(item) : 0;
+      if (bytes && !bytes.budget.tryReserve(weight)) return false;
       inWork++;
       // started as a promise chain: a synchronous throw of `work` is a failure like a rejection
       Promise.resolve()
@@ -30,6 +37,7 @@ export function boundedWork<T>(
         .catch((err: Error) => onError(item, err))
         .finally(() => {
           inWork--;
+          bytes?.budget.release(weight);
         });
       return true;
     },

@@ -15,6 +15,7 @@ import {
 import type { StoredInboundMessage } from '@mailyard/store';
 import { authenticationResults, createAuthResolver } from './authenticate';
 import { boundedWork } from './bounded-work';
+import { ByteBudget } from './byte-budget';
 import { inboundRoundTrips } from './group-commit';
 import { type ProcessDeps, processInboundMessage, processStoredMessage } from './process-message';
 import { startRecoverySweep } from './recovery-sweep';
@@ -25,6 +26,11 @@ import { inboundSettings } from './settings';
 const MAX_IN_PROCESS = 500;
 
 export { decideAfterData, decideRecipient, decideServiceRecipient } from './acceptance';
+
+/** The running MX: besides start/stop, the bytes its sessions hold (tests read the bound). */
+export interface InboundService extends RunningService {
+  held(): { bytes: number; peak: number };
+}
 export { inboundSettings } from './settings';
 
 /**
@@ -39,7 +45,7 @@ export { inboundSettings } from './settings';
 export async function start(
   ctx: ServiceContext,
   env: NodeJS.ProcessEnv = process.env,
-): Promise<RunningService> {
+): Promise<InboundService> {
   const { config, logger, db, bus } = ctx;
   const settings = inboundSettings(config, env);
   if (!settings.tls && config.NODE_ENV === 'production')
@@ -90,8 +96,9 @@ export async function start(
     .catch((err: Error) => logger.error('inbound recovery sweep failed', { error: err.message }));
   // In-process path: the message just stored, from memory; what does not finish here (crash,
   // failure) stays `stored` and the recovery sweep takes it after the lease. Bounded: beyond
-  // MAX_IN_PROCESS messages in work (processing slower than accepting, e.g. DNS hanging) a
-  // message is left to the sweep instead of held in memory (bounded-work.ts).
+  // MAX_IN_PROCESS messages or INBOUND_MAX_INFLIGHT_BYTES of raw message in work (processing
+  // slower than accepting, e.g. DNS hanging) a message is left to the sweep instead of held in
+  // memory (bounded-work.ts).
   const inProcess = boundedWork(
     MAX_IN_PROCESS,
     (message: StoredInboundMessage) => processStoredMessage(processDeps, message),
@@ -100,8 +107,9 @@ export async function start(
         inbound_message_id: message.id,
         error: err.message,
       }),
+    { budget: new ByteBudget(settings.maxInflightBytes), weigh: (message) => message.raw.length },
   );
-  const server = createInboundServer({
+  const inbound = createInboundServer({
     db,
     logger,
     settings,
@@ -111,6 +119,7 @@ export async function start(
       inProcess.offer(message);
     },
   });
+  const server = inbound.smtp;
   server.on('error', (err) => logger.error('SMTP server error', { error: err.message }));
   await new Promise<void>((resolve, reject) => {
     server.server.once('error', reject);
@@ -127,6 +136,7 @@ export async function start(
       `inbound SMTP smtp://${settings.host}:${port} (${settings.hostname}, max ${settings.maxMessageBytes} bytes)`,
     ],
     readiness: storeReadiness(ctx),
+    held: inbound.held,
     async stop() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await consumer.cancel();

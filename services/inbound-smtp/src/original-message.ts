@@ -33,10 +33,18 @@ export function originalMessage(mail: MimeMessage): OriginalMessage | null {
   };
 }
 
-/** `<a@b>` or `a@b` (with comments or display text around) -> `a@b`; '' when none. */
+/**
+ * `<a@b>` or `a@b` (with comments or display text around) -> `a@b`; '' when none. Linear: the
+ * bare form is the first token (between spaces, `<>;,"`) with an `@` that has a character on
+ * each side, found by splitting once (the regular expression `[^…]+@[^…]+` it replaces went
+ * back over a long token without `@` from every position of it: quadratic).
+ */
 export function stripAngles(value: string): string {
   const angled = /<([^<>\s]*)>/.exec(value);
   if (angled) return angled[1]!;
-  const bare = /[^\s<>;,"]+@[^\s<>;,"]+/.exec(value);
-  return bare ? bare[0] : '';
+  for (const token of value.split(/[\s<>;,"]+/)) {
+    const at = token.indexOf('@', 1);
+    if (at > 0 && at < token.length - 1) return token;
+  }
+  return '';
 }

@@ -1,7 +1,8 @@
 /**
  * The processing of one stored message, as named steps (like Postal's message
  * processor): load (recovery path only; the MX hands the message it just stored from memory) -> split recipients (tenants' addresses / the service's own addresses on the
- * bounce domain) -> for tenants: authenticate -> build one INCOMING_EMAIL per recipient -> route
+ * bounce domain) -> for tenants: check the header block (header-block.ts; over its limits each
+ * recipient gets the error form, nothing parses it) -> authenticate -> build one INCOMING_EMAIL per recipient -> route
  * to the incoming domain's webhook; for the service's addresses: bounce / complaint / mailto
  * unsubscribe outcomes (service-mail.ts), never posted -> hand to the dispatcher, write the
  * outcomes and mark processed (one transaction).
@@ -10,8 +11,18 @@
  * the final statement marks the message processed and writes its deliveries only if it was still
  * `stored`, so the in-process path and a concurrent recovery of the same message post it once.
  */
-import { INCOMING_EMAIL_EVENT, type IncomingEmailPayload } from '@mailyard/contracts';
-import { type Db, type Logger, type Queryable, buildIncomingEmails } from '@mailyard/platform';
+import {
+  INCOMING_EMAIL_EVENT,
+  type IncomingEmailContext,
+  type IncomingEmailPayload,
+} from '@mailyard/contracts';
+import {
+  type Db,
+  type Logger,
+  type Queryable,
+  buildIncomingEmails,
+  incomingEmailError,
+} from '@mailyard/platform';
 import {
   type FeedbackOutcome,
   type InboundRecipient,
@@ -21,6 +32,7 @@ import {
   inboundMessages,
 } from '@mailyard/store';
 import type { InboundRoundTrips } from './group-commit';
+import { messageHeaderProblem } from './part-headers';
 import { serviceMailOutcomes } from './service-mail';
 
 export interface ProcessDeps {
@@ -97,9 +109,27 @@ async function incomingDeliveries(
   message: StoredInboundMessage,
   recipients: InboundRecipient[],
 ): Promise<NewDelivery[]> {
+  // The MX refuses such a header block at DATA; one stored before that check (or by hand) is
+  // never parsed: each recipient gets the spec's error form naming the limit.
+  const problem = messageHeaderProblem(message.raw);
+  if (problem)
+    return routeToWebhooks(
+      recipients.map((recipient) => ({
+        recipient,
+        payload: incomingEmailError(problem, contextOf(recipient)),
+      })),
+    );
   const authResults = await deps.authenticate(message);
   return routeToWebhooks(await buildPayloads(message, recipients, authResults));
 }
+
+const contextOf = (recipient: InboundRecipient): IncomingEmailContext => ({
+  recipient: recipient.address,
+  webhookId: recipient.domain,
+  mailerId: recipient.mailerId,
+  mailerService: 'smtp',
+  labelIds: [],
+});
 
 async function writeOutcomes(tx: Queryable, outcomes: FeedbackOutcome[]): Promise<void> {
   for (const o of outcomes) await applyFeedbackIn(tx, o);
@@ -125,16 +155,7 @@ async function buildPayloads(
   recipients: InboundRecipient[],
   authResults: string | null,
 ): Promise<RecipientPayload[]> {
-  const payloads = await buildIncomingEmails(
-    message.raw,
-    recipients.map((recipient) => ({
-      recipient: recipient.address,
-      webhookId: recipient.domain,
-      mailerId: recipient.mailerId,
-      mailerService: 'smtp' as const,
-      labelIds: [],
-    })),
-  );
+  const payloads = await buildIncomingEmails(message.raw, recipients.map(contextOf));
   return payloads.map((payload, i) => {
     if (payload.success && authResults) {
       payload.details.headers['Authentication-Results'] = [

@@ -8,10 +8,15 @@
  * and writes its deliveries only if it was still `stored`, so a message is handed to the
  * dispatcher once however many processes (replicas, this sweep, an old bus announcement) work on
  * it; the cost of a race is CPU, never a second post. Sweeps do not overlap; a failed sweep is
- * logged and retried at the next interval.
+ * logged and retried at the next interval. A sweep loads and processes PARALLEL messages at a
+ * time, so it holds at most PARALLEL raw messages (each up to INBOUND_MAX_MESSAGE_BYTES) however
+ * many it found.
  */
 import type { Db, Logger } from '@mailyard/platform';
 import { inboundMessages } from '@mailyard/store';
+
+/** Messages a sweep has in work at once. */
+const PARALLEL = 4;
 
 export interface RecoverySweepOptions {
   leaseMs: number;
@@ -35,8 +40,11 @@ export function startRecoverySweep(
   let running: Promise<number> | null = null;
   const sweepOnce = async (): Promise<number> => {
     const ids = await inboundMessages.storedBefore(db, opts.leaseMs, opts.batch ?? 100);
-    const results = await Promise.all(ids.map((id) => processOne(id)));
-    const processed = results.filter((r) => r === 'processed').length;
+    let processed = 0;
+    for (let i = 0; i < ids.length; i += PARALLEL) {
+      const results = await Promise.all(ids.slice(i, i + PARALLEL).map((id) => processOne(id)));
+      processed += results.filter((r) => r === 'processed').length;
+    }
     if (ids.length > 0) logger.warn('recovered stored inbound messages', { found: ids.length, processed });
     return processed;
   };

@@ -58,7 +58,10 @@ export function parseFields(block: string, decodeWords = true): Headers {
         decoded = v;
       }
     }
-    out.set(name, [...(out.get(name) ?? []), decoded]);
+    const values = out.get(name);
+    // appended in place: copying the list for every repeated name was quadratic in their number
+    if (values) values.push(decoded);
+    else out.set(name, [decoded]);
   };
   for (const line of block.split(/\r?\n/)) {
     if (/^[ \t]/.test(line)) {

@@ -1,25 +1,45 @@
 /**
- * Wires smtp-server's hooks to the policy (acceptance.ts) and the store; decides nothing itself.
- * - onConnect: per-IP connection limit (421 when exceeded);
+ * Wires smtp-server's hooks to the policy (acceptance.ts, header-block.ts) and the store; decides
+ * nothing itself. Every resource a client can ask for is bounded (docs/inbound.md "Limits"):
+ * - onConnect: per-client connection limit (INBOUND_MAX_PER_IP, an IPv6 client by its /64:
+ *   client-key.ts; 421 when exceeded) and the session deadline (INBOUND_SESSION_TIMEOUT_MS:
+ *   `421 4.4.2` and the connection is closed, however busy the client keeps it);
  * - onMailFrom: accepted (no AUTH, we only receive for our domains);
- * - onRcptTo: on the bounce domain, the service's own signed addresses only (service-address.ts +
- *   decideServiceRecipient); elsewhere route lookup + decideRecipient (550 for unknown domains:
- *   no relaying);
- * - onData: collects the message (SIZE announced in EHLO; 552 when exceeded), applies the
- *   strict_replies check per recipient, stores the raw message durably (one statement shared
- *   with the other sessions storing at that moment: group-commit.ts), only then answers 250, and
- *   hands the stored message to onStored (index.ts processes it in this process, from memory;
- *   the 250 does not wait for that). A storage failure answers 451 (try again).
+ * - onRcptTo: the recipient count first (decideRecipientCount: a repeated recipient is kept
+ *   once, `452 4.5.3` past INBOUND_MAX_RECIPIENTS), then on the bounce domain the service's own
+ *   signed addresses only (service-address.ts + decideServiceRecipient), elsewhere route lookup
+ *   + decideRecipient (550 for unknown domains: no relaying); past INBOUND_MAX_RECIPIENTS such
+ *   refusals in one session it is closed (`421 4.7.0`);
+ * - onData: reads the message holding at most INBOUND_MAX_MESSAGE_BYTES of it and nothing past
+ *   the budget shared by all sessions (message-reader.ts, byte-budget.ts: 552 / 452 after the
+ *   final dot, the rest discarded as it arrives), within INBOUND_DATA_TIMEOUT_MS (`421 4.4.2`,
+ *   nothing stored); refuses headers over the limits of header-block.ts, the message's or its
+ *   MIME parts' together (part-headers.ts; 552 5.3.4);
+ *   applies the strict_replies check per recipient, stores the raw message durably (one
+ *   statement shared with the other sessions storing at that moment: group-commit.ts), only then
+ *   answers 250, and hands the stored message to onStored (index.ts processes it in this
+ *   process, from memory; the 250 does not wait for that). A storage failure answers 451.
  * SMTP has one reply per DATA: when strict_replies rejects some but not all recipients, the
  * others are accepted and the rejected ones are logged (LMTP-style per-recipient replies do not
  * exist in SMTP); when it rejects all, the reply is 550 with the rule's text.
  */
 import type { Readable } from 'node:stream';
-import type { Db, Logger } from '@mailyard/platform';
+import { type Db, type Logger, gauge } from '@mailyard/platform';
 import type { InboundRecipient, NewInboundMessage, StoredInboundMessage } from '@mailyard/store';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp-server';
-import { decideAfterData, decideRecipient, decideServiceRecipient, splitRecipient } from './acceptance';
+import {
+  decideAfterData,
+  decideRecipient,
+  decideRecipientCount,
+  decideServiceRecipient,
+  splitRecipient,
+} from './acceptance';
+import { ByteBudget } from './byte-budget';
+import { clientKey } from './client-key';
 import type { InboundRoundTrips } from './group-commit';
+import { MAX_HEADER_BYTES } from './header-block';
+import { readMessage } from './message-reader';
+import { messageHeaderProblem } from './part-headers';
 import { kindOf, resolveServiceAddress } from './service-address';
 import type { InboundSettings } from './settings';
 
@@ -35,16 +55,51 @@ export interface InboundServerDeps {
   onStored?: (message: StoredInboundMessage) => void;
 }
 
+export interface InboundServer {
+  smtp: SMTPServer;
+  /** Message bytes held by the sessions now, and the most ever held at once. */
+  held(): { bytes: number; peak: number };
+}
+
 type Accepted = InboundRecipient & { strictReplies: boolean };
+
+interface SessionState {
+  /** Accepted recipients of the current message by normalised address (insertion order kept). */
+  accepted: Map<string, Accepted>;
+  deadline: NodeJS.Timeout;
+  /** The DATA stream being read, destroyed when a deadline passes. */
+  reading: Readable | null;
+  /** The message is in and being stored: a deadline waits for the reply. */
+  storing: boolean;
+  /** The session deadline passed while storing: close right after the reply. */
+  expired: boolean;
+  /** RCPTs refused for good (5xx) in this session. */
+  refusals: number;
+}
+
+/** What smtp-server's connection objects offer that this file uses. */
+interface Connection {
+  id: string;
+  send(code: number, message: string): void;
+}
 
 const smtpError = (code: number, message: string) =>
   Object.assign(new Error(message), { responseCode: code });
 
-export function createInboundServer(deps: InboundServerDeps): SMTPServer {
+const heldBytes = gauge(
+  'mailyard_inbound_held_bytes',
+  'Message bytes the MX sessions of this process hold now (receiving and storing), each server against its INBOUND_MAX_INFLIGHT_BYTES',
+);
+
+export function createInboundServer(deps: InboundServerDeps): InboundServer {
   const { db, logger, settings } = deps;
-  const perIp = new Map<string, number>();
-  const counted = new Set<string>();
-  const accepted = new Map<string, Accepted[]>();
+  const perClient = new Map<string, number>();
+  const sessions = new Map<string, SessionState>();
+  const budget = new ByteBudget(settings.maxInflightBytes, (delta) => heldBytes.inc(delta));
+  const sessionExpired = () =>
+    smtpError(421, '4.4.2 Session time limit exceeded, closing connection (try again later)');
+  const dataExpired = () =>
+    smtpError(421, '4.4.2 DATA time limit exceeded, closing connection (try again later)');
 
   const server = new SMTPServer({
     name: settings.hostname,
@@ -67,28 +122,40 @@ export function createInboundServer(deps: InboundServerDeps): SMTPServer {
     logger: false,
 
     onConnect(session, callback) {
-      const ip = session.remoteAddress;
-      const count = (perIp.get(ip) ?? 0) + 1;
+      const key = clientKey(session.remoteAddress);
+      const count = (perClient.get(key) ?? 0) + 1;
       if (count > settings.maxPerIp)
         return callback(smtpError(421, '4.7.0 Too many connections from your address'));
-      perIp.set(ip, count);
-      counted.add(session.id);
+      perClient.set(key, count);
+      const deadline = setTimeout(() => expire(session.id), settings.sessionTimeoutMs);
+      deadline.unref();
+      sessions.set(session.id, {
+        accepted: new Map(),
+        deadline,
+        reading: null,
+        storing: false,
+        expired: false,
+        refusals: 0,
+      });
       callback();
     },
 
     // smtp-server calls onClose for every session, also those refused above or by maxClients:
     // only a session that was counted gives its slot back.
     onClose(session) {
-      accepted.delete(session.id);
-      if (!counted.delete(session.id)) return;
-      const ip = session.remoteAddress;
-      const count = (perIp.get(ip) ?? 1) - 1;
-      if (count <= 0) perIp.delete(ip);
-      else perIp.set(ip, count);
+      const state = sessions.get(session.id);
+      if (!state) return;
+      clearTimeout(state.deadline);
+      sessions.delete(session.id);
+      const key = clientKey(session.remoteAddress);
+      const count = (perClient.get(key) ?? 1) - 1;
+      if (count <= 0) perClient.delete(key);
+      else perClient.set(key, count);
     },
 
     onMailFrom(_address, session, callback) {
-      accepted.set(session.id, []);
+      const state = sessions.get(session.id);
+      if (state) state.accepted = new Map();
       callback();
     },
 
@@ -97,75 +164,151 @@ export function createInboundServer(deps: InboundServerDeps): SMTPServer {
         () => callback(),
         (err: Error & { responseCode?: number }) => {
           if (!err.responseCode) logger.error('RCPT lookup failed', { error: err.message });
-          callback(err.responseCode ? err : smtpError(451, '4.3.0 Temporary failure, try again later'));
+          callback(
+            err.responseCode
+              ? refused(session.id, err)
+              : smtpError(451, '4.3.0 Temporary failure, try again later'),
+          );
         },
       );
     },
 
     onData(stream, session, callback) {
       void data(stream, session).then(
-        (reply) => callback(null, reply),
+        (reply) => {
+          callback(null, reply);
+          afterReply(session.id);
+        },
         (err: Error & { responseCode?: number }) => {
           if (!err.responseCode) logger.error('storing inbound message failed', { error: err.message });
           callback(err.responseCode ? err : smtpError(451, '4.3.0 Temporary failure, try again later'));
+          afterReply(session.id);
         },
       );
     },
   });
 
+  /**
+   * A refused RCPT. Each costs a lookup: past INBOUND_MAX_RECIPIENTS permanent refusals (5xx:
+   * unknown users, relaying; not the 452 of the recipient cap, which an honest client answers
+   * by sending the rest later) the session is closed with 421, as Postfix's hard error limit.
+   */
+  function refused(id: string, err: Error & { responseCode?: number }): Error {
+    const state = sessions.get(id);
+    if (!state || (err.responseCode ?? 0) < 500) return err;
+    if (++state.refusals <= settings.maxRecipients) return err;
+    return smtpError(421, '4.7.0 Too many refused recipients, closing connection');
+  }
+
+  /** The session deadline: a DATA being read is cut (its reply is the 421), else 421 now. */
+  function expire(id: string): void {
+    const state = sessions.get(id);
+    if (!state) return;
+    if (state.storing) {
+      state.expired = true;
+      return;
+    }
+    if (state.reading) state.reading.destroy(sessionExpired());
+    else connectionOf(id)?.send(421, sessionExpired().message);
+  }
+
+  function afterReply(id: string): void {
+    const state = sessions.get(id);
+    if (!state?.expired) return;
+    state.expired = false;
+    setImmediate(() => connectionOf(id)?.send(421, sessionExpired().message));
+  }
+
+  function connectionOf(id: string): Connection | undefined {
+    for (const c of server.connections as Set<Connection>) if (c.id === id) return c;
+    return undefined;
+  }
+
   async function rcptTo(address: SMTPServerAddress, session: SMTPServerSession): Promise<void> {
     const parts = splitRecipient(address.address);
     if (!parts) throw smtpError(553, '5.1.3 Malformed recipient address');
-    if (parts.domain === settings.bounceDomain) return serviceRcptTo(address.address, parts, session);
+    const state = sessions.get(session.id);
+    if (!state) throw smtpError(421, '4.3.0 Session closed');
+    const key = `${parts.username}@${parts.domain}`;
+    const count = decideRecipientCount(state.accepted, key, settings.maxRecipients);
+    if (count.kind === 'repeat') return;
+    if (count.kind === 'over') throw smtpError(count.code, count.message);
+    const recipient =
+      parts.domain === settings.bounceDomain
+        ? await serviceRecipient(address.address, parts)
+        : await tenantRecipient(address.address, parts);
+    state.accepted.set(key, recipient);
+  }
+
+  async function tenantRecipient(
+    address: string,
+    parts: { username: string; domain: string },
+  ): Promise<Accepted> {
     const route = await deps.roundTrips.route(parts.domain, parts.username);
     const decision = decideRecipient(
-      address.address,
+      address,
       route ? { wildcard: route.domain.wildcard, address: route.address } : null,
     );
     if (!decision.accept || !route)
       throw smtpError(decision.accept ? 550 : decision.code, decision.accept ? '' : decision.message);
-    const list = accepted.get(session.id) ?? [];
-    list.push({
+    return {
       address: `${parts.username}@${parts.domain}`,
       tenantId: route.domain.tenantId,
       domain: route.domain.domain,
       mailerId: route.mailerId,
       strictReplies: decision.strictReplies,
-    });
-    accepted.set(session.id, list);
+    };
   }
 
   /** RCPT TO on the bounce domain: only verified service addresses (a forged tag is 550). */
-  async function serviceRcptTo(
+  async function serviceRecipient(
     address: string,
     parts: { username: string; domain: string },
-    session: SMTPServerSession,
-  ): Promise<void> {
+  ): Promise<Accepted> {
     const resolved = await resolveServiceAddress(db, deps.returnPathKey, parts.username);
     const decision = decideServiceRecipient(address, kindOf(resolved));
     if (!decision.accept || !resolved) throw smtpError(550, decision.accept ? '' : decision.message);
-    const list = accepted.get(session.id) ?? [];
-    list.push({
+    return {
       address: `${parts.username}@${parts.domain}`,
       tenantId: resolved.kind === 'feedback' ? '' : resolved.recipient.tenantId,
       domain: parts.domain,
       mailerId: '',
       service: resolved.kind,
       strictReplies: false,
-    });
-    accepted.set(session.id, list);
+    };
   }
 
   async function data(stream: Readable, session: SMTPServerSession): Promise<string> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of stream) chunks.push(chunk as Buffer);
-    if ((stream as Readable & { sizeExceeded?: boolean }).sizeExceeded)
+    const state = sessions.get(session.id);
+    if (!state) throw smtpError(421, '4.3.0 Session closed');
+    state.reading = stream;
+    const deadline = setTimeout(() => stream.destroy(dataExpired()), settings.dataTimeoutMs);
+    let read: Awaited<ReturnType<typeof readMessage>>;
+    try {
+      read = await readMessage(stream, settings.maxMessageBytes, budget);
+    } finally {
+      clearTimeout(deadline);
+      state.reading = null;
+    }
+    if (read.kind === 'too-big')
       throw smtpError(552, `5.3.4 Message exceeds the size limit of ${settings.maxMessageBytes} bytes`);
-    const raw = Buffer.concat(chunks);
+    if (read.kind === 'no-budget') throw smtpError(452, '4.3.1 Insufficient system storage, try again later');
+    state.storing = true;
+    try {
+      return await store(read.raw, session, state);
+    } finally {
+      read.release();
+      state.storing = false;
+    }
+  }
+
+  async function store(raw: Buffer, session: SMTPServerSession, state: SessionState): Promise<string> {
+    const problem = messageHeaderProblem(raw);
+    if (problem) throw smtpError(552, `5.3.4 ${problem}`);
     const inReplyTo = headerValue(raw, 'in-reply-to');
     const recipients: InboundRecipient[] = [];
     let lastRejection = '';
-    for (const r of accepted.get(session.id) ?? []) {
+    for (const r of state.accepted.values()) {
       const d = decideAfterData(r.address, r.strictReplies, inReplyTo);
       if (d.accept) {
         const { strictReplies: _, ...recipient } = r;
@@ -188,13 +331,16 @@ export function createInboundServer(deps: InboundServerDeps): SMTPServer {
     return `2.0.0 Ok: queued as ${id}`;
   }
 
-  return server;
+  return { smtp: server, held: () => ({ bytes: budget.held, peak: budget.peak }) };
 }
 
-/** The first value of a header in the raw message's header block ('' when absent), unfolded. */
+/**
+ * The first value of a header in the raw message's header block ('' when absent), unfolded;
+ * the block read is at most MAX_HEADER_BYTES (the caller has refused larger ones).
+ */
 export function headerValue(raw: Buffer, name: string): string {
-  const end = raw.indexOf('\r\n\r\n');
-  const head = raw.subarray(0, end < 0 ? raw.length : end).toString('latin1');
+  const end = raw.subarray(0, MAX_HEADER_BYTES + 4).indexOf('\r\n\r\n');
+  const head = raw.subarray(0, end < 0 ? Math.min(raw.length, MAX_HEADER_BYTES) : end).toString('latin1');
   const re = new RegExp(`^${name}[ \\t]*:(.*(?:\\r?\\n[ \\t].*)*)`, 'im');
   const m = re.exec(head);
   return m?.[1] ? m[1].replace(/\r?\n[ \t]+/g, ' ').trim() : '';

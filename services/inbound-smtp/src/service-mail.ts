@@ -28,6 +28,7 @@ import {
 import { complaintReason, detectComplaint, returnPathCandidates } from './arf-detect';
 import { bounceReason, detectBounce } from './bounce-detect';
 import { feedbackEvent, mailtoTracking } from './feedback-event';
+import { messageHeaderProblem } from './part-headers';
 import { type MimeMessage, readMime } from './report-mime';
 import { attributeReturnPath, resolveServiceAddress } from './service-address';
 
@@ -83,6 +84,9 @@ function classify(raw: Buffer): Classified {
 }
 
 function classifyContent(raw: Buffer): Classified {
+  // A header block the MX refuses (stored before that check): not read at all.
+  const problem = messageHeaderProblem(raw);
+  if (problem) return { kind: 'ignored', what: 'unreadable', reason: problem };
   // Our own outgoing mail arriving here (a loop, or someone sending it on) is never a report.
   if (isServiceSent(raw)) return { kind: 'ignored', what: 'own_mail', reason: 'carries X-Is-Svc' };
   const mail: MimeMessage = readMime(raw);

@@ -1,9 +1,19 @@
 /**
  * The MX service's configuration: the shared Config (SMTP_PORT, HOST, SERVICE_DOMAIN,
- * DNS_SERVERS) plus its own variables (docs/inbound.md):
- * - INBOUND_MAX_MESSAGE_BYTES (default 26214400): announced in EHLO SIZE; larger mail gets 552.
- * - INBOUND_MAX_CLIENTS (100) and INBOUND_MAX_PER_IP (10): concurrent connections.
+ * DNS_SERVERS) plus its own variables (docs/inbound.md), through the platform's config fields
+ * (parseSettings: a bad value is one ConfigError line naming the variable):
+ * - INBOUND_MAX_MESSAGE_BYTES (default 26214400): announced in EHLO SIZE; larger mail gets 552
+ *   at the end of DATA, and nothing past the limit is held while it streams in.
+ * - INBOUND_MAX_INFLIGHT_BYTES (default 4 x INBOUND_MAX_MESSAGE_BYTES, at least that limit):
+ *   message bytes held across all sessions while they are received and stored; a message that
+ *   would go past it gets `452 4.3.1` (try again later).
+ * - INBOUND_MAX_RECIPIENTS (100): recipients per message; beyond it RCPT gets `452 4.5.3`. Also
+ *   the RCPTs refused for good (5xx) one session may send before it is closed (`421 4.7.0`).
+ * - INBOUND_MAX_CLIENTS (100) and INBOUND_MAX_PER_IP (10): concurrent connections (an IPv6
+ *   client counts by its /64).
  * - INBOUND_SOCKET_TIMEOUT_MS (60000): idle timeout of a session.
+ * - INBOUND_SESSION_TIMEOUT_MS (600000) and INBOUND_DATA_TIMEOUT_MS (300000): deadlines of a
+ *   whole session and of one DATA (354 to the final dot), however steadily the client trickles.
  * - INBOUND_TLS_CERT / INBOUND_TLS_KEY: PEM files for STARTTLS; unset uses smtp-server's
  *   built-in self-signed certificate (development only: a warning is logged in production).
  * - INBOUND_HOSTNAME: name in the greeting and Authentication-Results (default SERVICE_DOMAIN).
@@ -17,22 +27,34 @@
  *   postscreen's greet wait) to refuse bots that do not wait for the greeting.
  */
 import { readFileSync } from 'node:fs';
-import { type Config, ConfigError, bounceDomain } from '@mailyard/platform';
+import {
+  type Config,
+  ConfigError,
+  bounceDomain,
+  integer,
+  parseSettings,
+  positiveInt,
+} from '@mailyard/platform';
 import { z } from 'zod';
 
-const int = (def: number, min = 1) => z.coerce.number().int().min(min).default(def);
+const atLeast = (min: number, fallback: number) =>
+  integer(`must be an integer of at least ${min}`, min).default(fallback);
 
 export const InboundEnvSchema = z.object({
-  INBOUND_MAX_MESSAGE_BYTES: int(25 * 1024 * 1024, 1024),
-  INBOUND_MAX_CLIENTS: int(100),
-  INBOUND_MAX_PER_IP: int(10),
-  INBOUND_SOCKET_TIMEOUT_MS: int(60_000, 1000),
+  INBOUND_MAX_MESSAGE_BYTES: atLeast(1024, 25 * 1024 * 1024),
+  INBOUND_MAX_INFLIGHT_BYTES: integer('must be an integer of at least 1024', 1024).optional(),
+  INBOUND_MAX_RECIPIENTS: positiveInt(100),
+  INBOUND_MAX_CLIENTS: positiveInt(100),
+  INBOUND_MAX_PER_IP: positiveInt(10),
+  INBOUND_SOCKET_TIMEOUT_MS: atLeast(1000, 60_000),
+  INBOUND_SESSION_TIMEOUT_MS: atLeast(1000, 600_000),
+  INBOUND_DATA_TIMEOUT_MS: atLeast(1000, 300_000),
   INBOUND_TLS_CERT: z.string().optional(),
   INBOUND_TLS_KEY: z.string().optional(),
   INBOUND_HOSTNAME: z.string().optional(),
-  INBOUND_DNS_CACHE_MS: int(30_000, 0),
-  INBOUND_GREETING_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
-  INBOUND_RECOVERY_LEASE_MS: int(30_000, 100),
+  INBOUND_DNS_CACHE_MS: atLeast(0, 30_000),
+  INBOUND_GREETING_DELAY_MS: integer('must be an integer from 0 to 60000', 0, 60_000).default(0),
+  INBOUND_RECOVERY_LEASE_MS: atLeast(100, 30_000),
 });
 
 export interface InboundSettings {
@@ -42,9 +64,17 @@ export interface InboundSettings {
   /** Domain of the service's own addresses (lowercase). */
   bounceDomain: string;
   maxMessageBytes: number;
+  /** Message bytes held across all sessions (receiving and storing). */
+  maxInflightBytes: number;
+  /** Distinct recipients per message. */
+  maxRecipients: number;
   maxClients: number;
   maxPerIp: number;
   socketTimeoutMs: number;
+  /** Deadline of a whole session, from the connection. */
+  sessionTimeoutMs: number;
+  /** Deadline of one DATA, from the 354 to the final dot. */
+  dataTimeoutMs: number;
   tls: { key: Buffer; cert: Buffer } | null;
   dnsServers: string[];
   dnsTimeoutMs: number;
@@ -65,12 +95,12 @@ function readPem(variable: string, path: string): Buffer {
 }
 
 export function inboundSettings(config: Config, env: NodeJS.ProcessEnv): InboundSettings {
-  const r = InboundEnvSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
-  if (!r.success) {
-    const issue = r.error.issues[0];
-    throw new ConfigError(`${issue?.path.join('.')}: ${issue?.message}`);
-  }
-  const s = r.data;
+  const s = parseSettings(InboundEnvSchema, env);
+  const maxInflightBytes = s.INBOUND_MAX_INFLIGHT_BYTES ?? 4 * s.INBOUND_MAX_MESSAGE_BYTES;
+  if (maxInflightBytes < s.INBOUND_MAX_MESSAGE_BYTES)
+    throw new ConfigError(
+      'Invalid configuration: INBOUND_MAX_INFLIGHT_BYTES must be at least INBOUND_MAX_MESSAGE_BYTES',
+    );
   if (Boolean(s.INBOUND_TLS_CERT) !== Boolean(s.INBOUND_TLS_KEY))
     throw new ConfigError('INBOUND_TLS_CERT and INBOUND_TLS_KEY must be set together');
   return {
@@ -79,9 +109,13 @@ export function inboundSettings(config: Config, env: NodeJS.ProcessEnv): Inbound
     hostname: s.INBOUND_HOSTNAME ?? config.SERVICE_DOMAIN,
     bounceDomain: bounceDomain(config),
     maxMessageBytes: s.INBOUND_MAX_MESSAGE_BYTES,
+    maxInflightBytes,
+    maxRecipients: s.INBOUND_MAX_RECIPIENTS,
     maxClients: s.INBOUND_MAX_CLIENTS,
     maxPerIp: s.INBOUND_MAX_PER_IP,
     socketTimeoutMs: s.INBOUND_SOCKET_TIMEOUT_MS,
+    sessionTimeoutMs: s.INBOUND_SESSION_TIMEOUT_MS,
+    dataTimeoutMs: s.INBOUND_DATA_TIMEOUT_MS,
     tls:
       s.INBOUND_TLS_CERT && s.INBOUND_TLS_KEY
         ? {

@@ -88,3 +88,37 @@ describe('buildIncomingEmail', () => {
     expect(broken.map((p) => p.details['webhook-id'])).toEqual(['wh_1', 'wh_2']);
   });
 });
+
+describe('header names that are also Object.prototype members', () => {
+  const names = ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf'];
+  const raw = Buffer.from(
+    `From: a@example.org\r\nSubject: proto\r\n${names.map((n) => `${n}: value of ${n}\r\n`).join('')}` +
+      `${names.map((n) => `${n}: second ${n}\r\n`).join('')}\r\nthe body\r\n`,
+  );
+
+  test('are headers like any other: the message is posted whole, every value kept in order', async () => {
+    const payload = await buildIncomingEmail(raw, context);
+    expect(payload.success).toBe(true);
+    if (!payload.success) return;
+    expect(payload.details.subject).toBe('proto');
+    expect(payload.details['body-plain']).toBe('the body\n');
+    const headers = payload.details.headers;
+    for (const n of names) {
+      expect(Object.hasOwn(headers, n)).toBe(true);
+      expect(headers[n]).toEqual([`value of ${n}`, `second ${n}`]);
+    }
+    // what the dispatcher posts: the JSON text, read back by a receiver
+    const posted = JSON.parse(JSON.stringify(payload)) as { details: { headers: Record<string, unknown> } };
+    for (const n of names)
+      expect(Object.getOwnPropertyDescriptor(posted.details.headers, n)?.value).toEqual([
+        `value of ${n}`,
+        `second ${n}`,
+      ]);
+  });
+
+  test('a message without them has none of them as headers', async () => {
+    const payload = await buildIncomingEmail(Buffer.from('From: a@example.org\r\n\r\nx\r\n'), context);
+    if (!payload.success) throw new Error('expected the success form');
+    for (const n of names) expect(payload.details.headers[n]).toBeUndefined();
+  });
+});

@@ -141,8 +141,13 @@ function headerText(parsed: ParsedMail, name: string): string {
   return typeof value === 'string' ? value : '';
 }
 
+/**
+ * Header name -> values. The names are the sender's: a null-prototype object, so `constructor`,
+ * `__proto__`, `toString`, `hasOwnProperty` or `valueOf` are header names like any other (on a
+ * plain object they read Object.prototype's members, and the message became the error form).
+ */
 function headerMap(parsed: ParsedMail): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
+  const out: Record<string, string[]> = Object.create(null);
   const nameOf = new Map<string, string>();
   for (const { key, line } of parsed.headerLines) {
     const colon = line.indexOf(':');
