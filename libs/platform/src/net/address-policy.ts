@@ -56,7 +56,7 @@ for (const [net, prefix] of REFUSED_V4) REFUSED.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of REFUSED_V6) REFUSED.addSubnet(net, prefix, 'ipv6');
 
 /** The eight 16-bit words of a valid IPv6 literal without a zone id (its dotted tail, if any, is last). */
-function wordsOf(ip: string): number[] {
+export function ipv6Words(ip: string): number[] {
   let text = ip;
   const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)/.exec(text);
   if (dotted) {
@@ -88,6 +88,6 @@ export function isPrivateAddress(ip: string): boolean {
   if (family === 4) return REFUSED.check(ip, 'ipv4');
   if (family !== 6 || ip.includes('%')) return true;
   if (REFUSED.check(ip, 'ipv6')) return true;
-  const v4 = embeddedIPv4(wordsOf(ip));
+  const v4 = embeddedIPv4(ipv6Words(ip));
   return v4 !== null && REFUSED.check(v4, 'ipv4');
 }
