@@ -4,12 +4,12 @@
  * every example answer has the shape of its kind, and both documents are served without a key.
  */
 import { ErrorText } from '@mailyard/contracts';
+import { endpointKeys } from '@mailyard/testkit/app-routes';
 import request from 'supertest';
 import { z } from 'zod';
 import { OPERATIONS } from '../src/openapi/catalogue';
 import { openApiPath } from '../src/openapi/document';
 import { type TestGateway, createStores, startGateway } from './support/harness';
-import { endpointKeys } from './support/routes';
 
 const ErrorEnvelope = z
   .object({ success: z.literal(false), error: z.string(), details: z.string().optional() })

@@ -1,3 +1,4 @@
+import { endpointKeys } from '@mailyard/testkit/app-routes';
 import { MODES } from '@mailyard/testkit/modes';
 /**
  * Tenant isolation over every /v1 route (support/isolation-table.ts): tenant A owns one resource
@@ -17,7 +18,6 @@ import { OPERATIONS } from '../src/openapi/catalogue';
 import { bearer, useGateway } from './support/harness';
 import { type Fixture, addIsolationClients, buildFixture } from './support/isolation-fixture';
 import { ISOLATION_TABLE, type Probe } from './support/isolation-table';
-import { endpointKeys } from './support/routes';
 import { tenantRows } from './support/tenant-rows';
 
 jest.setTimeout(120_000);

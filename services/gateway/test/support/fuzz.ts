@@ -1,7 +1,7 @@
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { appRoutes } from '@mailyard/testkit/app-routes';
 import type { Express } from 'express';
 import type { RawRequest } from './live-gateway';
-import { appRoutes } from './routes';
 
 /** Deterministic PRNG (mulberry32): the same seed replays the same requests. */
 export function prng(seed: number): () => number {

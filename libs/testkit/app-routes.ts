@@ -1,12 +1,10 @@
 /**
  * The routes an express app serves, read from its router stack (nested routers included, and the
  * routers wrapped by prefixedRouter, which show their stack), so tests that must cover every route
- * (OpenAPI coverage, the fuzzer, the tenant isolation table) find a route added later by
- * themselves. `all` marks a `router.all` helper (e.g. the 400 for a missing path parameter): not
- * an endpoint of its own.
+ * (OpenAPI coverage, the API docs coverage, the fuzzer, the tenant isolation table) find a route
+ * added later by themselves. `all` marks a `router.all` helper (e.g. the 400 for a missing path
+ * parameter): not an endpoint of its own. Typed structurally (the kit does not depend on express).
  */
-import type { Express } from 'express';
-
 export interface AppRoute {
   method: string;
   path: string;
@@ -18,8 +16,8 @@ interface Layer {
   handle?: { stack?: Layer[] };
 }
 
-/** Every route of `app`; a `router.all` helper is listed once with method `ALL`. */
-export function appRoutes(app: Express): AppRoute[] {
+/** Every route of an express `app`; a `router.all` helper is listed once with method `ALL`. */
+export function appRoutes(app: object): AppRoute[] {
   const out: AppRoute[] = [];
   const walk = (stack: Layer[]) => {
     for (const layer of stack) {
@@ -31,12 +29,12 @@ export function appRoutes(app: Express): AppRoute[] {
       } else if (layer.handle?.stack) walk(layer.handle.stack);
     }
   };
-  walk((app as unknown as { router: { stack: Layer[] } }).router.stack);
+  walk((app as { router: { stack: Layer[] } }).router.stack);
   return out;
 }
 
-/** The endpoints of `app` as `METHOD /path` (router.all helpers left out). */
-export function endpointKeys(app: Express): string[] {
+/** The endpoints of an express `app` as `METHOD /path` (router.all helpers left out). */
+export function endpointKeys(app: object): string[] {
   return appRoutes(app)
     .filter((r) => !r.all)
     .map((r) => `${r.method} ${r.path}`);
