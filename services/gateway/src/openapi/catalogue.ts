@@ -172,7 +172,7 @@ export const OPERATIONS: Operation[] = [
     success: {
       status: 200,
       description: 'Queued',
-      example: { success: true, ref_id: 'ref_01JD5K7ZQ3X0V8Y2N4M6P8R0TF', message: 'queued' },
+      example: { success: true, ref_id: '01JD5K7ZQ3X0V8Y2N4M6P8R0TF', message: 'queued' },
     },
     errors: [400, 404, 409, 413, 422],
   },
@@ -194,7 +194,7 @@ export const OPERATIONS: Operation[] = [
     success: {
       status: 201,
       description: 'Created',
-      example: { success: true, template_id: 'tmpl_01JD5K7ZQ3X0V8Y2N4M6P8R0TG' },
+      example: { success: true, template_id: 'template_01JD5K7ZQ3X0V8Y2N4M6P8R0TG' },
     },
     errors: [400],
   },
@@ -206,12 +206,12 @@ export const OPERATIONS: Operation[] = [
     auth: 'apiKey',
     body: {
       schema: UpdateTemplateSchema,
-      example: { template_id: 'tmpl_01JD5K7ZQ3X0V8Y2N4M6P8R0TG', subject: 'Hello {{name}}' },
+      example: { template_id: 'template_01JD5K7ZQ3X0V8Y2N4M6P8R0TG', subject: 'Hello {{name}}' },
     },
     success: {
       status: 200,
       description: 'Updated',
-      example: { success: true, template_id: 'tmpl_01JD5K7ZQ3X0V8Y2N4M6P8R0TG' },
+      example: { success: true, template_id: 'template_01JD5K7ZQ3X0V8Y2N4M6P8R0TG' },
     },
     errors: [400, 404],
   },
@@ -256,7 +256,7 @@ export const OPERATIONS: Operation[] = [
       description: 'A page of templates',
       example: {
         success: true,
-        templates: [{ id: 'tmpl_01JD5K7ZQ3X0V8Y2N4M6P8R0TG', name: 'Welcome' }],
+        templates: [{ id: 'template_01JD5K7ZQ3X0V8Y2N4M6P8R0TG', name: 'Welcome' }],
         next_page_token: null,
       },
     },
@@ -278,14 +278,14 @@ export const OPERATIONS: Operation[] = [
       description: 'A page of log entries',
       example: page([
         {
-          ref_id: 'ref_01JD5K7ZQ3X0V8Y2N4M6P8R0TF.1',
+          ref_id: '01JD5K7ZQ3X0V8Y2N4M6P8R0TF',
           recipient: 'jane@example.org',
           recipient_type: 'to',
           status: 'MAIL_DELIVERED',
           subject: 'Welcome, Jane',
           mailer_id: MAILER,
           campaign_id: null,
-          message_id: '<01JD5K7ZQ3X0V8Y2N4M6P8R0TF.1@example.com>',
+          message_id: '<svc_mailer_01JD5K7ZQ3X0V8Y2N4M6P8R0TF.1@mail.example.com>',
           created_at: T,
           delivered_at: T,
           last_event: 'MAIL_DELIVERED',
@@ -454,12 +454,16 @@ export const OPERATIONS: Operation[] = [
     auth: 'apiKey',
     body: {
       schema: UpdateImapMailerSchema,
-      example: { mailer_id: 'imap_01JD5K7ZQ3X0V8Y2N4M6P8R0TH', webhook: null },
+      example: { mailer_id: 'basic_imap_01JD5K7ZQ3X0V8Y2N4M6P8R0TH', webhook: null },
     },
     success: {
       status: 200,
       description: 'Updated',
-      example: { success: true, mailer_id: 'imap_01JD5K7ZQ3X0V8Y2N4M6P8R0TH', message: 'Mailer updated' },
+      example: {
+        success: true,
+        mailer_id: 'basic_imap_01JD5K7ZQ3X0V8Y2N4M6P8R0TH',
+        message: 'Mailer updated',
+      },
     },
     errors: [400, 404, 422],
   },
@@ -592,7 +596,7 @@ export const OPERATIONS: Operation[] = [
     summary:
       'Connect an OAuth mailer: the consent URL (signed state, PKCE), or with `token` exchange a refresh token at once (201 created, 200 re-authenticated)',
     auth: 'apiKey',
-    body: { schema: OAuthLoginSchema, example: { app_id: 'google', type: 'smtp_imap' } },
+    body: { schema: OAuthLoginSchema, example: { app_id: OAUTH_APP, type: 'smtp_imap' } },
     success: {
       status: 200,
       description: 'Consent URL (without token)',
@@ -694,7 +698,7 @@ export const OPERATIONS: Operation[] = [
         success: true,
         webhooks: [
           {
-            webhook_id: 'domain_verification_01JD5K7ZQ3X0V8Y2N4M6P8R0TJ',
+            webhook_id: 'domain_01JD5K7ZQ3X0V8Y2N4M6P8R0TJ',
             event: 'DOMAIN_VERIFICATION',
             url: 'https://hooks.example.com/dns',
             method: 'POST',
@@ -944,7 +948,7 @@ export const OPERATIONS: Operation[] = [
         success: true,
         tenant_id: 'ten_01JD5K7ZQ3X0V8Y2N4M6P8R0TL',
         key_id: 'key_01JD5K7ZQ3X0V8Y2N4M6P8R0TM',
-        api_key: 'my_live_...',
+        api_key: 'myk_...',
       } satisfies CreateTenantResponse,
     },
     errors: [400],
@@ -962,7 +966,7 @@ export const OPERATIONS: Operation[] = [
         success: true,
         tenant_id: 'ten_01JD5K7ZQ3X0V8Y2N4M6P8R0TL',
         key_id: 'key_01JD5K7ZQ3X0V8Y2N4M6P8R0TN',
-        api_key: 'my_live_...',
+        api_key: 'myk_...',
       } satisfies CreateKeyResponse,
     },
     errors: [404],
