@@ -145,12 +145,6 @@ describe('docs/api', () => {
   });
 });
 
-/**
- * Variables removed by another lane of the same change (issue 24 point 2: the send path's
- * rollout flags); their declarations go with that lane's merge. Delete this list then.
- */
-const BEING_REMOVED = new Set(['GATEWAY_FAST_SEND', 'SEND_COPIES_PER_COMMAND', 'SEND_COMMAND_GROUPS']);
-
 describe('docs/configuration.md', () => {
   it('lists every environment variable the settings schemas declare or the code reads', () => {
     const sources = tracked().filter(
@@ -166,7 +160,7 @@ describe('docs/configuration.md', () => {
     expect(names.size).toBeGreaterThan(100);
     expect(names).toContain('SEND_MAX_ATTEMPTS');
     const doc = read('docs/configuration.md');
-    const undocumented = [...names].filter((n) => !BEING_REMOVED.has(n) && !doc.includes(`\`${n}\``));
+    const undocumented = [...names].filter((n) => !doc.includes(`\`${n}\``));
     expect(undocumented).toEqual([]);
   });
 });

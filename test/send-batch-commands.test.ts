@@ -1,6 +1,6 @@
 /**
  * Multi-copy send commands on the real servers: a batch with substitutions (one copy per `to`
- * recipient) accepted by the gateway becomes ceil(N / SEND_COPIES_PER_COMMAND) `send.email`
+ * recipient) accepted by the gateway becomes ceil(N / 100) (the gateway's COPIES_PER_COMMAND) `send.email`
  * messages on the real bus, and the send service delivers every recipient exactly once to
  * Postfix's smtp-sink. (A multi-copy command redelivered after a partial failure:
  * services/send/test/multi-copy-redelivery.test.ts.)
@@ -16,8 +16,6 @@ import { type SendStack, startSendStack } from './support/send-stack';
 
 jest.setTimeout(180_000);
 
-const PER_COMMAND = 40;
-
 let stack: SendStack;
 let sink: SmtpSink;
 let ctx: ServiceContext;
@@ -27,7 +25,7 @@ let commandTap: Consumer;
 const commands = new Map<string, SendEmailMessage>();
 
 beforeAll(async () => {
-  stack = await startSendStack('batch-commands-test', { SEND_COPIES_PER_COMMAND: String(PER_COMMAND) });
+  stack = await startSendStack('batch-commands-test');
   ({ sink, ctx, app } = stack);
   // A second queue bound to the commands: a copy of every send.email message published.
   commandTap = await ctx.bus.consume(
@@ -65,10 +63,10 @@ function batch(mailerId: string, domain: string, recipients: string[]) {
 
 const received = () => stack.received();
 
-it('a 100-recipient batch is ceil(100 / 40) commands and every recipient gets exactly one message', async () => {
+it('a 250-recipient batch is ceil(250 / 100) commands and every recipient gets exactly one message', async () => {
   const tenant = await createTenant(ctx.db, { name: 'batch', tier: 'enterprise' });
   const mailerId = await domainMailer(tenant.tenantId, 'batch.example');
-  const recipients = Array.from({ length: 100 }, (_, i) => `r${i}@rcpt.example`);
+  const recipients = Array.from({ length: 250 }, (_, i) => `r${i}@rcpt.example`);
   const before = sink.messages().length;
   const res = await request(app)
     .post('/v1/email/send')
@@ -88,9 +86,9 @@ it('a 100-recipient batch is ceil(100 / 40) commands and every recipient gets ex
   const mine = () => [...commands.values()].filter((c) => c.ref_id === refId);
   await eventually(() => mine().length >= 3, 'the commands tapped');
   // Three distinct commands (the relay publishes them in no promised order) that split the
-  // 100 copies between them: each copy in exactly one.
+  // 250 copies between them: each copy in exactly one.
   const copyLists = mine().map((c) => ('copy_ids' in c ? c.copy_ids : [c.copy_id]));
-  expect(copyLists.map((ids) => ids.length).sort((a, b) => b - a)).toEqual([40, 40, 20]);
+  expect(copyLists.map((ids) => ids.length).sort((a, b) => b - a)).toEqual([100, 100, 50]);
   expect(new Set(copyLists.flat()).size).toBe(recipients.length);
   const got = received();
   for (const r of recipients) expect([r, got.get(r)]).toEqual([r, 1]);

@@ -3,8 +3,7 @@
  * POST /v1/email/send requests of several tenants (each with its own caller traceparent) are
  * group-committed by the gateway, their commands become version-2 messages naming several sends
  * on the real bus, and the send service delivers every recipient exactly once to Postfix's
- * smtp-sink, each send's MAIL_DELIVERED event continuing that send's own trace. With
- * SEND_COMMAND_GROUPS=0 (the rolling-upgrade switch) the same traffic is version 1 only.
+ * smtp-sink, each send's MAIL_DELIVERED event continuing that send's own trace.
  * (The handler on its own against the real bus: services/send/test/group-commands.test.ts.)
  */
 import {
@@ -186,22 +185,4 @@ it('concurrent sends of several tenants share version-2 messages; every recipien
     [[...refs]],
   );
   expect(rows[0]!.n).toBe(recipients.length);
-});
-
-it('SEND_COMMAND_GROUPS=0 writes one version-1 command per send for the same traffic (rolling upgrades)', async () => {
-  // The same service context, the gateway's settings read from an env with the switch off.
-  const app = buildGatewayApp({
-    ...ctx,
-    config: { ...ctx.config, env: { ...ctx.config.env, SEND_COMMAND_GROUPS: '0' } },
-  });
-  const ts = await tenants(2, 'nogrp');
-  const sent = await concurrentSends(app, ts, 20, 'ng');
-  const refs = new Set(sent.map((s) => s.refId));
-  await eventually(() => tapped(refs).length === sent.length, 'one command per send');
-  const messages = tapped(refs);
-  expect(messages.every((c) => c.version === 1 && c.tenants.size === 1)).toBe(true);
-  const recipients = sent.flatMap((s) => s.to);
-  await eventually(() => recipients.every((r) => received().has(r)), 'every recipient received');
-  const got = received();
-  for (const r of recipients) expect([r, got.get(r)]).toEqual([r, 1]);
 });

@@ -3,11 +3,11 @@
  * /healthz and /readyz (/metrics is on the ops port only), guards, URL and JSON body checks,
  * routes, 404, error envelope) with the gateway's guards (admin key on /admin/v1; API key then
  * rate limit on /v1) and its routers.
- * POST /v1/email/send, the busiest request, is also a fast route (platform fast-route.ts): an
- * exact `POST /v1/email/send` is answered before express sees it, by the same guard instances,
- * the same body limits and the same handler (send/routes.ts sendHandler), so answers, metrics and
- * logs are those of express's path (services/gateway/test/send-fast-path.test.ts compares them).
- * GATEWAY_FAST_SEND=0 leaves it to express.
+ * POST /v1/email/send, the busiest request, is answered in front of express (platform
+ * fast-route.ts) when its URL is exactly `/v1/email/send`: the same guard instances, body limits,
+ * handler (send/routes.ts sendHandler) and error envelope, called directly. The other forms
+ * express routes there (trailing slash, query string, other case) reach the same handler through
+ * express (services/gateway/test/send-url-forms.test.ts).
  */
 import { JSON_INPUT_LIMITS } from '@mailyard/contracts';
 import {
@@ -71,8 +71,6 @@ export function buildGatewayApp(
     db,
     sealer: ctx.sealer,
     onOutboxWrite: hooks.onOutboxWrite,
-    copiesPerCommand: config.SEND_COPIES_PER_COMMAND,
-    commandGroups: config.SEND_COMMAND_GROUPS,
   });
   return createHttpApp({
     logger,
@@ -98,10 +96,8 @@ export function buildGatewayApp(
       app.use('/v1', exceptPublic(v1Auth), exceptPublic(v1RateLimit));
     },
     // POST /v1/email/send (exact URL) without express: the same guards, body limits and handler
-    // (platform fast-route.ts); GATEWAY_FAST_SEND=0 leaves it to express.
-    fastRoutes: config.GATEWAY_FAST_SEND
-      ? [{ method: 'POST', path: SEND_PATH, guards: [v1Auth, v1RateLimit], handler: send }]
-      : [],
+    // (platform fast-route.ts).
+    fastRoutes: [{ method: 'POST', path: SEND_PATH, guards: [v1Auth, v1RateLimit], handler: send }],
     // Each router is entered only by paths its routes can match (prefixedRouter). The send route
     // first: it is the busiest, and no other router serves POST /v1/email/send.
     routes: (app) => {

@@ -35,29 +35,6 @@ export const GatewayEnvSchema = z
     HTTP_BODY_LIMIT: byteSize.default('1mb'),
     /** Largest body of POST /v1/email/send: a 30 MB message is 40 MiB as base64, plus JSON. */
     HTTP_SEND_BODY_LIMIT: byteSize.default('42mb'),
-    /**
-     * Most copies of a send one `send.email` command names (a batch with substitutions has a copy
-     * per `to` recipient). 1 = one command per copy, what send services older than multi-copy
-     * commands read: keep it 1 until every send service is upgraded (docs/deploy.md).
-     */
-    SEND_COPIES_PER_COMMAND: positiveInt(100),
-    /**
-     * Sends group-committed together share `send.email` messages (version 2: copies of several
-     * sends in one message). 0 = one command per send, what send services older than version 2
-     * read: keep it 0 until every send service is upgraded (docs/deploy.md).
-     */
-    SEND_COMMAND_GROUPS: z
-      .enum(['0', '1', 'true', 'false'])
-      .default('1')
-      .transform((v) => v === '1' || v === 'true'),
-    /**
-     * POST /v1/email/send served in front of express with the same steps (platform
-     * fast-route.ts); 0 leaves it to express (same answers, more CPU per request).
-     */
-    GATEWAY_FAST_SEND: z
-      .enum(['0', '1', 'true', 'false'])
-      .default('1')
-      .transform((v) => v === '1' || v === 'true'),
     /** Webhook registration check: connect timeout of the test request. */
     WEBHOOK_CONNECT_TIMEOUT_MS: positiveInt(5000),
     /**

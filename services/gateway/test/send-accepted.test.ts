@@ -140,7 +140,7 @@ for (const mode of MODES) {
         }>("SELECT exchange, routing_key, message FROM outbox WHERE message->'payload'->>'ref_id' = $1", [
           refId,
         ]);
-        // Up to SEND_COPIES_PER_COMMAND (100) copies of a send share one command.
+        // Up to COPIES_PER_COMMAND (100) copies of a send share one command.
         expect(outbox).toHaveLength(1);
         expect(outbox[0]).toMatchObject({
           exchange: Exchange.commands,

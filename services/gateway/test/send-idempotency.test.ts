@@ -98,7 +98,7 @@ for (const mode of MODES) {
         const refIds = new Set(results.map((r) => r.body.ref_id));
         expect(refIds.size).toBe(1);
         const [refId] = [...refIds] as string[];
-        // Two copies (one with substitutions), one send.email command naming both (SEND_COPIES_PER_COMMAND).
+        // Two copies (one with substitutions), one send.email command naming both (COPIES_PER_COMMAND).
         expect(await counts(refId!)).toEqual({ sends: 1, logs: 2, outbox: 1 });
         expect(results.filter((r) => r.headers['idempotent-replayed'] === 'true')).toHaveLength(11);
       });

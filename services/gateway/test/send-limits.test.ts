@@ -37,7 +37,7 @@ for (const mode of MODES) {
         const subs = { 'r0@many.test': { name: 'R0' } };
         const ok = await send({ ...base(), to: many(500), bcc: many(1, 'bcc.test'), substitutions: subs });
         expect(ok.status).toBe(200);
-        // 500 copies, 100 per send.email command (SEND_COPIES_PER_COMMAND default).
+        // 500 copies, 100 per send.email command (COPIES_PER_COMMAND).
         expect(await counts(ok.body.ref_id)).toEqual({ sends: 1, logs: 1000, outbox: 5 });
         const over = await send({ ...base(), to: many(501), bcc: many(1, 'bcc.test'), substitutions: subs });
         expect(over.status).toBe(400);

@@ -80,7 +80,7 @@ export interface ConsumerDeps {
   budget: ByteBudget;
   /**
    * Bounds the number of copies being built and delivered at once (SEND_CONCURRENCY, one unit per
-   * copy): a message may name up to SEND_COPIES_PER_COMMAND copies, so the prefetch alone no
+   * copy): a message may name up to 100 copies, so the prefetch alone no
    * longer bounds the copies in flight. Without it only the byte budget does.
    */
   copySlots?: ByteBudget;

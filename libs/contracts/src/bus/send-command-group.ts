@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { sendEmailCommandFast, sendEmailGroupFast } from './fast-check';
 import {
   MAX_COPIES_PER_COMMAND,
   SEND_EMAIL_COMMAND_VERSION,
@@ -12,7 +11,7 @@ import {
  * `send.email` version 2 (SEND_EMAIL_GROUP_VERSION): the first attempt at copies of SEVERAL sends
  * in one bus message. The gateway group-commits concurrent sends in one statement
  * (services/gateway group-commit.ts); with this shape their commands are one outbox row and one
- * bus message (up to SEND_COPIES_PER_COMMAND copies in total, chunked beyond) instead of one per
+ * bus message (up to 100 copies in total, chunked beyond) instead of one per
  * send, so the per-message cost (publish + confirm, deliver, ack, decode) is paid once per group.
  *
  * Payload `{sends: [{tenant_id, ref_id, copy_ids, traceparent?}], attempt}`:
@@ -32,11 +31,7 @@ import {
  * message's own span, a child of the first item's trace. A group of one send is written as
  * version 1 (the per-send shapes of send-command.ts), like email.event groups of one event.
  *
- * Rolling upgrades: a send service older than this shape reads any `send.email` payload as
- * version 1, finds no `ref_id`/`copy_id` at the top and rejects it as invalid, so the bus parks
- * it in `send.commands.parking` (nothing half sent, nothing acknowledged away). Gateways keep
- * writing one command per send while SEND_COMMAND_GROUPS is off (docs/deploy.md "Rolling
- * upgrades").
+ * How a later version is rolled out: docs/deploy.md "A new `send.email` message version".
  */
 export const SEND_EMAIL_GROUP_VERSION = 2;
 
@@ -87,27 +82,19 @@ export function sendsOfGroup(g: SendEmailGroup): CommandedSend[] {
 export type DecodedSendEmail = { ok: true; sends: CommandedSend[] } | { ok: false; error: string };
 
 /**
- * The sends of a `send.email` message of either version (fast checks first, then the schema,
- * which words the error). Never throws; `ok: false` for an invalid payload or an unknown version.
+ * The sends of a `send.email` message of either version, checked by its schema (which words the
+ * error). Never throws; `ok: false` for an invalid payload or an unknown version.
  */
 export function decodeSendEmailMessage(version: number, payload: unknown): DecodedSendEmail {
   if (version === SEND_EMAIL_COMMAND_VERSION) {
-    let cmd = sendEmailCommandFast(payload);
-    if (!cmd) {
-      const r = SendEmailMessageSchema.safeParse(payload);
-      if (!r.success) return { ok: false, error: r.error.issues[0]?.message ?? 'bad payload' };
-      cmd = r.data;
-    }
-    return { ok: true, sends: [{ tenantId: cmd.tenant_id, copies: copiesOfCommand(cmd) }] };
+    const r = SendEmailMessageSchema.safeParse(payload);
+    if (!r.success) return { ok: false, error: r.error.issues[0]?.message ?? 'bad payload' };
+    return { ok: true, sends: [{ tenantId: r.data.tenant_id, copies: copiesOfCommand(r.data) }] };
   }
   if (version === SEND_EMAIL_GROUP_VERSION) {
-    let group = sendEmailGroupFast(payload);
-    if (!group) {
-      const r = SendEmailGroupSchema.safeParse(payload);
-      if (!r.success) return { ok: false, error: r.error.issues[0]?.message ?? 'bad payload' };
-      group = r.data;
-    }
-    return { ok: true, sends: sendsOfGroup(group) };
+    const r = SendEmailGroupSchema.safeParse(payload);
+    if (!r.success) return { ok: false, error: r.error.issues[0]?.message ?? 'bad payload' };
+    return { ok: true, sends: sendsOfGroup(r.data) };
   }
   return { ok: false, error: `unknown send.email version ${version}` };
 }

@@ -6,13 +6,10 @@ import { z } from 'zod';
  * copy's recipients are the `email_logs` rows with its `copy_id`.
  *
  * Two shapes, one message type:
- * - single copy `{ref_id, tenant_id, copy_id, attempt}`: one copy (retries are always this shape,
- *   and every gateway wrote it before SEND_COPIES_PER_COMMAND);
+ * - single copy `{ref_id, tenant_id, copy_id, attempt}`: one copy (retries are always this shape);
  * - several copies `{ref_id, tenant_id, copy_ids, attempt}`: the gateway's first attempt at up to
- *   SEND_COPIES_PER_COMMAND copies of one send (a batch with substitutions has a copy per `to`
- *   recipient), so a 100-recipient batch is one bus message instead of 100. It has no `copy_id`
- *   on purpose: a send service older than this shape rejects it as invalid (parked, not half
- *   sent) instead of sending only one copy; docs/deploy.md "Rolling upgrades".
+ *   100 copies of one send (a batch with substitutions has a copy per `to` recipient), so a
+ *   100-recipient batch is one bus message instead of 100.
  * The send service runs each copy of a command as the single-copy command it names
  * (copiesOfCommand). Both shapes are envelope version 1; version 2 (send-command-group.ts)
  * commands copies of several sends in one message.

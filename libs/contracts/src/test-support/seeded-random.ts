@@ -1,5 +1,5 @@
 /**
- * Test support of this package's generated-input tests (send-fast, email-event-fast, bus fast-check): a small
+ * Test support of this package's generated-input tests (send-fast, email-event-fast): a small
  * seeded generator (mulberry32), so every run makes the same inputs. Not exported by the package.
  */
 export function seededRandom(seed: number): () => number {

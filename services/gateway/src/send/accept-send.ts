@@ -22,7 +22,7 @@ import { type QueuedRecipient, type SendAcceptContext, sends } from '@mailyard/s
 import type { SendGroupCommit } from './group-commit';
 import { IDEMPOTENCY_TTL_SECONDS, requestHash } from './idempotency';
 import { assertMailerCanSend } from './mailer-check';
-import { DEFAULT_COPIES_PER_COMMAND, sendCommands, sendCopies } from './send-commands';
+import { sendCommands, sendCopies } from './send-commands';
 
 export interface SendDeps {
   db: Db;
@@ -31,18 +31,6 @@ export interface SendDeps {
   onOutboxWrite?: () => void;
   /** Shares reads and the insert of concurrent sends without an Idempotency-Key (group-commit.ts). */
   group?: SendGroupCommit;
-  /**
-   * Most copies one `send.email` command names (SEND_COPIES_PER_COMMAND, default
-   * DEFAULT_COPIES_PER_COMMAND); 1 writes the single-copy commands every send service reads (the
-   * rolling-upgrade switch, docs/deploy.md).
-   */
-  copiesPerCommand?: number;
-  /**
-   * Whether the sends of one group commit share `send.email` messages (version 2,
-   * SEND_COMMAND_GROUPS, default true); false writes one command per chunk of each send, what
-   * send services older than version 2 read (docs/deploy.md).
-   */
-  commandGroups?: boolean;
 }
 
 export interface Accepted {
@@ -86,7 +74,7 @@ async function replay(db: Db, tenantId: string, key: string, hash: string): Prom
  * Accepts a validated send: resolves the template, checks size and mailer, then writes the
  * `sends` row, one QUEUED `email_logs` row per recipient of each copy and its `send.email`
  * commands (send-commands.ts) in one statement: alone, one outbox row per chunk of
- * SEND_COPIES_PER_COMMAND copies; with `deps.group`, in the statement of concurrent sends, whose
+ * COPIES_PER_COMMAND copies; with `deps.group`, in the statement of concurrent sends, whose
  * commands may share outbox rows (group-commit.ts). With an Idempotency-Key, a live send holding the key is answered instead
  * (its ref_id), and concurrent duplicates never both insert.
  */
@@ -145,7 +133,7 @@ export async function acceptSend(
       q,
       { ...send, idempotencyKey: key, requestHash: hash },
       recipients,
-      sendCommands(commanded, deps.copiesPerCommand ?? DEFAULT_COPIES_PER_COMMAND),
+      sendCommands(commanded),
     );
   let inserted: boolean;
   if (group) inserted = await group.write({ send, recipients, copies: commanded }).then(() => true);

@@ -4,8 +4,8 @@
  * requests waiting at that moment in one query, and what each writes (the send, its QUEUED log
  * rows, the `send.email` commands of its copies) is inserted for all of them in ONE statement
  * (libs/store sends.insertAcceptedBatch), so a busy gateway commits once per batch instead of once
- * per send. The commands of the batch are built for the batch as a whole (`commands`, by default
- * groupedSendCommands: the copies of several sends share one bus message, send-commands.ts).
+ * per send. The commands of the batch are built for the batch as a whole
+ * (send-commands.ts groupedSendCommands: the copies of several sends share one bus message).
  *
  * Durability does not change: a request is answered only after the statement holding its send
  * committed (each call resolves after its batch's commit). Failure isolation: the statement is
@@ -26,7 +26,7 @@ import {
   type SendFields,
   sends,
 } from '@mailyard/store';
-import { type BatchCommands, type SendCopies, batchCommands } from './send-commands';
+import { type SendCopies, groupedSendCommands } from './send-commands';
 
 const batchSize = histogram(
   'mailyard_send_accept_batch_size',
@@ -38,8 +38,6 @@ const batchSize = histogram(
 export interface GroupCommitOptions {
   /** Most sends per statement (and contexts per read). */
   maxBatch?: number;
-  /** The batch's commands (send-commands.ts batchCommands; default: grouped, 100 copies each). */
-  commands?: BatchCommands;
 }
 
 /** One send to write: its row, its QUEUED log rows and the copies its commands name. */
@@ -61,9 +59,8 @@ export class SendGroupCommit {
 
   constructor(db: Db, opts: GroupCommitOptions = {}) {
     const maxBatch = opts.maxBatch ?? 100;
-    const commands = opts.commands ?? batchCommands();
     this.contexts = new Batcher((keys) => loadContexts(db, keys), maxBatch);
-    this.writes = new Batcher((batch) => writeBatch(db, batch, commands), maxBatch, {
+    this.writes = new Batcher((batch) => writeBatch(db, batch), maxBatch, {
       weigh: rowsOf,
       maxWeight: MAX_ROWS,
     });
@@ -92,29 +89,25 @@ async function loadContexts(db: Db, keys: AcceptContextKey[]): Promise<SendAccep
 }
 
 /** The batch's sends, log rows and commands in one statement. */
-function insert(db: Db, batch: readonly GroupedSend[], commands: BatchCommands): Promise<void> {
+function insert(db: Db, batch: readonly GroupedSend[]): Promise<void> {
   return sends.insertAcceptedBatch(
     db,
     batch.map(({ send, recipients }) => ({ send, recipients, outbox: [] })),
-    commands(batch.map((b) => b.copies)),
+    groupedSendCommands(batch.map((b) => b.copies)),
   );
 }
 
-async function writeBatch(
-  db: Db,
-  batch: GroupedSend[],
-  commands: BatchCommands,
-): Promise<Array<undefined | BatchItemError>> {
+async function writeBatch(db: Db, batch: GroupedSend[]): Promise<Array<undefined | BatchItemError>> {
   batchSize.observe(batch.length);
   try {
-    await insert(db, batch, commands);
+    await insert(db, batch);
     return batch.map(() => undefined);
   } catch (err) {
     if (batch.length === 1 || !isDataError(err)) throw err;
     // Nothing of the batch was written (one statement): each send alone, so one bad send fails only itself.
     return Promise.all(
       batch.map((rows) =>
-        insert(db, [rows], commands).then(
+        insert(db, [rows]).then(
           () => undefined,
           (own: unknown) => new BatchItemError(own),
         ),

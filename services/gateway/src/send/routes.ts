@@ -5,21 +5,16 @@ import { tenantOf } from '../auth/api-key-auth';
 import { type SendDeps, acceptSend } from './accept-send';
 import { SendGroupCommit } from './group-commit';
 import { idempotencyKeyOf } from './idempotency';
-import { batchCommands } from './send-commands';
 
 export const SEND_PATH = '/v1/email/send';
 
 /**
  * POST /v1/email/send: validate, accept durably, answer `{success, ref_id, message: "queued"}`.
- * The handler resolves with the 200 body; express's route (sendRoutes) and the fast route
- * (app.ts, GATEWAY_FAST_SEND) both write it as JSON.
+ * The handler resolves with the 200 body; the direct route of the exact URL (app.ts, platform
+ * fast-route.ts) and express's route of its other forms (sendRoutes) both write it as JSON.
  */
 export function sendHandler(deps: SendDeps) {
-  const group =
-    deps.group ??
-    new SendGroupCommit(deps.db, {
-      commands: batchCommands(deps.copiesPerCommand, deps.commandGroups ?? true),
-    });
+  const group = deps.group ?? new SendGroupCommit(deps.db);
   const accept = { ...deps, group };
   return async (req: HttpRequest, res: HttpResponse): Promise<SendResponse> => {
     const { tenantId } = tenantOf(res);

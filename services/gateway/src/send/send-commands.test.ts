@@ -5,13 +5,7 @@ import {
   decodeSendEmailMessage,
 } from '@mailyard/contracts';
 import { runWithTrace } from '@mailyard/platform';
-import {
-  type SendCopies,
-  batchCommands,
-  groupedSendCommands,
-  sendCommands,
-  sendCopies,
-} from './send-commands';
+import { type SendCopies, groupedSendCommands, sendCommands, sendCopies } from './send-commands';
 
 const ids = (ref: string, n: number) => Array.from({ length: n }, (_, i) => `${ref}.${i + 1}`);
 const send = (tenantId: string, refId: string, n: number): SendCopies => ({
@@ -92,14 +86,5 @@ describe('groupedSendCommands', () => {
     // Each item a span of its own: not the request's span itself.
     expect(payload.sends.map((s) => s.traceparent)).not.toEqual(traces);
     expect(row!.envelope.traceparent!.slice(0, 35)).toBe(traces[0]!.slice(0, 35));
-  });
-
-  it("batchCommands without groups writes each send's own commands", () => {
-    const rows = batchCommands(100, false)([send('t1', 'a', 1), send('t2', 'b', 2)]);
-    expect(rows.map((r) => [r.envelope.version, r.envelope.tenant_id])).toEqual([
-      [1, 't1'],
-      [1, 't2'],
-    ]);
-    expect(copiesOf(rows)).toEqual([['t1/a.1'], ['t2/b.1', 't2/b.2']]);
   });
 });

@@ -2,25 +2,21 @@
  * The first-attempt `send.email` commands of accepted sends (libs/contracts send-command.ts and
  * send-command-group.ts), as outbox rows written with the sends:
  *
- * - sendCommands: the commands of ONE send, chunks of `perCommand` copies (version 1; a chunk of
- *   one copy in the single-copy shape). What a send written alone (Idempotency-Key) gets, and
- *   every send while groups are off.
+ * - sendCommands: the commands of ONE send, chunks of COPIES_PER_COMMAND copies (version 1; a
+ *   chunk of one copy in the single-copy shape). What a send written alone (Idempotency-Key) gets.
  * - groupedSendCommands: the commands of the sends of one group commit together: their copies,
- *   send after send in plan order, packed into messages of at most `perCommand` copies (a send
- *   that does not fit in what is left of a message continues in the next). A message holding the
- *   copies of several sends is version 2 (one item per send, with the send's tenant and trace);
- *   a message holding copies of one send only is written exactly as sendCommands writes it, so a
- *   quiet gateway (groups of one send) and `perCommand` 1 write the version-1 shapes.
- *
- * Rolling upgrades (docs/deploy.md): `perCommand` 1 writes only single-copy commands (what any
- * send service reads); groups off (SEND_COMMAND_GROUPS=0) writes one command per send chunk
- * (what send services since multi-copy commands read).
+ *   send after send in plan order, packed into messages of at most COPIES_PER_COMMAND copies (a
+ *   send that does not fit in what is left of a message continues in the next). A message holding
+ *   the copies of several sends is version 2 (one item per send, with the send's tenant and
+ *   trace); a message holding copies of one send only is written exactly as sendCommands writes
+ *   it, so a quiet gateway (groups of one send) writes the version-1 shapes.
  */
 import { BusMessages, MAX_COPIES_PER_COMMAND, type SendEmailGroupItem } from '@mailyard/contracts';
 import { childTraceparent, currentTrace, outboxMessage } from '@mailyard/platform';
 import type { OutboxMessage } from '@mailyard/store';
 
-export const DEFAULT_COPIES_PER_COMMAND = 100;
+/** Most copies one `send.email` message names (a batch with substitutions has a copy per `to`). */
+export const COPIES_PER_COMMAND = 100;
 
 /** One accepted send's copies to command, and the trace of the request that accepted it. */
 export interface SendCopies {
@@ -36,8 +32,6 @@ export function sendCopies(tenantId: string, refId: string, copyIds: readonly st
   return { tenantId, refId, copyIds, traceparent: currentTrace()?.traceparent };
 }
 
-const commandSize = (perCommand: number) => Math.max(1, Math.min(perCommand, MAX_COPIES_PER_COMMAND));
-
 /** One version-1 command for copies of one send. */
 function oneSendCommand(s: SendCopies, copyIds: readonly string[]): OutboxMessage {
   const copies = copyIds.length === 1 ? { copy_id: copyIds[0]! } : { copy_ids: [...copyIds] };
@@ -48,32 +42,24 @@ function oneSendCommand(s: SendCopies, copyIds: readonly string[]): OutboxMessag
   );
 }
 
+const commandSize = (perCommand: number) => Math.max(1, Math.min(perCommand, MAX_COPIES_PER_COMMAND));
+
 /**
  * The send's first-attempt commands: chunks of `perCommand` copies in plan order, a chunk of one
- * written in the single-copy shape (what a send service older than `copy_ids` reads).
+ * written in the single-copy shape.
  */
-export function sendCommands(s: SendCopies, perCommand: number): OutboxMessage[] {
+export function sendCommands(s: SendCopies, perCommand = COPIES_PER_COMMAND): OutboxMessage[] {
   const size = commandSize(perCommand);
   const out: OutboxMessage[] = [];
   for (let i = 0; i < s.copyIds.length; i += size) out.push(oneSendCommand(s, s.copyIds.slice(i, i + size)));
   return out;
 }
 
-/** The first-attempt commands of sends written in one statement, as outbox rows. */
-export type BatchCommands = (sends: readonly SendCopies[]) => OutboxMessage[];
-
-/**
- * The group commit's commands: groupedSendCommands, or with `groups` false each send's own
- * (sendCommands), what send services older than version 2 read.
- */
-export function batchCommands(perCommand = DEFAULT_COPIES_PER_COMMAND, groups = true): BatchCommands {
-  return groups
-    ? (sends) => groupedSendCommands(sends, perCommand)
-    : (sends) => sends.flatMap((s) => sendCommands(s, perCommand));
-}
-
 /** The commands of the sends of one group commit, several sends per message (see the file top). */
-export function groupedSendCommands(sends: readonly SendCopies[], perCommand: number): OutboxMessage[] {
+export function groupedSendCommands(
+  sends: readonly SendCopies[],
+  perCommand = COPIES_PER_COMMAND,
+): OutboxMessage[] {
   const size = commandSize(perCommand);
   const messages: Array<Array<{ send: SendCopies; copyIds: readonly string[] }>> = [];
   let current: Array<{ send: SendCopies; copyIds: readonly string[] }> = [];

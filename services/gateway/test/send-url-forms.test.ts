@@ -7,16 +7,22 @@ import { type SharedStores, type TestGateway, createStores, startGateway } from 
 import { addDomainMailer } from './support/mailers.fixture';
 
 /**
- * The fast send route (GATEWAY_FAST_SEND, platform fast-route.ts) answers exactly as express
- * does: the same raw requests go to a gateway with it and to one without it (same stores, over
- * real sockets), and the raw responses (status line, every header in order, body) must be equal
- * once the values that differ per request anyway (Date, generated ids, the span of traceparent,
- * ref_id, clock-derived seconds) are masked. The duration metric must get the same labels.
- * Each side has its own tenant and mailers, so rate-limit counts and replays line up.
+ * POST /v1/email/send has one handler (send/routes.ts sendHandler) reached two ways: the exact
+ * URL `/v1/email/send` is answered in front of express (platform fast-route.ts), every other form
+ * express routes there (trailing slash, query string, other case) through express. The same raw
+ * requests go to the exact URL on one gateway and to `/v1/email/send/` on another (same stores,
+ * over real sockets), and the raw responses (status line, every header in order, body) must be
+ * equal once the values that differ per request anyway (Date, generated ids, the span of
+ * traceparent, ref_id, clock-derived seconds) are masked. The duration metric must get the same
+ * labels. Each side has its own tenant and mailers, so rate-limit counts and replays line up.
+ * The URL forms themselves (query string, trailing slash, upper case, HEAD, OPTIONS, GET) go to
+ * both sides alike.
  */
 
 interface Side {
   gw: TestGateway;
+  /** The URL a case without one of its own is sent to. */
+  sendUrl: string;
   server: Server;
   port: number;
   key: string;
@@ -28,6 +34,7 @@ interface Side {
 }
 
 interface Ids {
+  sendUrl: string;
   key: string;
   limitedKey: string;
   mailer: string;
@@ -138,7 +145,7 @@ const send = (
   ((ids: Ids) =>
     http(
       opts.method ?? 'POST',
-      opts.url ?? '/v1/email/send',
+      opts.url ?? ids.sendUrl,
       headers(ids),
       payload?.(ids),
       opts,
@@ -369,7 +376,7 @@ const CASES: Case[] = [
     name: 'rate limit: over the limit (429)',
     raw: asLimitedTenant,
   },
-  // Not the fast route's URL: both sides hand these to express.
+  // Not the exact URL: both sides hand these to express.
   {
     name: 'query string',
     raw: asTenant((i) => body(i), { url: '/v1/email/send?a=1' }),
@@ -387,22 +394,23 @@ const CASES: Case[] = [
   { name: 'GET', raw: send((i) => auth(i.key), undefined, { method: 'GET' }) },
 ];
 
-describe('POST /v1/email/send: fast route and express answer alike', () => {
+describe('POST /v1/email/send: the exact URL and its express-routed forms answer alike', () => {
   let stores: SharedStores;
-  const sides: Record<'fast' | 'express', Side> = {} as never;
+  const sides: Record<'direct' | 'express', Side> = {} as never;
 
   beforeAll(async () => {
     stores = await createStores('servers');
-    for (const [name, flag] of [
-      ['fast', '1'],
-      ['express', '0'],
+    for (const [name, sendUrl] of [
+      ['direct', '/v1/email/send'],
+      ['express', '/v1/email/send/'],
     ] as const) {
-      const gw = await startGateway(stores, { ...ENV, GATEWAY_FAST_SEND: flag });
+      const gw = await startGateway(stores, ENV);
       const own = await gw.newTenant();
       const limited = await createTenant(gw.ctx.db, { name: `limited-${name}`, tier: 'enterprise' });
       const server = await listen(gw.app, 0, '127.0.0.1');
       sides[name] = {
         gw,
+        sendUrl,
         server,
         port: boundPort(server),
         key: own.apiKey,
@@ -431,27 +439,27 @@ describe('POST /v1/email/send: fast route and express answer alike', () => {
   it('gives the same raw responses and metric labels for every case', async () => {
     const statuses = new Set<string>();
     for (const c of CASES) {
-      const fast = await answer(sides.fast, c);
+      const direct = await answer(sides.direct, c);
       const viaExpress = await answer(sides.express, c);
-      expect({ case: c.name, ...fast }).toEqual({ case: c.name, ...viaExpress });
-      statuses.add(fast.response.slice(9, 12));
+      expect({ case: c.name, ...direct }).toEqual({ case: c.name, ...viaExpress });
+      statuses.add(direct.response.slice(9, 12));
     }
     // The cases reach every answer the route gives (not, say, 401 for all).
     expect([...statuses].sort()).toEqual(['200', '400', '401', '404', '413', '415', '422', '429']);
   });
 
-  it('answers the send itself (not express) on the fast side', async () => {
+  it('answers the exact URL itself (not express) on the direct side', async () => {
     // A sanity check that the comparison above compares two paths: express's per-request
-    // prototype swap gives its req an `app`; the fast route's request never gets one.
+    // prototype swap gives its req an `app`; the direct route's request never gets one.
     const seen: string[] = [];
-    for (const side of [sides.fast, sides.express]) {
+    for (const side of [sides.direct, sides.express]) {
       const listener = (req: { app?: unknown }) => {
-        setImmediate(() => seen.push(req.app ? 'express' : 'fast'));
+        setImmediate(() => seen.push(req.app ? 'express' : 'direct'));
       };
       side.server.prependListener('request', listener);
       await exchange(side.port, CASES[0]!.raw(side));
       side.server.off('request', listener);
     }
-    expect(seen).toEqual(['fast', 'express']);
+    expect(seen).toEqual(['direct', 'express']);
   });
 });
