@@ -166,3 +166,89 @@ describe('layering', () => {
     expect(loaders.map((f) => relative(ROOT, f))).toEqual([join('libs', 'providers', 'src', 'lazy-sdks.ts')]);
   });
 });
+
+/** The module a relative specifier of `file` names (`./x` -> x.ts or x/index.ts), or null. */
+function resolveRelative(file: string, spec: string): string | null {
+  const base = resolve(file, '..', spec.replace(/\.js$/, ''));
+  for (const candidate of [`${base}.ts`, join(base, 'index.ts'), base])
+    if (existsSync(candidate) && statSync(candidate).isFile()) return candidate;
+  return null;
+}
+
+/** Every cycle of `graph` (each reported once, from its smallest node), as its nodes in order. */
+function cyclesOf(graph: Map<string, readonly string[]>): string[][] {
+  const cycles = new Map<string, string[]>();
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (node: string) => {
+    state.set(node, 'open');
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (state.get(next) === 'open') {
+        const cycle = stack.slice(stack.indexOf(next));
+        const start = cycle.indexOf([...cycle].sort()[0]!);
+        const rotated = [...cycle.slice(start), ...cycle.slice(0, start)];
+        cycles.set(rotated.join(' -> '), rotated);
+      } else if (!state.has(next)) visit(next);
+    }
+    stack.pop();
+    state.set(node, 'done');
+  };
+  for (const node of graph.keys()) if (!state.has(node)) visit(node);
+  return [...cycles.values()];
+}
+
+describe('import cycles', () => {
+  const PACKAGES = [
+    ...readdirSync(join(ROOT, 'libs')).map((d) => join('libs', d)),
+    ...SERVICES.map((s) => join('services', s)),
+  ].filter((d) => existsSync(join(ROOT, d, 'package.json')));
+  const productFiles = (pkg: string) =>
+    pkg === join('libs', 'testkit') ? [] : sourceFiles(join(ROOT, pkg, 'src'));
+
+  it('finds a cycle (the check itself works)', () => {
+    const graph = new Map([
+      ['a', ['b']],
+      ['b', ['c']],
+      ['c', ['a']],
+      ['d', ['a']],
+    ]);
+    expect(cyclesOf(graph)).toEqual([['a', 'b', 'c']]);
+  });
+
+  it('has no import cycle among the modules of any product package (type-only imports included)', () => {
+    const graph = new Map<string, string[]>();
+    for (const pkg of PACKAGES)
+      for (const file of productFiles(pkg))
+        graph.set(
+          relative(ROOT, file),
+          importsOf(file)
+            .filter((spec) => spec.startsWith('.'))
+            .map((spec) => resolveRelative(file, spec))
+            .filter((f): f is string => f !== null)
+            .map((f) => relative(ROOT, f)),
+        );
+    expect(graph.size).toBeGreaterThan(300);
+    expect(cyclesOf(graph).map((c) => c.join(' -> '))).toEqual([]);
+  });
+
+  it('has no import cycle among the packages', () => {
+    const names = new Map(
+      PACKAGES.map((p) => [
+        JSON.parse(readFileSync(join(ROOT, p, 'package.json'), 'utf8')).name as string,
+        p,
+      ]),
+    );
+    const graph = new Map<string, string[]>();
+    for (const [name, pkg] of names) {
+      const deps = new Set<string>();
+      for (const file of productFiles(pkg))
+        for (const spec of importsOf(file)) {
+          const target = /^@mailyard\/[^/]+/.exec(spec)?.[0];
+          if (target && target !== name && names.has(target)) deps.add(target);
+        }
+      graph.set(name, [...deps]);
+    }
+    expect(cyclesOf(graph).map((c) => c.join(' -> '))).toEqual([]);
+  });
+});

@@ -5,7 +5,6 @@ import { decodedBase64Length, isBase64, stripBase64Whitespace } from '../validat
 import { hasControlChars } from '../validation/control';
 import { isFieldName, isProtectedHeader } from '../validation/headers';
 import { fieldErrorMap, fieldPath } from '../validation/messages';
-import { fastSendRequest } from './send-fast';
 import { SEND_LIMITS } from './send-limits';
 import { normalizeSubstitutions } from './send-substitutions';
 import { type Content, ContentSchema } from './templates';
@@ -334,15 +333,11 @@ export type ParseSendResult =
 /**
  * Validates a send payload: field rules (first problem's message, e.g. `to[0].email must be a
  * valid email address`), then no address twice across to/cc/bcc and at most
- * SEND_LIMITS.maxRecipients deliveries. Common valid payloads are checked without zod
- * (send-fast.ts, same result). Template-dependent rules (subject/content required,
+ * SEND_LIMITS.maxRecipients deliveries. Template-dependent rules (subject/content required,
  * 30 MB) need the template and are checked by the gateway.
  */
 export function parseSendRequest(input: unknown): ParseSendResult {
-  const fast = fastSendRequest(input);
-  const result = fast
-    ? { success: true as const, data: fast }
-    : SendRequestSchema.safeParse(input ?? {}, { errorMap: fieldErrorMap });
+  const result = SendRequestSchema.safeParse(input ?? {}, { errorMap: fieldErrorMap });
   if (!result.success) {
     const issues = result.error.issues;
     const first = issues[0];

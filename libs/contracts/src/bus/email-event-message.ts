@@ -5,7 +5,6 @@ import {
   EmailEventSchema,
   type EmailEventType,
 } from '../events/email-event';
-import { fastEmailEvent } from '../events/email-event-fast';
 
 /**
  * The two shapes of an `email.event` bus message (envelope type EMAIL_EVENT_MESSAGE, Exchange
@@ -51,26 +50,6 @@ export function emailEventGroupType(g: EmailEventGroup): EmailEventType {
   return g.events[0]!.event.event;
 }
 
-/**
- * A group as EmailEventGroupSchema returns it, its events checked by the fast path
- * (email-event-fast.ts); undefined leaves the payload to the schema (and its error text).
- */
-export function fastEmailEventGroup(payload: unknown): EmailEventGroupItem[] | undefined {
-  if (typeof payload !== 'object' || payload === null) return undefined;
-  const items = (payload as { events?: unknown }).events;
-  if (!Array.isArray(items) || items.length === 0) return undefined;
-  const out: EmailEventGroupItem[] = [];
-  for (const item of items) {
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) return undefined;
-    const { traceparent } = item as { traceparent?: unknown };
-    const event = fastEmailEvent((item as { event?: unknown }).event);
-    if (!event || (traceparent !== undefined && typeof traceparent !== 'string')) return undefined;
-    if (event.event !== out[0]?.event.event && out.length > 0) return undefined;
-    out.push(traceparent === undefined ? { event } : { event, traceparent });
-  }
-  return out;
-}
-
 export type DecodedEmailEvents = { ok: true; events: EmailEventGroupItem[] } | { ok: false; error: string };
 
 /**
@@ -83,17 +62,12 @@ export function decodeEmailEventMessage(
   traceparent?: string,
 ): DecodedEmailEvents {
   if (version === EMAIL_EVENT_MESSAGE_VERSION) {
-    let event: EmailEvent | undefined = fastEmailEvent(payload);
-    if (!event) {
-      const r = EmailEventSchema.safeParse(payload);
-      if (!r.success) return { ok: false, error: r.error.message };
-      event = r.data;
-    }
+    const r = EmailEventSchema.safeParse(payload);
+    if (!r.success) return { ok: false, error: r.error.message };
+    const event = r.data;
     return { ok: true, events: [traceparent ? { event, traceparent } : { event }] };
   }
   if (version === EMAIL_EVENT_GROUP_VERSION) {
-    const fast = fastEmailEventGroup(payload);
-    if (fast) return { ok: true, events: fast };
     const r = EmailEventGroupSchema.safeParse(payload);
     return r.success ? { ok: true, events: r.data.events } : { ok: false, error: r.error.message };
   }

@@ -13,7 +13,6 @@ import {
   type EmailEvent,
   EmailEventSchema,
 } from '../events/email-event';
-import { fastEmailEvent } from '../events/email-event-fast';
 import {
   DOMAIN_VERIFICATION_EVENT,
   DOMAIN_VERIFICATION_EVENT_VERSION,
@@ -25,7 +24,6 @@ import {
   type EmailEventGroup,
   EmailEventGroupSchema,
   emailEventGroupType,
-  fastEmailEventGroup,
 } from './email-event-message';
 import {
   INBOUND_MESSAGE_ROUTING_KEY,
@@ -60,12 +58,6 @@ export interface BusMessageDef<T> {
   /** Envelope `version`. */
   version: number;
   schema: z.ZodType<T, z.ZodTypeDef, unknown>;
-  /**
-   * A plain-code check the outbox writer asks before the schema (messages written per email,
-   * where the zod tree costs tens of µs each): true only for payloads the schema accepts; false
-   * leaves the verdict, and the error's wording, to the schema.
-   */
-  accepts?: (payload: unknown) => boolean;
   exchange: ExchangeName;
   routingKey: (payload: T) => string;
 }
@@ -95,7 +87,6 @@ export const BusMessages = {
     name: EMAIL_EVENT_MESSAGE,
     version: EMAIL_EVENT_MESSAGE_VERSION,
     schema: EmailEventSchema,
-    accepts: (p) => fastEmailEvent(p) !== undefined,
     exchange: Exchange.events,
     routingKey: (e: EmailEvent) => RoutingKey.emailEvent(e.event),
   } satisfies BusMessageDef<EmailEvent>,
@@ -107,7 +98,6 @@ export const BusMessages = {
     name: EMAIL_EVENT_MESSAGE,
     version: EMAIL_EVENT_GROUP_VERSION,
     schema: EmailEventGroupSchema,
-    accepts: (p) => fastEmailEventGroup(p) !== undefined,
     exchange: Exchange.events,
     routingKey: (g: EmailEventGroup) => RoutingKey.emailEvent(emailEventGroupType(g)),
   } satisfies BusMessageDef<EmailEventGroup>,

@@ -1,7 +1,7 @@
 /**
  * The one outbox writer. Every outbox row is built by `outboxMessage` from a message definition
  * of libs/contracts (BusMessages: name, version, schema, exchange, routing key) and a payload
- * validated against the definition (its plain-code `accepts` check, else its schema), and
+ * validated against the definition's schema, and
  * inserted by `writeOutbox` / `writeOutboxBatch` (or, for statements that must write the outbox
  * rows together with other rows in ONE statement, such as the send accept path and the
  * email-event writer, by the fragment `outboxInsertSql`). Call them with the transaction that writes the domain rows: the message is
@@ -35,11 +35,10 @@ export class OutboxPayloadError extends Error {
   }
 }
 
-/** Validates `payload` against `def` (its `accepts` check, else its schema) and builds its outbox row (envelope, exchange, routing key). */
+/** Validates `payload` against `def`'s schema and builds its outbox row (envelope, exchange, routing key). */
 export function outboxMessage<T>(def: BusMessageDef<T>, payload: T, opts: OutboxOptions = {}): OutboxRow {
-  // The definition's plain-code check first (email events: one per email), the schema otherwise.
-  const parsed = def.accepts?.(payload) ? null : def.schema.safeParse(payload);
-  if (parsed && !parsed.success) {
+  const parsed = def.schema.safeParse(payload);
+  if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new OutboxPayloadError(
       def.name,
