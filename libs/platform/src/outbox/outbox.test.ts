@@ -82,7 +82,7 @@ describe('outboxMessage with email events', () => {
   });
   afterEach(() => jest.restoreAllMocks());
 
-  it('refuses an invalid event or group in its schema\'s own words', () => {
+  it("refuses an invalid event or group in its schema's own words", () => {
     const one = jest.spyOn(BusMessages.emailEvent.schema, 'safeParse');
     expect(() => outboxMessage(BusMessages.emailEvent, event({ event_at: 'yesterday' }))).toThrow(
       /details\.event_at: must be an RFC 3339 UTC timestamp/,
