@@ -1,11 +1,5 @@
-import {
-  type SendRequest,
-  deliveryCount,
-  isPerRecipient,
-  parseSendRequest,
-  planCopies,
-  substitutionsFor,
-} from './send';
+import { type SendRequest, deliveryCount, isPerRecipient, planCopies, substitutionsFor } from './send';
+import { parseSendRequest } from './send-parse';
 
 const base = {
   from: { email: 'a@example.com' },
