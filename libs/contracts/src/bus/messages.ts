@@ -2,8 +2,7 @@
  * Every message the services write to the transactional outbox, defined once: its envelope
  * type (name), version, payload schema, exchange and routing key. The outbox writer in
  * libs/platform (writeOutbox, outboxMessage) takes one of these and a payload, validates the
- * payload (the definition's plain-code `accepts` check when it has one, else the schema) and
- * assembles the envelope and routing; no call site re-assembles
+ * payload against the schema and assembles the envelope and routing; no call site re-assembles
  * a message type, version, exchange or routing key.
  */
 import type { z } from 'zod';

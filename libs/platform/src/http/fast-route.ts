@@ -12,7 +12,7 @@
  * express itself (router walk, the per-request prototype swap of req/res, its lazy getters);
  * none of it decides anything for an exact URL. The answer is written as express's res.json
  * writes it (writeJson): same status, headers in the same order, same bytes.
- * services/gateway/test/send-fast-path.test.ts compares both paths request by request.
+ * services/gateway/test/send-url-forms.test.ts compares both paths request by request.
  */
 import type { ServerResponse } from 'node:http';
 import { type HttpError, answerError } from './errors';
