@@ -152,7 +152,8 @@ function outboundCallsIn(file: string): string[] {
   const visit = (node: ts.Node) => {
     if (ts.isCallExpression(node)) {
       const callee = node.expression;
-      if (ts.isIdentifier(callee) && ['fetch', 'createTransport'].includes(callee.text)) at(node, callee.text);
+      if (ts.isIdentifier(callee) && ['fetch', 'createTransport'].includes(callee.text))
+        at(node, callee.text);
       if (ts.isIdentifier(callee) && named.has(callee.text)) at(node, named.get(callee.text)!);
       if (ts.isPropertyAccessExpression(callee) && ts.isIdentifier(callee.expression)) {
         const mod = modules.get(callee.expression.text);

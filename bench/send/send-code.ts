@@ -3,6 +3,7 @@
  * SERVICES_ROOT: with `BENCH_SERVICES_ROOT=<checkout>` the phases measure that checkout's code
  * (as the spawned services are), so a baseline's per-copy CPU comes from the same benchmark.
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { SERVICES_ROOT } from '../support/services';
 
@@ -11,20 +12,26 @@ type Dkim = typeof import('../../services/send/src/dkim');
 type Envelopes = typeof import('../../services/send/src/envelopes');
 type Phishing = typeof import('../../services/send/src/phishing');
 type Render = typeof import('../../services/send/src/render');
-type PoolCacheModule = typeof import('../../services/send/src/transports/pool-cache');
+type PoolCacheModule = typeof import('@mailyard/providers/src/smtp/pool-cache');
+type Slices = typeof import('@mailyard/send/src/slices');
 type Relay = typeof import('../../services/send/src/transports/relay');
 
 /** The modules of `root`'s send service (default SERVICES_ROOT). */
 export async function sendCode(root = SERVICES_ROOT) {
   const load = <T>(path: string): Promise<T> => import(join(root, 'services/send/src', path)) as Promise<T>;
-  const [buildMime, dkim, envelopes, phishing, render, poolCache, relay] = await Promise.all([
+  // The SMTP pools live in libs/providers; checkouts before issue 24 kept them in the send service.
+  const pools = join(root, 'libs/providers/src/smtp/pool-cache.ts');
+  const [buildMime, dkim, envelopes, phishing, render, poolCache, relay, slices] = await Promise.all([
     load<BuildMime>('build-mime.ts'),
     load<Dkim>('dkim.ts'),
     load<Envelopes>('envelopes.ts'),
     load<Phishing>('phishing.ts'),
     load<Render>('render.ts'),
-    load<PoolCacheModule>('transports/pool-cache.ts'),
+    existsSync(pools)
+      ? (import(pools) as Promise<PoolCacheModule>)
+      : load<PoolCacheModule>('transports/pool-cache.ts'),
     load<Relay>('transports/relay.ts'),
+    load<Slices>('slices.ts'),
   ]);
   return {
     buildMessage: buildMime.buildMessage,
@@ -33,6 +40,7 @@ export async function sendCode(root = SERVICES_ROOT) {
     checkPhishingAsync: phishing.checkPhishingAsync,
     renderCopy: render.renderCopy,
     PoolCache: poolCache.PoolCache,
+    sliced: slices.sliced,
     RelayTransport: relay.RelayTransport,
   };
 }

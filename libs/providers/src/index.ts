@@ -3,6 +3,8 @@ export * from './api';
 export * from './gmail';
 export * from './graph';
 export * from './imap';
+export * from './smtp';
+export * from './credential-check';
 export * from './settings';
 export {
   oauthAccessTokens,

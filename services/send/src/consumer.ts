@@ -45,10 +45,10 @@ import {
   isValidTraceparent,
   runWithTrace,
 } from '@mailyard/platform';
+import { AUTH_REASON_PREFIX, type DeliveryFailure } from '@mailyard/providers';
 import { deactivateMailer, loadSendingMailer } from '@mailyard/store';
 import { buildMessage } from './build-mime';
 import { type ByteBudget, copyCostBytes } from './byte-budget';
-import { AUTH_REASON_PREFIX, type DeliveryFailure } from './classify-smtp-error';
 import { plannedCopy } from './copy-plan';
 import { dkimSign } from './dkim';
 import type { EventContext, EventRecipient, EventWriter, PlannedEvent } from './emit-event';

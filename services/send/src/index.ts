@@ -12,7 +12,6 @@ import { type SendSettings, sendSettings } from './settings';
 import { Transports } from './transports';
 
 export { checkPhishing, checkPhishingAsync } from './phishing';
-export { classifySmtpError } from './classify-smtp-error';
 export { sendSettings } from './settings';
 
 /**

@@ -4,14 +4,10 @@ import {
   imapLoginDeadlineMs,
   isImapLimitError,
   openImapConnection,
-} from '@mailyard/providers';
-import {
-  type CheckFailure,
-  type CheckResult,
-  type ServerCredentials,
   runCheck,
   targetFailure,
-} from './credential-check';
+} from '@mailyard/providers';
+import type { CheckFailure, CheckResult, ServerCredentials } from '@mailyard/providers';
 
 const TLS_CODES = /SSL|TLS|CERT|certificate|self.signed/i;
 const CONNECT_CODES = new Set([

@@ -27,7 +27,7 @@ import {
   ProviderRequestError,
   ProviderThrottledError,
 } from '@mailyard/providers';
-import { AUTH_REASON_PREFIX, type DeliveryFailure } from '../classify-smtp-error';
+import { AUTH_REASON_PREFIX, type DeliveryFailure } from '@mailyard/providers';
 
 export interface SendContext {
   /** "Gmail API" or "Microsoft Graph". */
