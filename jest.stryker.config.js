@@ -11,7 +11,7 @@ module.exports = {
     '<rootDir>/services/gateway/src/rate-limit/rate-limit.test.ts',
     '<rootDir>/libs/contracts/src/mailers/capabilities.test.ts',
     '<rootDir>/services/send/src/settings.test.ts',
-    '<rootDir>/services/send/src/classify-smtp-error.test.ts',
+    '<rootDir>/libs/providers/src/smtp/classify-smtp-error.test.ts',
     '<rootDir>/services/send/src/phishing.test.ts',
     '<rootDir>/services/send/src/render.test.ts',
     '<rootDir>/libs/platform/src/net/address-policy.test.ts',

@@ -10,7 +10,14 @@ import http from 'node:http';
 import https from 'node:https';
 import net, { type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { OutboundTargetError, guardedAgent, guardedConnect, resolveGuarded } from '@mailyard/platform';
+import {
+  OutboundTargetError,
+  guardedAgent,
+  guardedAgents,
+  guardedConnect,
+  guardedRequest,
+  resolveGuarded,
+} from '@mailyard/platform';
 import { type Dnsmasq, startDnsmasq } from '@mailyard/testkit/peers/dnsmasq';
 import { REPO_ROOT } from '@mailyard/testkit/process';
 
@@ -214,7 +221,7 @@ describe('guardedConnect', () => {
   });
 });
 
-describe('HTTP(S) agents and lookup', () => {
+describe('HTTP(S) agents and guardedRequest', () => {
   let server: http.Server;
   let secure: https.Server;
   let connections = 0;
@@ -282,5 +289,24 @@ describe('HTTP(S) agents and lookup', () => {
     expect(err.message).not.toContain('127.0.0.1');
     agent.destroy();
     tlsAgent.destroy();
+  });
+
+  it('guardedRequest sends through the guarded agents only, and they refuse IP literals', async () => {
+    const agents = guardedAgents({ allowPrivate: false, dns: dnsConfig() });
+    const before = connections;
+    const refused = await new Promise<unknown>((resolve) => {
+      const req = guardedRequest(new URL(`http://127.0.0.1:${portOf(server)}/`), { method: 'GET' }, agents);
+      req.on('error', resolve).on('response', () => resolve(null));
+      req.end();
+    });
+    expect(refused).toMatchObject({ code: 'ETARGET_PRIVATE' });
+    expect(connections).toBe(before);
+    const plain = { http: new http.Agent(), https: new https.Agent() };
+    expect(() => guardedRequest(new URL('http://example.com/'), {}, plain)).toThrow(TypeError);
+    expect(() =>
+      guardedRequest(new URL('https://example.com/'), {}, { ...agents, https: agents.http }),
+    ).toThrow(TypeError);
+    agents.http.destroy();
+    agents.https.destroy();
   });
 });
