@@ -16,9 +16,9 @@
  *   the grant again) up to OAUTH_REFRESH_WAIT_MS. The result is stored over the version it was
  *   computed from only (a re-authentication meanwhile wins).
  * - `invalid_grant` (revoked, expired, consent withdrawn) deactivates the mailer with
- *   `oauth_revoked`: state and MAILER_DEACTIVATED in one transaction (libs/store
- *   deactivateMailer, the same path as the IMAP service's `provider_auth_error`), routed by the
- *   webhook dispatcher per the spec; the call throws OAuthRevokedError. A deactivated mailer's
+ *   `oauth_revoked`: state and MAILER_DEACTIVATED in one transaction (`grants.deactivateMailer`:
+ *   the store's deactivateMailer, the same path as the IMAP service's `provider_auth_error`),
+ *   routed by the webhook dispatcher (docs/webhooks.md); the call throws OAuthRevokedError. A deactivated mailer's
  *   source throws OAuthRevokedError at once, without asking the provider.
  * - Provider busy (429/5xx/no answer) or app refused: a token that has not really expired yet is
  *   still returned; else ProviderThrottledError (retry after `retryAfterMs`) or
