@@ -10,11 +10,14 @@
  * 4. Every connection to a tenant's IMAP server is made by libs/providers imap/connection.ts
  *    (the guarded connect, parser limits, deadlines: docs/backfill.md "Limits"): product code
  *    loads imapflow only through libs/providers/src/lazy-sdks.ts (type imports aside).
- * 5. Outbound connections go through libs/platform (the guarded outbound API, src/net) and
+ * 5. libs/providers never imports the store (sources and tests): storage is injected through the
+ *    interfaces of libs/contracts (OAuthGrantStore), implemented by libs/store and passed in by
+ *    the services.
+ * 6. Outbound connections go through libs/platform (the guarded outbound API, src/net) and
  *    libs/providers (the protocol clients): no other product code calls net/tls `connect` or
  *    `net.createConnection`, http(s) `request`/`get`, the global `fetch`, `new ImapFlow` or
  *    nodemailer's `createTransport` (libs/client, libs/testkit and tests aside).
- * 6. Tests and benchmarks reach another package by its name, never by a relative path into it
+ * 7. Tests and benchmarks reach another package by its name, never by a relative path into it
  *    (`../../libs/x/src/...`): libs/* /test and bench/ are scanned.
  * Literals are found with the TypeScript parser, so comments and identifiers never count.
  */
@@ -232,6 +235,23 @@ describe('layering', () => {
     ];
     const loaders = files.filter((f) => valueImportsOf(f).includes('imapflow'));
     expect(loaders.map((f) => relative(ROOT, f))).toEqual([join('libs', 'providers', 'src', 'lazy-sdks.ts')]);
+  });
+
+  it('has libs/providers never importing the store: storage is injected', () => {
+    const files = sourceFiles(join(ROOT, 'libs', 'providers'), true);
+    const found = files.flatMap((f) =>
+      importsOf(f)
+        .filter(
+          (spec) =>
+            spec === '@mailyard/store' ||
+            spec.startsWith('@mailyard/store/') ||
+            /(^|\/)store\/src(\/|$)/.test(spec),
+        )
+        .map((spec) => `${relative(ROOT, f)} imports ${spec}`),
+    );
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'libs', 'providers', 'package.json'), 'utf8'));
+    expect(found).toEqual([]);
+    expect({ ...manifest.dependencies, ...manifest.devDependencies }).not.toHaveProperty(['@mailyard/store']);
   });
 
   it('finds outbound calls (the check itself works)', () => {
