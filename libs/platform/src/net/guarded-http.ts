@@ -69,29 +69,17 @@ export function guardedAgent(options: GuardedAgentOptions): http.Agent {
       (err: Error) => cb(err),
     );
   };
-  const agent = options.https ? secureAgent(connect, options) : plainAgent(connect, options);
+  const secure = options.https;
+  // https.Agent is an http.Agent: one subclass of the protocol's agent class serves both.
+  const Base: typeof http.Agent = secure ? https.Agent : http.Agent;
+  const agent = new (class extends Base {
+    override createConnection(o: ConnectOptions, cb: CreateCallback): undefined {
+      connect(o, cb, secure);
+      return undefined;
+    }
+  })(options.agent);
   GUARDED.add(agent);
   return agent;
-}
-
-type Connect = (o: ConnectOptions, cb: CreateCallback, secure: boolean) => void;
-
-function secureAgent(connect: Connect, options: GuardedAgentOptions): https.Agent {
-  return new (class extends https.Agent {
-    override createConnection(o: ConnectOptions, cb: CreateCallback): undefined {
-      connect(o, cb, true);
-      return undefined;
-    }
-  })(options.agent);
-}
-
-function plainAgent(connect: Connect, options: GuardedAgentOptions): http.Agent {
-  return new (class extends http.Agent {
-    override createConnection(o: ConnectOptions, cb: CreateCallback): undefined {
-      connect(o, cb, false);
-      return undefined;
-    }
-  })(options.agent);
 }
 
 /** One guarded agent per protocol (the shape `got` takes as `agent`). */
