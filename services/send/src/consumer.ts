@@ -46,7 +46,7 @@ import {
   runWithTrace,
 } from '@mailyard/platform';
 import { deactivateMailer, loadSendingMailer } from '@mailyard/store';
-import { buildMessage } from './build-mime';
+import { buildMessage } from './mime';
 import { type ByteBudget, copyCostBytes } from './byte-budget';
 import { AUTH_REASON_PREFIX, type DeliveryFailure } from './classify-smtp-error';
 import { plannedCopy } from './copy-plan';

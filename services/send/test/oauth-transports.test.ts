@@ -8,7 +8,7 @@ import { OAuthRevokedError } from '@mailyard/providers';
 import { grantTokenSource } from '@mailyard/testkit/peers/api-stand-in';
 import { type GmailStandIn, startGmailApi } from '@mailyard/testkit/peers/gmail-api';
 import { type GraphStandIn, startGraphApi } from '@mailyard/testkit/peers/graph-api';
-import { buildMessage } from '../src/build-mime';
+import { buildMessage } from '../src/mime';
 import { AUTH_REASON_PREFIX } from '../src/classify-smtp-error';
 import { GmailTransport } from '../src/transports/gmail-transport';
 import { GraphTransport } from '../src/transports/graph-transport';
