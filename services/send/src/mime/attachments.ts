@@ -32,9 +32,7 @@ export interface AttachmentPart {
 const parts = new WeakMap<readonly StoredAttachment[], Promise<AttachmentPart[]>>();
 
 /** The request's attachments as finished parts; encoded on the first call per request. */
-export function attachmentParts(
-  request: Pick<StoredSendRequest, 'attachments'>,
-): Promise<AttachmentPart[]> {
+export function attachmentParts(request: Pick<StoredSendRequest, 'attachments'>): Promise<AttachmentPart[]> {
   const list = request.attachments;
   if (!list || list.length === 0) return Promise.resolve([]);
   let encoded = parts.get(list);

@@ -20,8 +20,9 @@ function computeHeaderKey(name: string): string {
       // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters a field name cannot hold
       .replace(/[\s\x00-\x20\x7f:]/g, '')
       .toLowerCase()
-      .replace(/^X-SMTPAPI$|^(MIME|DKIM|ARC|BIMI)\b|^OTP(?=-Token$)|^[a-z]|-(SPF|FBL|ID|MD5)$|-[a-z]/gi, (c) =>
-        c.toUpperCase(),
+      .replace(
+        /^X-SMTPAPI$|^(MIME|DKIM|ARC|BIMI)\b|^OTP(?=-Token$)|^[a-z]|-(SPF|FBL|ID|MD5)$|-[a-z]/gi,
+        (c) => c.toUpperCase(),
       )
       .replace(/^Content-Features$/i, 'Content-features')
   );

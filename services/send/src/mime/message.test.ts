@@ -179,7 +179,11 @@ describe('writeMessage', () => {
       type: 'message/rfc822',
       disposition: 'attachment' as const,
     };
-    const eml8 = { ...eml, filename: 'ü.eml', content: Buffer.from('Subject: ü\r\n\r\nü').toString('base64') };
+    const eml8 = {
+      ...eml,
+      filename: 'ü.eml',
+      content: Buffer.from('Subject: ü\r\n\r\nü').toString('base64'),
+    };
     const sets = [[file], [image], [file, image], [file, image, eml], [eml8], [image, image], [file, file]];
     const contents: Array<Partial<MessageFields>> = [
       { text: 'see attached', html: '<p>see <img src="cid:logo"></p>' },

@@ -16,7 +16,15 @@
  */
 import type { AttachmentPart } from './attachments';
 import { pushHeader } from './headers';
-import { type Part, type Pieces, boundaries, encodePart, layoutBody, partHeaders, writeBody } from './multipart';
+import {
+  type Part,
+  type Pieces,
+  boundaries,
+  encodePart,
+  layoutBody,
+  partHeaders,
+  writeBody,
+} from './multipart';
 
 export type Address = string | { name: string; address: string };
 
@@ -55,7 +63,9 @@ const ROOT_HEADERS: Array<[keyof MessageFields, string]> = [
 
 /** The pieces joined, with a line break added unless they already end with one. */
 async function assemble(pieces: Pieces): Promise<Buffer> {
-  const settled = pieces.some((p) => typeof p !== 'string') ? await Promise.all(pieces) : (pieces as string[]);
+  const settled = pieces.some((p) => typeof p !== 'string')
+    ? await Promise.all(pieces)
+    : (pieces as string[]);
   const last = settled[settled.length - 1];
   const end = typeof last === 'string' ? last.charCodeAt(last.length - 1) : last?.[last.length - 1];
   if (end !== 0x0a) settled.push(end === 0x0d ? '\n' : '\r\n');

@@ -38,13 +38,19 @@ export interface BodyInput {
 export function layoutBody({ text, html, attachments }: BodyInput): Part {
   const alternatives: Part[] = [];
   if (text) alternatives.push({ kind: 'text', contentType: TEXT_TYPE, content: text });
-  const htmlPart: Part | undefined = html ? { kind: 'text', contentType: HTML_TYPE, content: html } : undefined;
+  const htmlPart: Part | undefined = html
+    ? { kind: 'text', contentType: HTML_TYPE, content: html }
+    : undefined;
   if (htmlPart) alternatives.push(htmlPart);
   const raw = (a: AttachmentPart): Part => ({ kind: 'raw', raw: a.raw });
   const related = htmlPart ? attachments.filter((a) => a.cid).map(raw) : [];
   const attached = (htmlPart ? attachments.filter((a) => !a.cid) : attachments).map(raw);
 
-  const relatedPart = (): Part => ({ kind: 'multipart', contentType: 'related', children: [htmlPart!, ...related] });
+  const relatedPart = (): Part => ({
+    kind: 'multipart',
+    contentType: 'related',
+    children: [htmlPart!, ...related],
+  });
   const useRelated = related.length > 0;
   const alternativePart = (): Part => ({
     kind: 'multipart',
@@ -86,7 +92,11 @@ const boundaryControls = /[\x00-\x1f\x7f]+/g;
 export type Pieces = Array<string | Buffer | Promise<string>>;
 
 /** The header lines of a part's own Content-Type (and Content-Transfer-Encoding). */
-export function partHeaders(part: Part, boundary: string | undefined, encoded: EncodedBody | undefined): string[] {
+export function partHeaders(
+  part: Part,
+  boundary: string | undefined,
+  encoded: EncodedBody | undefined,
+): string[] {
   const lines: string[] = [];
   if (part.kind === 'multipart') {
     const params: Record<string, string> = part.contentType === 'related' ? { type: 'text/html' } : {};
@@ -121,7 +131,12 @@ export const encodePart = (part: Part): EncodedBody | undefined =>
   part.kind === 'text' && part.content ? encodeTextBody(part.content) : undefined;
 
 /** Appends what follows a part's header block: its body, or its children between boundaries. */
-export function writeBody(part: Part, encoded: EncodedBody | undefined, bounds: Map<Part, string>, out: Pieces): void {
+export function writeBody(
+  part: Part,
+  encoded: EncodedBody | undefined,
+  bounds: Map<Part, string>,
+  out: Pieces,
+): void {
   if (part.kind === 'text') {
     if (encoded) out.push(encoded.body);
     return;
