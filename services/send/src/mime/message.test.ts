@@ -78,7 +78,15 @@ function corpus(n: number): MessageFields[] {
     const shape = i % 3;
     const headers: Record<string, string> = {};
     if (r.chance(0.5))
-      headers['X-Campaign'] = r.pick(['spring', 'naïve café', '', 'v '.repeat(60), 'a\r\nb']);
+      headers['X-Campaign'] = r.pick([
+        'spring',
+        'naïve café',
+        '',
+        'v '.repeat(60),
+        'a\r\nb',
+        'ctl\u0001 here',
+        'Привет мир',
+      ]);
     if (r.chance(0.3)) headers['x-custom-id'] = r.pick(['123', '<id@x>', 'Привет']);
     if (r.chance(0.3))
       headers['List-Unsubscribe'] = '<https://t.example.com/u/abc>, <mailto:u+1@b.example.com>';
@@ -103,7 +111,7 @@ function corpus(n: number): MessageFields[] {
     if (r.chance(0.3)) mail.cc = [address(r)];
     if (r.chance(0.3))
       mail.replyTo = r.pick(['r@example.com', 'Support Team <s@example.com>', 'Zoë <z@x.test>']);
-    if (r.chance(0.2)) mail.inReplyTo = '<a@b>';
+    if (r.chance(0.2)) mail.inReplyTo = r.pick(['<a@b>', 'a@b', '<a@b>\r\n']);
     if (r.chance(0.2)) mail.references = '<a@b> <c@d>';
     if (shape !== 1) mail.text = body(r);
     if (shape !== 0) mail.html = `<html><body>${body(r)}</body></html>`;
