@@ -7,7 +7,8 @@
  *   character), Q or B as encoding.ts prefers for the text;
  * - Message-ID, In-Reply-To: one msg-id, line breaks as spaces, controls dropped, in angle brackets;
  * - Date: `Sun, 01 Mar 2026 10:00:00 +0000`;
- * - the address headers, References and the other structured ones (OTP-Token, Content-*): by
+ * - Content-Type, Content-Disposition: as built (mime-funcs' buildHeaderValue), on one line;
+ * - the address headers, References and the other structured ones (OTP-Token, Content-ID): by
  *   nodemailer MimeNode's public `encodeHeaderValue` (addresses punycoded, names encoded).
  *
  * Why not `encodeHeaderValue` for all: it normalises the name with a chain of regular
@@ -32,8 +33,6 @@ const STRUCTURED = new Set([
   'Reply-To',
   'References',
   'OTP-Token',
-  'Content-Type',
-  'Content-Disposition',
   'Content-ID',
 ]);
 
@@ -61,6 +60,8 @@ function encodeValue(key: string, value: unknown): string {
     if (key === 'Date' && value instanceof Date) return value.toUTCString().replace(/GMT/, '+0000');
     if (typeof value === 'string') {
       if (key === 'Message-ID' || key === 'In-Reply-To') return encodeMessageId(value);
+      // Already encoded by whoever built them (mime-funcs' buildHeaderValue).
+      if (key === 'Content-Type' || key === 'Content-Disposition') return value.replace(lineBreaks, ' ');
       return encodeText(value);
     }
   }

@@ -62,10 +62,10 @@ const ROOT_HEADERS: Array<[keyof MessageFields, string]> = [
 ];
 
 /** The pieces joined, with a line break added unless they already end with one. */
-async function assemble(pieces: Pieces): Promise<Buffer> {
-  const settled = pieces.some((p) => typeof p !== 'string')
-    ? await Promise.all(pieces)
-    : (pieces as string[]);
+function assemble(pieces: Pieces): Buffer | Promise<Buffer> {
+  if (pieces.some((p) => typeof p === 'object' && !Buffer.isBuffer(p)))
+    return Promise.all(pieces).then(assemble);
+  const settled = pieces as Array<string | Buffer>;
   const last = settled[settled.length - 1];
   const end = typeof last === 'string' ? last.charCodeAt(last.length - 1) : last?.[last.length - 1];
   if (end !== 0x0a) settled.push(end === 0x0d ? '\n' : '\r\n');
@@ -74,7 +74,7 @@ async function assemble(pieces: Pieces): Promise<Buffer> {
 }
 
 /** The message's bytes (see the file comment). */
-export function writeMessage(fields: MessageFields): Promise<Buffer> {
+export function writeMessage(fields: MessageFields): Buffer | Promise<Buffer> {
   const root: Part = layoutBody(fields);
   // A message of one pre-built part is that part as it is (MailComposer's raw root).
   if (root.kind === 'raw') return assemble([root.raw]);

@@ -34,6 +34,8 @@ export interface BodyInput {
   attachments: readonly AttachmentPart[];
 }
 
+const rawPart = (a: AttachmentPart): Part => ({ kind: 'raw', raw: a.raw });
+
 /** The part tree of a message (see the file comment). */
 export function layoutBody({ text, html, attachments }: BodyInput): Part {
   const alternatives: Part[] = [];
@@ -42,32 +44,21 @@ export function layoutBody({ text, html, attachments }: BodyInput): Part {
     ? { kind: 'text', contentType: HTML_TYPE, content: html }
     : undefined;
   if (htmlPart) alternatives.push(htmlPart);
-  const raw = (a: AttachmentPart): Part => ({ kind: 'raw', raw: a.raw });
-  const related = htmlPart ? attachments.filter((a) => a.cid).map(raw) : [];
-  const attached = (htmlPart ? attachments.filter((a) => !a.cid) : attachments).map(raw);
+  const related = htmlPart ? attachments.filter((a) => a.cid).map(rawPart) : [];
+  const attached = (htmlPart ? attachments.filter((a) => !a.cid) : attachments).map(rawPart);
 
-  const relatedPart = (): Part => ({
-    kind: 'multipart',
-    contentType: 'related',
-    children: [htmlPart!, ...related],
-  });
-  const useRelated = related.length > 0;
-  const alternativePart = (): Part => ({
-    kind: 'multipart',
-    contentType: 'alternative',
-    children: alternatives.map((p) => (useRelated && p === htmlPart ? relatedPart() : p)),
-  });
-  const mainPart = (): Part[] => {
-    if (alternatives.length > 1) return [alternativePart()];
-    if (useRelated) return [relatedPart()];
-    return alternatives;
-  };
+  let main: Part | undefined = alternatives.length === 1 ? alternatives[0] : undefined;
+  const relatedPart: Part | undefined = related.length
+    ? { kind: 'multipart', contentType: 'related', children: [htmlPart!, ...related] }
+    : undefined;
+  if (alternatives.length > 1) {
+    const children = relatedPart ? alternatives.map((p) => (p === htmlPart ? relatedPart : p)) : alternatives;
+    main = { kind: 'multipart', contentType: 'alternative', children };
+  } else if (relatedPart) main = relatedPart;
 
   if (attached.length > 1 || (alternatives.length > 0 && attached.length === 1))
-    return { kind: 'multipart', contentType: 'mixed', children: [...mainPart(), ...attached] };
-  if (alternatives.length > 1) return alternativePart();
-  if (useRelated) return relatedPart();
-  return alternatives[0] ?? attached[0] ?? { kind: 'text', contentType: 'text/plain', content: '' };
+    return { kind: 'multipart', contentType: 'mixed', children: main ? [main, ...attached] : attached };
+  return main ?? attached[0] ?? { kind: 'text', contentType: 'text/plain', content: '' };
 }
 
 /**
