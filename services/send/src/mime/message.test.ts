@@ -168,30 +168,17 @@ describe('writeMessage', () => {
   }
 
   it('lays out attachments as MailComposer does (mixed, related, message/rfc822)', async () => {
-    const file = {
-      filename: 'notes.txt',
-      content: Buffer.from('attached text').toString('base64'),
-      type: 'text/plain',
-      disposition: 'attachment' as const,
-    };
-    const image = {
-      filename: 'logo.png',
-      content: Buffer.from('PNG').toString('base64'),
-      type: 'image/png',
-      disposition: 'inline' as const,
-      content_id: 'logo',
-    };
-    const eml = {
-      filename: 'fwd.eml',
-      content: Buffer.from('Subject: inner\r\n\r\nbody\r\n').toString('base64'),
-      type: 'message/rfc822',
-      disposition: 'attachment' as const,
-    };
-    const eml8 = {
-      ...eml,
-      filename: 'ü.eml',
-      content: Buffer.from('Subject: ü\r\n\r\nü').toString('base64'),
-    };
+    const stored = (filename: string, content: string, type: string, content_id?: string) => ({
+      filename,
+      content: Buffer.from(content).toString('base64'),
+      type,
+      disposition: content_id ? ('inline' as const) : ('attachment' as const),
+      ...(content_id ? { content_id } : {}),
+    });
+    const file = stored('notes.txt', 'attached text', 'text/plain');
+    const image = stored('logo.png', 'PNG', 'image/png', 'logo');
+    const eml = stored('fwd.eml', 'Subject: inner\r\n\r\nbody\r\n', 'message/rfc822');
+    const eml8 = stored('ü.eml', 'Subject: ü\r\n\r\nü', 'message/rfc822');
     const sets = [[file], [image], [file, image], [file, image, eml], [eml8], [image, image], [file, file]];
     const contents: Array<Partial<MessageFields>> = [
       { text: 'see attached', html: '<p>see <img src="cid:logo"></p>' },
