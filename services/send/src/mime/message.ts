@@ -12,7 +12,7 @@
  *
  * The custom headers must not be ones this writer sets itself (the caller drops the protected and
  * threading headers: From, To, Subject, Content-*, MIME-Version, Message-ID, ...); names are
- * written with header-key.ts's casing. mime.test.ts compares the output with MailComposer's.
+ * written with header-key.ts's casing. message.test.ts compares the output with MailComposer's.
  */
 import type { AttachmentPart } from './attachments';
 import { pushHeader } from './headers';
