@@ -2,11 +2,12 @@
  * The send service's per-copy modules for the in-process phases (copy, floor), loaded from
  * SERVICES_ROOT: with `BENCH_SERVICES_ROOT=<checkout>` the phases measure that checkout's code
  * (as the spawned services are), so a baseline's per-copy CPU comes from the same benchmark.
+ * A checkout from before services/send/src/mime/ existed has its MIME writer in build-mime.ts.
  */
 import { join } from 'node:path';
 import { SERVICES_ROOT } from '../support/services';
 
-type BuildMime = typeof import('../../services/send/src/build-mime');
+type Mime = typeof import('../../services/send/src/mime');
 type Dkim = typeof import('../../services/send/src/dkim');
 type Envelopes = typeof import('../../services/send/src/envelopes');
 type Phishing = typeof import('../../services/send/src/phishing');
@@ -17,8 +18,9 @@ type Relay = typeof import('../../services/send/src/transports/relay');
 /** The modules of `root`'s send service (default SERVICES_ROOT). */
 export async function sendCode(root = SERVICES_ROOT) {
   const load = <T>(path: string): Promise<T> => import(join(root, 'services/send/src', path)) as Promise<T>;
-  const [buildMime, dkim, envelopes, phishing, render, poolCache, relay] = await Promise.all([
-    load<BuildMime>('build-mime.ts'),
+  const mime = () => load<Mime>('mime/index.ts').catch(() => load<Mime>('build-mime.ts'));
+  const [mimeModule, dkim, envelopes, phishing, render, poolCache, relay] = await Promise.all([
+    mime(),
     load<Dkim>('dkim.ts'),
     load<Envelopes>('envelopes.ts'),
     load<Phishing>('phishing.ts'),
@@ -27,7 +29,7 @@ export async function sendCode(root = SERVICES_ROOT) {
     load<Relay>('transports/relay.ts'),
   ]);
   return {
-    buildMessage: buildMime.buildMessage,
+    buildMessage: mimeModule.buildMessage,
     dkimSign: dkim.dkimSign,
     envelopesFor: envelopes.envelopesFor,
     checkPhishingAsync: phishing.checkPhishingAsync,
