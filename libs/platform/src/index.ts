@@ -35,6 +35,7 @@ export * from './mail/incoming-email';
 export * from './mail/return-path';
 export * from './mail/service-sent';
 export * from './jobs/scheduled-job';
-export * from './batching/turn-batcher';
+export * from './batch/turn-batcher';
 export * from './config/fields';
 export * from './batch/batcher';
+export * from './retry/backoff';

@@ -1,5 +1,5 @@
 import { type BusEnvelope, Exchange, type ExchangeName } from '@mailyard/contracts';
-import { backoffMs, jittered } from '../bus/backoff';
+import { backoffMs, jittered } from '../retry/backoff';
 import { errorMessage } from '../bus/delivery';
 import type { Bus } from '../bus/types';
 import type { Db } from '../db/types';

@@ -7,7 +7,7 @@ import { openBus } from '../bus';
  * can answer 503 with it. Only a configuration error (ConfigError: bad SECRET_KEY and such) ends
  * the wait: retrying cannot fix it.
  */
-import { backoffMs, jittered } from '../bus/backoff';
+import { backoffMs, jittered } from '../retry/backoff';
 import { errorMessage } from '../bus/delivery';
 import { type Config, ConfigError } from '../config/env';
 import { migrate, openDatabase } from '../db';

@@ -13,7 +13,7 @@
  * leaves its lease to expire, then any worker resumes the job from its checkpoint.
  */
 import type { Bus, Logger, Queryable } from '@mailyard/platform';
-import type { Db } from '@mailyard/platform';
+import { type Db, MAILBOX_RETRY_MAX_MS, backoffOrAsked } from '@mailyard/platform';
 import { type BackfillJob, backfillJobs, deactivateMailer, mailers } from '@mailyard/store';
 import { MailboxError } from '../mailbox/mailbox-client';
 import { backfillJobsEnded } from '../metrics';
@@ -140,8 +140,11 @@ export class JobWorker {
     // Transient mailbox errors, and unexpected ones (database, bus) the same way: retry from the checkpoint.
     if (job.attempts + 1 > settings.retryMax)
       return this.fail(job, `gave up after ${job.attempts + 1} attempts: ${message}`);
-    const backoff = Math.min(300_000, settings.retryBaseMs * 2 ** Math.min(job.attempts, 10));
-    const delay = Math.max(backoff, err instanceof MailboxError ? (err.retryAfterMs ?? 0) : 0);
+    const delay = backoffOrAsked(
+      job.attempts,
+      { minMs: settings.retryBaseMs, maxMs: MAILBOX_RETRY_MAX_MS, maxDoublings: 10 },
+      err instanceof MailboxError ? err.retryAfterMs : null,
+    );
     const attempts = await backfillJobs.retryLater(db, job.id, owner, delay);
     logger.warn('history backfill will retry', { job_id: job.id, attempts, delay_ms: delay, error: message });
   }

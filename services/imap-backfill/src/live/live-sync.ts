@@ -21,7 +21,7 @@
  *   or deleted mailers are not watched.
  */
 import type { Bus, Kv, Logger } from '@mailyard/platform';
-import { type Db, messageIdOf } from '@mailyard/platform';
+import { type Db, MAILBOX_RETRY_MAX_MS, backoffOrAsked, messageIdOf } from '@mailyard/platform';
 import { deactivateMailer, imapSync, listWatchableImapMailers, mailers } from '@mailyard/store';
 import { mailboxIncomingEmail } from '../incoming-email';
 import {
@@ -193,9 +193,12 @@ export class LiveSync {
             },
           }).catch(() => {});
         }
-        const backoff = Math.min(300_000, settings.syncRetryBaseMs * 2 ** Math.min(failures - 1, 8));
-        const asked = err instanceof MailboxError ? (err.retryAfterMs ?? 0) : 0;
-        await sleep(Math.max(backoff, asked), signal);
+        const wait = backoffOrAsked(
+          failures - 1,
+          { minMs: settings.syncRetryBaseMs, maxMs: MAILBOX_RETRY_MAX_MS, maxDoublings: 8 },
+          err instanceof MailboxError ? err.retryAfterMs : null,
+        );
+        await sleep(wait, signal);
         if (!(await renew())) return;
       } finally {
         await mailbox?.close().catch(() => {});
