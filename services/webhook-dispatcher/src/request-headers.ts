@@ -12,7 +12,7 @@
  *   custom header never shadows them.
  */
 import { checkWebhookHeaders } from '@mailyard/contracts';
-import { signWebhook } from './sign';
+import { signWebhook } from '@mailyard/client';
 
 export const USER_AGENT = 'Mailyard-Webhooks/1.0';
 
