@@ -39,3 +39,5 @@ export * from './batch/turn-batcher';
 export * from './config/fields';
 export * from './batch/batcher';
 export * from './retry/backoff';
+export * from './lease/lease';
+export * from './lease/kv-lease';

@@ -12,7 +12,7 @@ import {
   BusMessages,
   type MailerWebhookMessage,
 } from '@mailyard/contracts';
-import { type Db, type Queryable, writeOutbox } from '@mailyard/platform';
+import { type Db, type Lease, type Queryable, writeOutbox } from '@mailyard/platform';
 
 export interface BackfillJob {
   id: string;
@@ -187,6 +187,15 @@ export const backfillJobs = {
       [jobId, owner, leaseMs],
     );
     return res.rowCount > 0;
+  },
+
+  /** The lease `owner` holds on a claimed job, as the platform's Lease (renew, release). */
+  lease(db: Queryable, jobId: string, owner: string, leaseMs: number): Lease {
+    return {
+      ttlMs: leaseMs,
+      renew: () => backfillJobs.renew(db, jobId, owner, leaseMs),
+      release: () => backfillJobs.release(db, jobId, owner),
+    };
   },
 
   /** pending -> processing; false when the job is no longer this worker's. */

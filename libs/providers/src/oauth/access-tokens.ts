@@ -31,7 +31,7 @@
  * (the next call refreshes).
  */
 import { oauthMailerTypeOf } from '@mailyard/contracts';
-import type { Db, Kv, Logger, Sealer } from '@mailyard/platform';
+import { type Db, type Kv, type Logger, type Sealer, acquireKvLease } from '@mailyard/platform';
 import {
   type StoredOAuthGrant,
   deactivateMailer,
@@ -163,8 +163,8 @@ export function oauthAccessTokens(deps: OAuthAccessTokensDeps): OAuthAccessToken
       const grant = await load(tenantId, mailerId);
       if (fresh(grant)) return grant.accessToken!;
       const lockKey = `oauth:refresh:${mailerId}`;
-      const owner = await kv.acquireLock(lockKey, lockTtlMs);
-      if (owner) {
+      const lease = await acquireKvLease(kv, lockKey, lockTtlMs);
+      if (lease) {
         try {
           // Another replica may have stored a new token between our read and the lock.
           const current = await load(tenantId, mailerId);
@@ -177,7 +177,7 @@ export function oauthAccessTokens(deps: OAuthAccessTokensDeps): OAuthAccessToken
             return fallback(current, err, rejected);
           }
         } finally {
-          await kv.releaseLock(lockKey, owner).catch(() => undefined);
+          await lease.release().catch(() => undefined);
         }
       }
       if (Date.now() >= deadline) {

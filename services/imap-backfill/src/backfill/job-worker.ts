@@ -13,7 +13,7 @@
  * leaves its lease to expire, then any worker resumes the job from its checkpoint.
  */
 import type { Bus, Logger, Queryable } from '@mailyard/platform';
-import { type Db, MAILBOX_RETRY_MAX_MS, backoffOrAsked } from '@mailyard/platform';
+import { type Db, MAILBOX_RETRY_MAX_MS, backoffOrAsked, keepLeaseAlive } from '@mailyard/platform';
 import { type BackfillJob, backfillJobs, deactivateMailer, mailers } from '@mailyard/store';
 import { MailboxError } from '../mailbox/mailbox-client';
 import { backfillJobsEnded } from '../metrics';
@@ -84,10 +84,8 @@ export class JobWorker {
   private async run(job: BackfillJob): Promise<void> {
     const { db, logger, settings, owner } = this.deps;
     // The lease is renewed at every slice and batch; this keeps it alive through long fetches.
-    const keepAlive = setInterval(
-      () => void backfillJobs.renew(db, job.id, owner, settings.leaseMs).catch(() => false),
-      Math.max(1000, Math.floor(settings.leaseMs / 3)),
-    );
+    const lease = backfillJobs.lease(db, job.id, owner, settings.leaseMs);
+    const stopRenewing = keepLeaseAlive(lease, { floorMs: 1000 });
     try {
       const mailer = await mailers.get(db, job.tenantId, job.mailerId);
       if (!mailer) return await this.fail(job, 'the mailer was deleted');
@@ -117,14 +115,14 @@ export class JobWorker {
       } finally {
         await mailbox.close();
       }
-      if (outcome === 'stopped' && this.stopped && (await backfillJobs.release(db, job.id, owner)))
+      if (outcome === 'stopped' && this.stopped && (await lease.release()))
         logger.info('history backfill handed back at shutdown', { job_id: job.id });
     } catch (err) {
       await this.onError(job, err).catch((e) =>
         logger.error('backfill job error handling failed', { job_id: job.id, err: e }),
       );
     } finally {
-      clearInterval(keepAlive);
+      stopRenewing();
     }
   }
 
