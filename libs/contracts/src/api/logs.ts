@@ -1,8 +1,13 @@
 import { z } from 'zod';
 import { ErrorText } from '../errors';
 import { normalizeDomain, parseAddress } from '../validation/address';
-import { fieldErrorMap, fieldPath, parseWithFieldMessages } from '../validation/messages';
-import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './common';
+import { fieldErrorMap, parseWithFieldMessages } from '../validation/messages';
+import {
+  type TimeBound,
+  pageSizeParam,
+  queryParam as param,
+  timeBoundParam as timeParam,
+} from './query-params';
 import type { RecipientType } from './send';
 
 /** SPEC.md "Email log entry": uppercase status values, matched exactly when filtering. */
@@ -17,53 +22,9 @@ export const EMAIL_LOG_STATUSES = [
 ] as const;
 export type EmailLogStatus = (typeof EMAIL_LOG_STATUSES)[number];
 
+export { parseTimeBound, type TimeBound } from './query-params';
+
 export const RECIPIENT_TYPES = ['to', 'cc', 'bcc'] as const satisfies readonly RecipientType[];
-
-/** A time bound: an RFC 3339 instant, compared inclusively unless `exclusive`. */
-export interface TimeBound {
-  at: string;
-  exclusive: boolean;
-}
-
-const RFC3339 =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-](\d{2}):(\d{2})))?$/;
-
-/**
- * Parses `YYYY-MM-DD` or an RFC 3339 date-time. A bare date is that UTC day: as a start its
- * first instant, as an end the whole day (exclusive bound at the next midnight).
- */
-export function parseTimeBound(value: string, edge: 'start' | 'end'): TimeBound | null {
-  const m = RFC3339.exec(value);
-  if (!m) return null;
-  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const day = new Date(Date.UTC(y, mo - 1, d));
-  if (day.getUTCFullYear() !== y || day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d) return null;
-  if (m[4] === undefined) {
-    if (edge === 'start') return { at: day.toISOString(), exclusive: false };
-    return { at: new Date(day.getTime() + 86_400_000).toISOString(), exclusive: true };
-  }
-  const [h, mi, s] = [Number(m[4]), Number(m[5]), Number(m[6])];
-  if (h > 23 || mi > 59 || s > 60 || (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)))
-    return null;
-  if (Number.isNaN(Date.parse(value.toUpperCase()))) return null;
-  // The text goes to PostgreSQL as is, keeping sub-millisecond precision.
-  return { at: value.toUpperCase(), exclusive: false };
-}
-
-/** Query parameters are single strings; an empty one is the same as an absent one. */
-const param = <T extends z.ZodTypeAny>(schema: T) =>
-  z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()).pipe(schema.optional());
-
-const timeParam = (edge: 'start' | 'end') =>
-  z.string().transform((v, ctx) => {
-    const bound = parseTimeBound(v, edge);
-    if (bound) return bound;
-    ctx.addIssue({
-      code: 'custom',
-      message: `${fieldPath(ctx.path)} must be an RFC 3339 date-time or a YYYY-MM-DD date`,
-    });
-    return z.NEVER;
-  });
 
 /** GET /v1/email/logs query (DESIGN.md "log query names"). */
 export const LogsQuerySchema = z
@@ -98,13 +59,7 @@ export const LogsQuerySchema = z
     ),
     deliveredStartDate: param(timeParam('start')),
     deliveredEndDate: param(timeParam('end')),
-    pageSize: param(
-      z.coerce
-        .number({ invalid_type_error: ErrorText.invalidPageSize })
-        .int(ErrorText.invalidPageSize)
-        .min(1, ErrorText.invalidPageSize)
-        .max(PAGE_SIZE_MAX, ErrorText.invalidPageSize),
-    ).transform((v) => v ?? PAGE_SIZE_DEFAULT),
+    pageSize: pageSizeParam(),
     pageToken: param(z.string()),
   })
   .superRefine((q, ctx) => {

@@ -2,8 +2,7 @@ import { z } from 'zod';
 import { ErrorText } from '../errors';
 import { parseWithFieldMessages } from '../validation/messages';
 import { WebhookHeaderText, webhookHeadersSchema } from '../validation/webhook-headers';
-import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './common';
-import { parseTimeBound } from './logs';
+import { pageSizeParam, queryParam, timeBoundParam } from './query-params';
 
 /**
  * Tenant-level webhook registration (SPEC.md "Webhook registration", "Webhooks (tenant-level)")
@@ -197,17 +196,6 @@ export interface ListWebhooksResponse {
 export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'retrying', 'delivered', 'dropped'] as const;
 export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
 
-const queryParam = <T extends z.ZodTypeAny>(schema: T) =>
-  z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()).pipe(schema.optional());
-
-const timeParam = (edge: 'start' | 'end', name: string) =>
-  z.string().transform((v, ctx) => {
-    const bound = parseTimeBound(v, edge);
-    if (bound) return bound;
-    ctx.addIssue({ code: 'custom', message: `${name} must be an RFC 3339 date-time or a YYYY-MM-DD date` });
-    return z.NEVER;
-  });
-
 /** GET /v1/webhook/deliveries query. `event` matches any event type in the delivery's body. */
 export const DeliveriesQuerySchema = z.object({
   event: queryParam(
@@ -220,15 +208,9 @@ export const DeliveriesQuerySchema = z.object({
       errorMap: () => ({ message: WebhookErrorText.invalidDeliveryStatus }),
     }),
   ),
-  startDate: queryParam(timeParam('start', 'startDate')),
-  endDate: queryParam(timeParam('end', 'endDate')),
-  pageSize: queryParam(
-    z.coerce
-      .number({ invalid_type_error: ErrorText.invalidPageSize })
-      .int(ErrorText.invalidPageSize)
-      .min(1, ErrorText.invalidPageSize)
-      .max(PAGE_SIZE_MAX, ErrorText.invalidPageSize),
-  ).transform((v) => v ?? PAGE_SIZE_DEFAULT),
+  startDate: queryParam(timeBoundParam('start')),
+  endDate: queryParam(timeBoundParam('end')),
+  pageSize: pageSizeParam(),
   pageToken: queryParam(z.string()),
 });
 export type DeliveriesQuery = z.output<typeof DeliveriesQuerySchema>;
