@@ -99,7 +99,7 @@ export class JobWorker {
             bus: this.deps.bus,
             logger,
             owner,
-            leaseMs: settings.leaseMs,
+            lease,
             sliceMs: settings.sliceMs,
             sliceTarget: settings.sliceTarget,
             checkpointEvery: settings.checkpointEvery,
