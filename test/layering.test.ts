@@ -10,6 +10,9 @@
  * 4. Every connection to a tenant's IMAP server is made by libs/providers imap/connection.ts
  *    (the guarded connect, parser limits, deadlines: docs/backfill.md "Limits"): product code
  *    loads imapflow only through libs/providers/src/lazy-sdks.ts (type imports aside).
+ 5. libs/providers never imports the store (sources and tests): storage is injected through the
+    interfaces of libs/contracts (OAuthGrantStore), implemented by libs/store and passed in by
+    the services.
  * Literals are found with the TypeScript parser, so comments and identifiers never count.
  */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
@@ -164,5 +167,22 @@ describe('layering', () => {
     ];
     const loaders = files.filter((f) => valueImportsOf(f).includes('imapflow'));
     expect(loaders.map((f) => relative(ROOT, f))).toEqual([join('libs', 'providers', 'src', 'lazy-sdks.ts')]);
+  });
+
+  it('has libs/providers never importing the store: storage is injected', () => {
+    const files = sourceFiles(join(ROOT, 'libs', 'providers'), true);
+    const found = files.flatMap((f) =>
+      importsOf(f)
+        .filter(
+          (spec) =>
+            spec === '@mailyard/store' ||
+            spec.startsWith('@mailyard/store/') ||
+            /(^|\/)store\/src(\/|$)/.test(spec),
+        )
+        .map((spec) => `${relative(ROOT, f)} imports ${spec}`),
+    );
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'libs', 'providers', 'package.json'), 'utf8'));
+    expect(found).toEqual([]);
+    expect({ ...manifest.dependencies, ...manifest.devDependencies }).not.toHaveProperty(['@mailyard/store']);
   });
 });

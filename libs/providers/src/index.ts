@@ -19,3 +19,9 @@ export { newPkce, codeChallengeOf, type PkcePair } from './oauth/pkce';
 export { apiScopes, consentScopes, missingScopes } from './oauth/scopes';
 export { googleEndpoints } from './oauth/google';
 export { microsoftAuthority, openIdConfiguration } from './oauth/microsoft-metadata';
+export {
+  classifyProviderFailure,
+  type ProviderBusy,
+  type ProviderFailure,
+  type ProviderRefusal,
+} from './provider-failure';

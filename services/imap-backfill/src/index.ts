@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { OutboxRelay, type RunningService, type ServiceContext } from '@mailyard/platform';
 import { oauthAccessTokens } from '@mailyard/providers';
+import { oauthGrantStore } from '@mailyard/store';
 import { JobWorker } from './backfill/job-worker';
 import { LiveSync } from './live/live-sync';
 import { type OpenMailbox, mailboxOpener } from './open-mailbox';
@@ -40,8 +41,7 @@ export async function start(ctx: ServiceContext, opts: StartOptions = {}): Promi
   relay.start();
   // OAuth mailboxes: tokens refreshed ahead of expiry; a revoked grant deactivates the mailer.
   const tokens = oauthAccessTokens({
-    db,
-    sealer,
+    grants: oauthGrantStore(db, sealer),
     kv,
     logger,
     settings: settings.providers,

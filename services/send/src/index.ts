@@ -1,6 +1,7 @@
 import { Queue, WorkQueues } from '@mailyard/contracts';
 import { OutboxRelay, type RunningService, type ServiceContext } from '@mailyard/platform';
 import { type OAuthAccessTokens, oauthAccessTokens } from '@mailyard/providers';
+import { oauthGrantStore } from '@mailyard/store';
 import { ByteBudget } from './byte-budget';
 import { type ConsumerDeps, createSendHandler } from './consumer';
 import { EventWriter } from './emit-event';
@@ -58,8 +59,7 @@ export function sendTokens(
   relay?: OutboxRelay,
 ): OAuthAccessTokens {
   return oauthAccessTokens({
-    db: ctx.db,
-    sealer: ctx.sealer,
+    grants: oauthGrantStore(ctx.db, ctx.sealer),
     kv: ctx.kv,
     logger: ctx.logger,
     settings: settings.providers,
