@@ -16,6 +16,7 @@ module.exports = {
     '<rootDir>/services/send/src/render.test.ts',
     '<rootDir>/libs/platform/src/net/address-policy.test.ts',
     '<rootDir>/libs/platform/src/tracking/link-token.test.ts',
+    '<rootDir>/libs/platform/src/retry/backoff.test.ts',
     '<rootDir>/libs/providers/src/oauth/state.test.ts',
     '<rootDir>/services/send/src/phishing-budget.test.ts',
     '<rootDir>/libs/contracts/src/validation/webhook-headers.test.ts',

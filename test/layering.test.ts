@@ -127,7 +127,7 @@ const CONNECTING_MODULES: Record<string, readonly string[]> = {
   https: ['request', 'get'],
 };
 
-/** Calls in `file` that open an outbound connection of their own (rule 5), as `file:line: call`. */
+/** Calls in `file` that open an outbound connection of their own (rule 6), as `file:line: call`. */
 function outboundCallsIn(file: string): string[] {
   const src = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
   const modules = new Map<string, string>(); // local name of a default/namespace import -> module
@@ -173,9 +173,26 @@ function outboundCallsIn(file: string): string[] {
   return found;
 }
 
-/** Relative imports in `file` that leave `packageRoot` (rule 6). */
+/** Module specifiers of `typeof import('...')` types in `file`. */
+function importTypesOf(file: string): string[] {
+  const src = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+  const out: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (
+      ts.isImportTypeNode(node) &&
+      ts.isLiteralTypeNode(node.argument) &&
+      ts.isStringLiteral(node.argument.literal)
+    )
+      out.push(node.argument.literal.text);
+    ts.forEachChild(node, visit);
+  };
+  visit(src);
+  return out;
+}
+
+/** Relative imports in `file` (import types included) that leave `packageRoot` (rule 7). */
 function crossPackageImports(file: string, packageRoot: string): string[] {
-  return importsOf(file)
+  return [...importsOf(file), ...importTypesOf(file)]
     .filter((spec) => spec.startsWith('.'))
     .filter((spec) => relative(packageRoot, resolve(file, '..', spec)).startsWith('..'))
     .map((spec) => `${relative(ROOT, file)} imports ${spec}`);

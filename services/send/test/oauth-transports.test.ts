@@ -10,7 +10,7 @@ import type { RecipientResult } from '@mailyard/providers';
 import { grantTokenSource } from '@mailyard/testkit/peers/api-stand-in';
 import { type GmailStandIn, startGmailApi } from '@mailyard/testkit/peers/gmail-api';
 import { type GraphStandIn, startGraphApi } from '@mailyard/testkit/peers/graph-api';
-import { buildMessage } from '../src/build-mime';
+import { buildMessage } from '../src/mime';
 import { GmailTransport } from '../src/transports/gmail-transport';
 import { GraphTransport } from '../src/transports/graph-transport';
 import { headerRecipientsFor } from '../src/transports/header-recipients';

@@ -11,7 +11,6 @@ import { dispatcherSettings } from './settings';
 import { DeliveryWorker } from './worker';
 
 export { routeEvents } from './route-event';
-export { signWebhook } from './sign';
 export { dispatcherSettings } from './settings';
 
 /** Bus handler failures (database unavailable) are redelivered after these delays, then parked. */

@@ -35,7 +35,7 @@
  */
 import { oauthMailerTypeOf } from '@mailyard/contracts';
 import type { OAuthGrantStore, StoredOAuthGrant } from '@mailyard/contracts';
-import type { Kv, Logger } from '@mailyard/platform';
+import { type Kv, type Logger, acquireKvLease } from '@mailyard/platform';
 import { type ThrottleGate, kvThrottleGate } from '../api/throttle-gate';
 import { type ProviderSettings, providerEndpoints } from '../settings';
 import { resolveOAuthApp } from './apps';
@@ -165,8 +165,8 @@ export function oauthAccessTokens(deps: OAuthAccessTokensDeps): OAuthAccessToken
       const grant = await load(tenantId, mailerId);
       if (fresh(grant)) return grant.accessToken!;
       const lockKey = `oauth:refresh:${mailerId}`;
-      const owner = await kv.acquireLock(lockKey, lockTtlMs);
-      if (owner) {
+      const lease = await acquireKvLease(kv, lockKey, lockTtlMs);
+      if (lease) {
         try {
           // Another replica may have stored a new token between our read and the lock.
           const current = await load(tenantId, mailerId);
@@ -179,7 +179,7 @@ export function oauthAccessTokens(deps: OAuthAccessTokensDeps): OAuthAccessToken
             return fallback(current, err, rejected);
           }
         } finally {
-          await kv.releaseLock(lockKey, owner).catch(() => undefined);
+          await lease.release().catch(() => undefined);
         }
       }
       if (Date.now() >= deadline) {
