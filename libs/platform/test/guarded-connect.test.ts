@@ -1,5 +1,5 @@
 /**
- * The guarded connect (DESIGN.md Security invariant 3) against a real dnsmasq and real TCP,
+ * The guarded connect (docs/architecture.md "Outbound connections") against a real dnsmasq and real TCP,
  * HTTP and HTTPS servers on loopback: refused targets open no TCP connection at all, refusals
  * never carry the address, the opt-out connects to the address that was checked (one DNS
  * resolution, no second one by the client), and TLS is verified against the name.
