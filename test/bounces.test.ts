@@ -82,7 +82,7 @@ beforeAll(async () => {
     DNS_TIMEOUT_MS: '200',
   };
   ctx = await openContext(configFrom(env), createLogger('bounces-test', 'error'));
-  services = [await startSend(ctx), await startDispatcher(ctx), await startInbound(ctx, env)];
+  services = [await startSend(ctx), await startDispatcher(ctx), await startInbound(ctx)];
   app = buildGatewayApp(ctx);
   const tenant = await createTenant(ctx.db, { name: 'bounces', tier: 'enterprise' });
   auth = { Authorization: `Bearer ${tenant.apiKey}` };

@@ -13,7 +13,7 @@
  * posts go through the outbox and the webhook dispatcher to a real HTTP receiver.
  */
 import type { LiveSync } from '@mailyard/imap-backfill';
-import { OutboxRelay, type RunningService, metricsRegistry } from '@mailyard/platform';
+import { type OutboxRelay, type RunningService, metricsRegistry, startOutboxRelay } from '@mailyard/platform';
 import { imapSync } from '@mailyard/store';
 import { watchMemory } from '@mailyard/testkit/memory-peak';
 import { type Dovecot, startDovecot } from '@mailyard/testkit/peers/dovecot';
@@ -66,8 +66,7 @@ beforeAll(async () => {
   h = await startHarness(ENV);
   dovecot = await startDovecot({ user: USER, pass: PASS, messages: 1 });
   dispatcher = await startDispatcher(h.ctx);
-  relay = new OutboxRelay(h.ctx.db, h.ctx.bus, h.ctx.logger, { pollMs: 50, batchSize: 100 });
-  relay.start();
+  relay = startOutboxRelay(h.ctx);
   sync = startLiveSync(h);
   honestId = await createImapMailer(h, '/honest', dovecot.host);
   await eventually(() => imapSync.state(h.ctx.db, honestId), 'the honest watcher to read INBOX');

@@ -7,7 +7,7 @@
  * the poll's, not a lease-driven reconnect's.
  */
 import { type LiveSync, backfillSettings } from '@mailyard/imap-backfill';
-import { OutboxRelay, type RunningService } from '@mailyard/platform';
+import { type OutboxRelay, type RunningService, startOutboxRelay } from '@mailyard/platform';
 import { type Dovecot, NO_IDLE_CAPABILITY, startDovecot } from '@mailyard/testkit/peers/dovecot';
 import { eventually } from '@mailyard/testkit/webhooks';
 import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
@@ -45,8 +45,7 @@ beforeAll(async () => {
   h = await startHarness(ENV);
   dovecot = await startDovecot({ user: USER, pass: PASS, messages: 2, imapCapability: NO_IDLE_CAPABILITY });
   dispatcher = await startDispatcher(h.ctx);
-  relay = new OutboxRelay(h.ctx.db, h.ctx.bus, h.ctx.logger, { pollMs: 50, batchSize: 100 });
-  relay.start();
+  relay = startOutboxRelay(h.ctx);
 });
 
 afterAll(async () => {

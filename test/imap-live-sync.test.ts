@@ -7,7 +7,7 @@
  * the outbox and the webhook dispatcher to a real HTTP receiver.
  */
 import type { BackfillSettings, LiveSync } from '@mailyard/imap-backfill';
-import { OutboxRelay, type RunningService } from '@mailyard/platform';
+import { type OutboxRelay, type RunningService, startOutboxRelay } from '@mailyard/platform';
 import { type Dovecot, startDovecot } from '@mailyard/testkit/peers/dovecot';
 import { type Spawned, spawnTs, startOnFreePort } from '@mailyard/testkit/process';
 import { eventually } from '@mailyard/testkit/webhooks';
@@ -47,8 +47,7 @@ beforeAll(async () => {
   h = await startHarness(ENV);
   dovecot = await startDovecot({ user: USER, pass: PASS, messages: 3 });
   dispatcher = await startDispatcher(h.ctx);
-  relay = new OutboxRelay(h.ctx.db, h.ctx.bus, h.ctx.logger, { pollMs: 50, batchSize: 100 });
-  relay.start();
+  relay = startOutboxRelay(h.ctx);
 });
 
 afterEach(async () => {

@@ -10,9 +10,21 @@
  * 4. Every connection to a tenant's IMAP server is made by libs/providers imap/connection.ts
  *    (the guarded connect, parser limits, deadlines: docs/backfill.md "Limits"): product code
  *    loads imapflow only through libs/providers/src/lazy-sdks.ts (type imports aside).
+ * 5. libs/providers never imports the store (sources and tests): storage is injected through the
+ *    interfaces of libs/contracts (OAuthGrantStore), implemented by libs/store and passed in by
+ *    the services.
+ * 6. Outbound connections go through libs/platform (the guarded outbound API, src/net) and
+ *    libs/providers (the protocol clients): no other product code calls net/tls `connect` or
+ *    `net.createConnection`, http(s) `request`/`get`, the global `fetch`, `new ImapFlow` or
+ *    nodemailer's `createTransport` (libs/client, libs/testkit and tests aside).
+ * 7. Tests and benchmarks reach another package by its name, never by a relative path into it
+ *    (`../../libs/x/src/...`): libs/* /test and bench/ are scanned.
+ * 8. No import cycles: neither among the modules of a product package (libs/* /src and
+ *    services/* /src, type-only imports included) nor among the packages.
  * Literals are found with the TypeScript parser, so comments and identifiers never count.
  */
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
 
@@ -110,6 +122,84 @@ function serviceOf(file: string, spec: string): string | null {
   return target.split(sep)[0] ?? null;
 }
 
+const CONNECTING_MODULES: Record<string, readonly string[]> = {
+  net: ['connect', 'createConnection'],
+  tls: ['connect'],
+  http: ['request', 'get'],
+  https: ['request', 'get'],
+};
+
+/** Calls in `file` that open an outbound connection of their own (rule 6), as `file:line: call`. */
+function outboundCallsIn(file: string): string[] {
+  const src = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+  const modules = new Map<string, string>(); // local name of a default/namespace import -> module
+  const named = new Map<string, string>(); // local name of a named import -> `module.name`
+  for (const node of src.statements) {
+    if (!ts.isImportDeclaration(node) || !ts.isStringLiteral(node.moduleSpecifier)) continue;
+    const mod = node.moduleSpecifier.text.replace(/^node:/, '');
+    const calls = CONNECTING_MODULES[mod];
+    const clause = node.importClause;
+    if (!calls || !clause || clause.isTypeOnly) continue;
+    if (clause.name) modules.set(clause.name.text, mod);
+    const bindings = clause.namedBindings;
+    if (bindings && ts.isNamespaceImport(bindings)) modules.set(bindings.name.text, mod);
+    if (bindings && ts.isNamedImports(bindings))
+      for (const e of bindings.elements) {
+        const imported = (e.propertyName ?? e.name).text;
+        if (calls.includes(imported)) named.set(e.name.text, `${mod}.${imported}`);
+      }
+  }
+  const found: string[] = [];
+  const at = (node: ts.Node, what: string) =>
+    found.push(
+      `${relative(ROOT, file)}:${src.getLineAndCharacterOfPosition(node.getStart()).line + 1}: ${what}`,
+    );
+  const visit = (node: ts.Node) => {
+    if (ts.isCallExpression(node)) {
+      const callee = node.expression;
+      if (ts.isIdentifier(callee) && ['fetch', 'createTransport'].includes(callee.text))
+        at(node, callee.text);
+      if (ts.isIdentifier(callee) && named.has(callee.text)) at(node, named.get(callee.text)!);
+      if (ts.isPropertyAccessExpression(callee) && ts.isIdentifier(callee.expression)) {
+        const mod = modules.get(callee.expression.text);
+        if (mod && CONNECTING_MODULES[mod]!.includes(callee.name.text))
+          at(node, `${mod}.${callee.name.text}`);
+        if (callee.name.text === 'createTransport') at(node, 'createTransport');
+      }
+    }
+    if (ts.isNewExpression(node) && /(^|\.)ImapFlow$/.test(node.expression.getText(src)))
+      at(node, 'new ImapFlow');
+    ts.forEachChild(node, visit);
+  };
+  visit(src);
+  return found;
+}
+
+/** Module specifiers of `typeof import('...')` types in `file`. */
+function importTypesOf(file: string): string[] {
+  const src = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+  const out: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (
+      ts.isImportTypeNode(node) &&
+      ts.isLiteralTypeNode(node.argument) &&
+      ts.isStringLiteral(node.argument.literal)
+    )
+      out.push(node.argument.literal.text);
+    ts.forEachChild(node, visit);
+  };
+  visit(src);
+  return out;
+}
+
+/** Relative imports in `file` (import types included) that leave `packageRoot` (rule 7). */
+function crossPackageImports(file: string, packageRoot: string): string[] {
+  return [...importsOf(file), ...importTypesOf(file)]
+    .filter((spec) => spec.startsWith('.'))
+    .filter((spec) => relative(packageRoot, resolve(file, '..', spec)).startsWith('..'))
+    .map((spec) => `${relative(ROOT, file)} imports ${spec}`);
+}
+
 describe('layering', () => {
   it('finds SQL in a string (the check itself works)', () => {
     expect(SQL.test('SELECT id FROM email_logs WHERE x = 1')).toBe(true);
@@ -164,6 +254,73 @@ describe('layering', () => {
     ];
     const loaders = files.filter((f) => valueImportsOf(f).includes('imapflow'));
     expect(loaders.map((f) => relative(ROOT, f))).toEqual([join('libs', 'providers', 'src', 'lazy-sdks.ts')]);
+  });
+
+  it('has libs/providers never importing the store: storage is injected', () => {
+    const files = sourceFiles(join(ROOT, 'libs', 'providers'), true);
+    const found = files.flatMap((f) =>
+      importsOf(f)
+        .filter(
+          (spec) =>
+            spec === '@mailyard/store' ||
+            spec.startsWith('@mailyard/store/') ||
+            /(^|\/)store\/src(\/|$)/.test(spec),
+        )
+        .map((spec) => `${relative(ROOT, f)} imports ${spec}`),
+    );
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'libs', 'providers', 'package.json'), 'utf8'));
+    expect(found).toEqual([]);
+    expect({ ...manifest.dependencies, ...manifest.devDependencies }).not.toHaveProperty(['@mailyard/store']);
+  });
+
+  it('finds outbound calls (the check itself works)', () => {
+    const probe = join(mkdtempSync(join(tmpdir(), 'layering-')), 'probe.ts');
+    writeFileSync(
+      probe,
+      [
+        "import net from 'node:net';",
+        "import * as tls from 'tls';",
+        "import { request as send, get } from 'node:https';",
+        "import nodemailer from 'nodemailer';",
+        "import { ImapFlow } from 'imapflow';",
+        "import { isIP } from 'node:net';",
+        'net.connect(25); net.createConnection(25); tls.connect(465); send(u); get(u); fetch(u);',
+        'nodemailer.createTransport({}); new ImapFlow({}); isIP(h); other.request(u); net.isIP(h);',
+      ].join('\n'),
+    );
+    expect(outboundCallsIn(probe).map((f) => f.replace(/^.*: /, ''))).toEqual([
+      'net.connect',
+      'net.createConnection',
+      'tls.connect',
+      'https.request',
+      'https.get',
+      'fetch',
+      'createTransport',
+      'new ImapFlow',
+    ]);
+  });
+
+  it('opens outbound connections only in libs/platform and libs/providers (libs/client, testkit and tests aside)', () => {
+    const files = [
+      ...SERVICES.flatMap((s) => sourceFiles(join(ROOT, 'services', s, 'src'))),
+      ...readdirSync(join(ROOT, 'libs'))
+        .filter((l) => !['platform', 'providers', 'client', 'testkit'].includes(l))
+        .flatMap((l) => sourceFiles(join(ROOT, 'libs', l, 'src'))),
+    ];
+    expect(files.flatMap(outboundCallsIn)).toEqual([]);
+  });
+
+  it('has no relative import from libs/*/test or bench/ into another package', () => {
+    const found: string[] = [];
+    for (const lib of readdirSync(join(ROOT, 'libs'))) {
+      const root = join(ROOT, 'libs', lib);
+      if (!statSync(root).isDirectory()) continue;
+      for (const file of sourceFiles(join(root, 'test'), true))
+        found.push(...crossPackageImports(file, root));
+    }
+    for (const file of sourceFiles(join(ROOT, 'bench'), true))
+      found.push(...crossPackageImports(file, join(ROOT, 'bench')));
+    expect(found).toEqual([]);
   });
 });
 

@@ -131,7 +131,7 @@ beforeAll(async () => {
     MICROSOFT_GRAPH_URL: graph.url,
     OAUTH_REDIRECT_URI: REDIRECT,
   });
-  services = [await startDispatcher(h.ctx), await startBackfill(h.ctx, { syncScanMs: 200 })];
+  services = [await startDispatcher(h.ctx), await startBackfill(h.ctx)];
   const { googleApp, msApp } = await registerOAuthApps(h, google, microsoft);
   gmailMailer = await connect(google, GMAIL_USER, { app_id: googleApp, type: 'imap' }, '/gmail');
   outlookMailer = await connect(microsoft, OUTLOOK_USER, { app_id: msApp, type: 'smtp_imap' }, '/outlook');

@@ -24,7 +24,7 @@ import {
   oauthAccessTokens,
   providerSettings,
 } from '@mailyard/providers';
-import { loadOAuthGrant, mailers } from '@mailyard/store';
+import { loadOAuthGrant, mailers, oauthGrantStore } from '@mailyard/store';
 import { eventually } from '@mailyard/testkit/eventually';
 import type { GoogleOAuthStandIn } from '@mailyard/testkit/peers/google-oauth';
 import type { MicrosoftIdentityStandIn } from '@mailyard/testkit/peers/microsoft-identity';
@@ -81,8 +81,7 @@ const connect = mailerConnector(() => ({ app, key }));
 
 const tokensOf = (c: ServiceContext) =>
   oauthAccessTokens({
-    db: c.db,
-    sealer: c.sealer,
+    grants: oauthGrantStore(c.db, c.sealer),
     kv: c.kv,
     logger: c.logger,
     settings: providerSettings(config),

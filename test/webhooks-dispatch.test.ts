@@ -16,7 +16,7 @@ import {
 } from '@mailyard/contracts';
 import { buildGatewayApp } from '@mailyard/gateway';
 import {
-  OutboxRelay,
+  type OutboxRelay,
   type RunningService,
   type ServiceContext,
   closeContext,
@@ -24,6 +24,7 @@ import {
   createLogger,
   envelope,
   openContext,
+  startOutboxRelay,
   traceIdOf,
 } from '@mailyard/platform';
 import { createTenant, deactivateMailer, mailers, webhooks } from '@mailyard/store';
@@ -58,6 +59,7 @@ beforeAll(async () => {
     ...stores.env,
     LOG_LEVEL: 'error',
     API_KEY_CACHE_MS: '0',
+    OUTBOX_POLL_MS: '50',
     WEBHOOK_ALLOW_INSECURE: '1',
     WEBHOOK_BATCH_MAX: '5',
     // The window must hold the four events the first test publishes one after another, and an
@@ -70,8 +72,7 @@ beforeAll(async () => {
   });
   ctx = await openContext(config, createLogger('webhooks-test', process.env.TEST_LOG_LEVEL ?? 'error'));
   dispatcher = await startDispatcher(ctx);
-  relay = new OutboxRelay(ctx.db, ctx.bus, ctx.logger, { pollMs: 50, batchSize: 100 });
-  relay.start();
+  relay = startOutboxRelay(ctx);
   app = buildGatewayApp(ctx);
 });
 

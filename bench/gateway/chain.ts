@@ -19,6 +19,12 @@
  */
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Duplex } from 'node:stream';
+import { buildGatewayApp } from '@mailyard/gateway/src/app';
+import { apiKeyAuth } from '@mailyard/gateway/src/auth/api-key-auth';
+import { KeyCache } from '@mailyard/gateway/src/auth/key-cache';
+import { rateLimit } from '@mailyard/gateway/src/rate-limit/rate-limit';
+import { sendHandler } from '@mailyard/gateway/src/send/routes';
+import { gatewayConfig } from '@mailyard/gateway/src/settings';
 import type { Db, Kv, Queryable, Row } from '@mailyard/platform';
 import {
   Sealer,
@@ -34,12 +40,6 @@ import {
 import { ensureBootstrapTenant, templates } from '@mailyard/store';
 import { REDIS_URL, createTestDatabase, testRedisPrefix } from '@mailyard/testkit/servers';
 import express, { type Express } from 'express';
-import { buildGatewayApp } from '../../services/gateway/src/app';
-import { apiKeyAuth } from '../../services/gateway/src/auth/api-key-auth';
-import { KeyCache } from '../../services/gateway/src/auth/key-cache';
-import { rateLimit } from '../../services/gateway/src/rate-limit/rate-limit';
-import { sendHandler } from '../../services/gateway/src/send/routes';
-import { gatewayConfig } from '../../services/gateway/src/settings';
 import { singleBody } from '../send/pipeline';
 import { sendSteps } from './send-steps';
 

@@ -17,12 +17,12 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { REPO_ROOT } from '@mailyard/testkit/process';
 import {
   authenticationProblem,
   headerBlockProblem,
   scanHeaderBlock,
-} from '../../services/inbound-smtp/src/header-block';
+} from '@mailyard/inbound-smtp/src/header-block';
+import { REPO_ROOT } from '@mailyard/testkit/process';
 import { printAndKeep, runMain } from '../support/proc';
 import { HOSTILE } from './cases';
 

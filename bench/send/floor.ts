@@ -69,8 +69,16 @@ async function measure(fn: () => Promise<void>) {
 }
 
 export async function floorCost(o: FloorOptions) {
-  const { buildMessage, checkPhishingAsync, dkimSign, envelopesFor, renderCopy, PoolCache, RelayTransport } =
-    await sendCode();
+  const {
+    buildMessage,
+    checkPhishingAsync,
+    dkimSign,
+    envelopesFor,
+    renderCopy,
+    PoolCache,
+    RelayTransport,
+    sliced,
+  } = await sendCode();
   const sends = Math.ceil(o.emails / o.recipients);
   // The parsed requests and their copy plans are the send's, not the copy's: made before measuring.
   const copies = Array.from({ length: sends }, (_, i) => {
@@ -79,7 +87,7 @@ export async function floorCost(o: FloorOptions) {
   }).flat();
   const dkim = { domainName: o.domain, keySelector: 'mailyard', privateKeyPem: o.key.privateKeyPem };
   const returnPath = { key: randomBytes(32), bounceDomain: 'bounces.mailyard.bench' };
-  const pools = new PoolCache({ deliveryTimeoutMs: 120_000 });
+  const pools = new PoolCache({ deliveryTimeoutMs: 120_000, source: sliced });
   const relay = new RelayTransport(pools, {
     url: `smtp://127.0.0.1:${o.sinkPort}`,
     timeoutMs: 30_000,

@@ -18,8 +18,8 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { BusMessages, type EmailEvent, emptyTracking, isPerRecipient } from '@mailyard/contracts';
 import { outboxMessage } from '@mailyard/platform';
+import { FIELD_NAMES, parseHeaderFields, relaxedHeaders } from '@mailyard/send/src/dkim';
 import { REPO_ROOT } from '@mailyard/testkit/process';
-import { FIELD_NAMES, parseHeaderFields, relaxedHeaders } from '../../services/send/src/dkim';
 import { printAndKeep, runMain } from '../support/proc';
 
 const ROUNDS = Number(process.env.BENCH_MICRO_ROUNDS ?? 15);

@@ -73,7 +73,7 @@ export async function startInbound(opts: {
         url: receiver.url(`/hook/${d.domain}`),
       });
     services.push(await startDispatcher(ctx));
-    const mx = await start(ctx, env);
+    const mx = await start(ctx);
     services.push(mx);
     return {
       ctx,

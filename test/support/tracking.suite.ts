@@ -17,6 +17,7 @@ import {
   closeContext,
   configFrom,
   createLogger,
+  loadConfig,
   openContext,
   signLinkToken,
 } from '@mailyard/platform';
@@ -111,10 +112,13 @@ export function describeTracking(mode: 'embedded' | 'servers'): void {
         timeZone: 'Europe/Amsterdam',
       }),
     });
-    tracking = await startTracking(trackCtx, {
+    // The tracking service's own variables, in the environment of its context only.
+    const trackConfig = loadConfig({
+      ...trackCtx.config.env,
       TRACKING_TRUST_PROXY: 'loopback',
       ...(withGeo ? { GEOIP_DB: geoDb } : {}),
     });
+    tracking = await startTracking({ ...trackCtx, config: trackConfig });
     const stopTracking = tracking.stop.bind(tracking);
     tracking.stop = async () => {
       await busEvents.cancel();

@@ -78,6 +78,8 @@ export async function call<T>(opts: HttpOptions, c: CallOptions): Promise<HttpRe
       });
     } catch (err) {
       if (!idempotent || attempt >= opts.retry.retries) throw new MailyardNetworkError(c.method, c.path, err);
+      // The platform's retry schedule (libs/platform/src/retry/backoff.ts backoffMs, unjittered), spelt
+      // out here: the published client ships with no runtime dependencies.
       await sleep(Math.min(opts.retry.maxDelayMs, opts.retry.baseDelayMs * 2 ** attempt));
       continue;
     }

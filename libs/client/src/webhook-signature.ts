@@ -5,6 +5,9 @@
  * The header may carry several space-separated signatures (during rotation); any match is
  * accepted. Timestamps further than `toleranceSeconds` from now are refused (replays).
  * Verify the raw body bytes, before any JSON parsing re-serialises them.
+ *
+ * `signWebhook` is the one signer of the tree: the webhook dispatcher signs its deliveries with
+ * it, so what a receiver verifies with this module is by construction what was sent.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { MailyardError } from './errors';
@@ -26,7 +29,7 @@ function header(headers: HeaderBag, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** The signature for a delivery, as the dispatcher computes it. */
+/** The signature of a delivery (the dispatcher's `webhook-signature` header). */
 export function signWebhook(
   secret: string,
   id: string,

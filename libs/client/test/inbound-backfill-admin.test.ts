@@ -6,11 +6,11 @@
  * imap-backfill worker; tenants and keys through MailyardAdmin, used and revoked.
  */
 import type { DomainData } from '@mailyard/contracts';
+import { start as startBackfillWorker } from '@mailyard/imap-backfill';
 import { type DnsRecords, type Dnsmasq, startDnsmasq } from '@mailyard/testkit/peers/dnsmasq';
 import { type Dovecot, startDovecot } from '@mailyard/testkit/peers/dovecot';
 import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
 import { eventually } from '@mailyard/testkit/webhooks';
-import { start as startBackfillWorker } from '../../../services/imap-backfill/src';
 import {
   AuthenticationError,
   BadRequestError,

@@ -31,3 +31,4 @@ export * from './bus/messages';
 export * from './api/inbound';
 export * from './bus/inbound-message';
 export * from './api/oauth';
+export * from './mailers/oauth-grant-store';

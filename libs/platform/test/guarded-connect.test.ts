@@ -1,5 +1,5 @@
 /**
- * The guarded connect (DESIGN.md Security invariant 3) against a real dnsmasq and real TCP,
+ * The guarded connect (docs/architecture.md "Outbound connections") against a real dnsmasq and real TCP,
  * HTTP and HTTPS servers on loopback: refused targets open no TCP connection at all, refusals
  * never carry the address, the opt-out connects to the address that was checked (one DNS
  * resolution, no second one by the client), and TLS is verified against the name.
@@ -13,8 +13,9 @@ import { join } from 'node:path';
 import {
   OutboundTargetError,
   guardedAgent,
+  guardedAgents,
   guardedConnect,
-  guardedLookup,
+  guardedRequest,
   resolveGuarded,
 } from '@mailyard/platform';
 import { type Dnsmasq, startDnsmasq } from '@mailyard/testkit/peers/dnsmasq';
@@ -220,7 +221,7 @@ describe('guardedConnect', () => {
   });
 });
 
-describe('HTTP(S) agents and lookup', () => {
+describe('HTTP(S) agents and guardedRequest', () => {
   let server: http.Server;
   let secure: https.Server;
   let connections = 0;
@@ -270,9 +271,6 @@ describe('HTTP(S) agents and lookup', () => {
       expect(err).toBeInstanceOf(OutboundTargetError);
       expect(err.code).toBe('ETARGET_PRIVATE');
     }
-    const lookup = guardedLookup({ allowPrivate: false, dns: dnsConfig() });
-    const viaLookup = await get(`http://loop.test:${portOf(server)}/`, { lookup }).catch((e) => e);
-    expect(viaLookup).toMatchObject({ code: 'ETARGET_PRIVATE' });
     expect(connections).toBe(before);
     agent.destroy();
   });
@@ -280,11 +278,6 @@ describe('HTTP(S) agents and lookup', () => {
   it('with the opt-out connects, and checks the certificate against the name', async () => {
     const agent = guardedAgent({ https: false, allowPrivate: true, dns: dnsConfig() });
     expect(await get(`http://loop.test:${portOf(server)}/`, { agent })).toEqual({ status: 200, body: 'ok' });
-    const lookup = guardedLookup({ allowPrivate: true, dns: dnsConfig() });
-    expect(await get(`http://loop.test:${portOf(server)}/`, { lookup, agent: false })).toEqual({
-      status: 200,
-      body: 'ok',
-    });
     const tlsAgent = guardedAgent({ https: true, allowPrivate: true, dns: dnsConfig(), agent: { ca } });
     expect(await get(`https://localhost:${portOf(secure)}/`, { agent: tlsAgent })).toEqual({
       status: 200,
@@ -296,5 +289,24 @@ describe('HTTP(S) agents and lookup', () => {
     expect(err.message).not.toContain('127.0.0.1');
     agent.destroy();
     tlsAgent.destroy();
+  });
+
+  it('guardedRequest sends through the guarded agents only, and they refuse IP literals', async () => {
+    const agents = guardedAgents({ allowPrivate: false, dns: dnsConfig() });
+    const before = connections;
+    const refused = await new Promise<unknown>((resolve) => {
+      const req = guardedRequest(new URL(`http://127.0.0.1:${portOf(server)}/`), { method: 'GET' }, agents);
+      req.on('error', resolve).on('response', () => resolve(null));
+      req.end();
+    });
+    expect(refused).toMatchObject({ code: 'ETARGET_PRIVATE' });
+    expect(connections).toBe(before);
+    const plain = { http: new http.Agent(), https: new https.Agent() };
+    expect(() => guardedRequest(new URL('http://example.com/'), {}, plain)).toThrow(TypeError);
+    expect(() =>
+      guardedRequest(new URL('https://example.com/'), {}, { ...agents, https: agents.http }),
+    ).toThrow(TypeError);
+    agents.http.destroy();
+    agents.https.destroy();
   });
 });

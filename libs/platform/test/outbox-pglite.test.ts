@@ -3,12 +3,14 @@ import { type BusEnvelope, Exchange, type ExchangeName } from '@mailyard/contrac
 import { envelope } from '../src/bus/envelope';
 import { createMemoryBus } from '../src/bus/memory';
 import type { Bus } from '../src/bus/types';
+import { loadConfig } from '../src/config/env';
 import { openDatabase } from '../src/db';
 import { migrate } from '../src/db/migrate';
 import type { Db } from '../src/db/types';
 import { createLogger } from '../src/logger/logger';
 import { enqueueOutbox } from '../src/outbox/outbox';
 import { OutboxRelay } from '../src/outbox/relay';
+import { startOutboxRelay } from '../src/outbox/start-relay';
 import { waitFor } from './bus.contract';
 import { captureLogger } from './capture-logger';
 
@@ -182,6 +184,21 @@ it('cleanup() deletes rows sent more than the retention ago, nothing else', asyn
   const pending = (await insert(null)).rows[0] as { id: number };
   expect(await relay.cleanup()).toBe(2);
   expect((await rowsOf()).map((r) => r.id)).toEqual([recent.id, pending.id]);
+});
+
+it("startOutboxRelay(ctx) runs a relay with the context's OUTBOX_* settings", async () => {
+  const config = loadConfig({ OUTBOX_POLL_MS: '10', OUTBOX_BATCH: '1', OUTBOX_RETENTION_MS: '3600000' });
+  const ids = await db.transaction(async (tx) =>
+    Promise.all([1, 2].map((n) => enqueueOutbox(tx, Exchange.events, 'ob.started', envelope('t', { n })))),
+  );
+  const relay = startOutboxRelay({ config, db, bus, logger });
+  try {
+    await waitFor(() => received.length === 2, 'both rows, polled without a notify');
+    // OUTBOX_RETENTION_MS kept them, marked sent.
+    expect(await rowsOf()).toEqual(ids.map((id) => ({ id, sent: true })));
+  } finally {
+    await relay.stop();
+  }
 });
 
 it('rejects bad options', () => {

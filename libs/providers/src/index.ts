@@ -3,6 +3,8 @@ export * from './api';
 export * from './gmail';
 export * from './graph';
 export * from './imap';
+export * from './smtp';
+export * from './credential-check';
 export * from './settings';
 export {
   oauthAccessTokens,
@@ -19,3 +21,9 @@ export { newPkce, codeChallengeOf, type PkcePair } from './oauth/pkce';
 export { apiScopes, consentScopes, missingScopes } from './oauth/scopes';
 export { googleEndpoints } from './oauth/google';
 export { microsoftAuthority, openIdConfiguration } from './oauth/microsoft-metadata';
+export {
+  classifyProviderFailure,
+  type ProviderBusy,
+  type ProviderFailure,
+  type ProviderRefusal,
+} from './provider-failure';

@@ -8,7 +8,7 @@
  * providers' public endpoints; tests point them at local stand-ins. They are not a tenant's
  * input, so calls to them do not go through the guarded connect (docs/oauth.md).
  */
-import { type Config, integer, parseSettings, positiveInt } from '@mailyard/platform';
+import { type Config, integer, parseSettings, positiveInt, setTogether } from '@mailyard/platform';
 import { z } from 'zod';
 import { PUBLIC_PROVIDER_ENDPOINTS, type ProviderEndpoints } from './oauth/types';
 
@@ -71,19 +71,10 @@ export const ProviderEnvObject = z.object({
 export type ProviderSettings = z.infer<typeof ProviderEnvObject>;
 
 /** A deployment app needs both its client id and secret. */
-export function providerEnvCheck(s: ProviderSettings, ctx: z.RefinementCtx): void {
-  for (const [id, secret] of [
-    ['GOOGLE_CLIENT_ID', 'GOOGLE_CLIENT_SECRET'],
-    ['MICROSOFT_CLIENT_ID', 'MICROSOFT_CLIENT_SECRET'],
-  ] as const) {
-    if (Boolean(s[id]) !== Boolean(s[secret]))
-      ctx.addIssue({
-        code: 'custom',
-        path: [s[id] ? secret : id],
-        message: `must be set together with ${s[id] ? id : secret}`,
-      });
-  }
-}
+export const providerEnvCheck = setTogether([
+  ['GOOGLE_CLIENT_ID', 'GOOGLE_CLIENT_SECRET'],
+  ['MICROSOFT_CLIENT_ID', 'MICROSOFT_CLIENT_SECRET'],
+]);
 
 export const ProviderEnvSchema = ProviderEnvObject.superRefine(providerEnvCheck);
 

@@ -12,7 +12,8 @@ import {
   BusMessages,
   type MailerWebhookMessage,
 } from '@mailyard/contracts';
-import { type Db, type Queryable, writeOutbox } from '@mailyard/platform';
+import { type Db, type Lease, type Queryable, writeOutbox } from '@mailyard/platform';
+import { leaseEndSql, leaseFreeSql } from './lease-sql';
 
 export interface BackfillJob {
   id: string;
@@ -163,12 +164,12 @@ export const backfillJobs = {
   /** Claims one due active job whose lease is free or expired, for `leaseMs`. */
   async claim(db: Queryable, owner: string, leaseMs: number): Promise<BackfillJob | null> {
     const { rows } = await db.query<Row>(
-      `UPDATE backfill_jobs SET lease_owner = $1, lease_until = now() + make_interval(secs => $2::double precision / 1000),
+      `UPDATE backfill_jobs SET lease_owner = $1, lease_until = ${leaseEndSql('$2')},
           updated_at = now()
         WHERE id = (
           SELECT id FROM backfill_jobs
            WHERE status IN ('pending', 'processing') AND next_run_at <= now()
-             AND (lease_until IS NULL OR lease_until < now())
+             AND ${leaseFreeSql('lease_until')}
            ORDER BY next_run_at LIMIT 1 FOR UPDATE SKIP LOCKED)
         RETURNING ${COLUMNS}`,
       [owner, leaseMs],
@@ -182,11 +183,20 @@ export const backfillJobs = {
    */
   async renew(db: Queryable, jobId: string, owner: string, leaseMs: number): Promise<boolean> {
     const res = await db.query(
-      `UPDATE backfill_jobs SET lease_until = now() + make_interval(secs => $3::double precision / 1000)
+      `UPDATE backfill_jobs SET lease_until = ${leaseEndSql('$3')}
         WHERE id = $1 AND lease_owner = $2 AND status IN ('pending', 'processing')`,
       [jobId, owner, leaseMs],
     );
     return res.rowCount > 0;
+  },
+
+  /** The lease `owner` holds on a claimed job, as the platform's Lease (renew, release). */
+  lease(db: Queryable, jobId: string, owner: string, leaseMs: number): Lease {
+    return {
+      ttlMs: leaseMs,
+      renew: () => backfillJobs.renew(db, jobId, owner, leaseMs),
+      release: () => backfillJobs.release(db, jobId, owner),
+    };
   },
 
   /** pending -> processing; false when the job is no longer this worker's. */

@@ -7,14 +7,14 @@
  *   (inboundMessages.complete), so a redelivered bus message never records twice: the event
  *   through the single event writer (recordEmailEventsIn: event row, log status, outbox for
  *   webhooks) and the tenant's suppression (suppressions.add, the same rule the send service
- *   reads). An unsubscribe records MAIL_UNSUBSCRIBED only when it newly suppressed the address,
- *   exactly as the one-click POST of the tracking service does.
+ *   reads). An unsubscribe follows the one rule of unsubscribes (suppressions.ts `unsubscribeIn`,
+ *   which the one-click POST of the tracking service uses too).
  * No tenant is known beforehand: the signed address is the proof, so lookups are by id.
  */
 import type { EmailEvent } from '@mailyard/contracts';
 import type { Queryable } from '@mailyard/platform';
 import { type TrackedRecipient, recordEmailEventsIn } from './email-events';
-import { suppressions } from './suppressions';
+import { suppressions, unsubscribeIn } from './suppressions';
 
 /** Why an address is on a tenant's suppression list (suppressions.reason). */
 export const SuppressionReason = {
@@ -76,16 +76,20 @@ export interface FeedbackOutcome {
  */
 export async function applyFeedbackIn(tx: Queryable, o: FeedbackOutcome): Promise<EmailEvent | null> {
   const r = o.recipient;
-  const added = o.suppress ? await suppressions.add(tx, r.tenantId, r.email, o.suppress) : false;
-  if (o.event.event === 'MAIL_UNSUBSCRIBED' && !added) return null;
-  const [recorded] = await recordEmailEventsIn(tx, [
-    {
-      tenantId: r.tenantId,
-      copyId: r.copyId,
-      recipients: [{ logId: r.logId, email: r.email }],
-      event: o.event,
-      ...(o.traceparent ? { traceparent: o.traceparent } : {}),
-    },
-  ]);
-  return recorded ?? null;
+  const record = async () => {
+    const [recorded] = await recordEmailEventsIn(tx, [
+      {
+        tenantId: r.tenantId,
+        copyId: r.copyId,
+        recipients: [{ logId: r.logId, email: r.email }],
+        event: o.event,
+        ...(o.traceparent ? { traceparent: o.traceparent } : {}),
+      },
+    ]);
+    return recorded ?? null;
+  };
+  if (o.event.event === 'MAIL_UNSUBSCRIBED')
+    return o.suppress ? unsubscribeIn(tx, r.tenantId, r.email, record, o.suppress) : null;
+  if (o.suppress) await suppressions.add(tx, r.tenantId, r.email, o.suppress);
+  return record();
 }

@@ -17,4 +17,5 @@ export * from './backfill-jobs';
 export * from './inbound';
 export * from './oauth-apps';
 export * from './oauth-grants';
+export * from './oauth-grant-store';
 export * from './feedback';

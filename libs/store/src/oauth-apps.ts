@@ -5,7 +5,7 @@
  * could no longer be refreshed); the check and the delete share one transaction with the row
  * locked, and connectOAuthMailer takes the same lock, so neither can slip past the other.
  */
-import type { OAuthProviderName } from '@mailyard/contracts';
+import type { OAuthAppSecrets, OAuthProviderName } from '@mailyard/contracts';
 import type { Db, Queryable, Sealer } from '@mailyard/platform';
 
 export interface StoredOAuthApp {
@@ -23,14 +23,8 @@ export interface OAuthAppCredentials extends StoredOAuthApp {
   clientSecret: string;
 }
 
-export interface NewOAuthApp {
-  id: string;
-  provider: OAuthProviderName;
-  clientId: string;
-  clientSecret: string;
-  redirectUri: string | null;
-  directoryTenant: string | null;
-}
+/** A new app: the same fields the token source reads back (OAuthAppSecrets, libs/contracts). */
+export type NewOAuthApp = OAuthAppSecrets;
 
 type Row = {
   id: string;

@@ -10,17 +10,14 @@
  * - loadOAuthGrant / saveRefreshedGrant: the token source's read and its versioned write (a
  *   refresh stores its result only over the version it read: two writers never interleave).
  */
-import type { ConfigType, MailerState, OAuthProviderName } from '@mailyard/contracts';
+import type {
+  ConfigType,
+  GrantTokens,
+  MailerState,
+  OAuthProviderName,
+  StoredOAuthGrant,
+} from '@mailyard/contracts';
 import type { Db, Queryable, Sealer } from '@mailyard/platform';
-
-export interface GrantTokens {
-  accessToken: string;
-  /** null keeps the stored refresh token (a refresh that did not rotate it). */
-  refreshToken: string | null;
-  accessExpiresAt: Date;
-  /** Granted scopes; null keeps the stored ones. */
-  scopes: string[] | null;
-}
 
 export interface OAuthConnection {
   provider: OAuthProviderName;
@@ -41,22 +38,6 @@ export type ConnectResult =
   | { outcome: 'created'; mailerId: string }
   | { outcome: 'updated'; mailerId: string; reactivated: boolean }
   | { outcome: 'not_found' | 'app_not_found' };
-
-/** A grant as the token source reads it, tokens unsealed. */
-export interface StoredOAuthGrant {
-  mailerId: string;
-  tenantId: string;
-  configType: ConfigType;
-  mailerState: MailerState;
-  provider: OAuthProviderName;
-  appId: string;
-  accountEmail: string;
-  scopes: string[];
-  refreshToken: string | null;
-  accessToken: string | null;
-  accessExpiresAt: Date | null;
-  version: number;
-}
 
 async function lockApp(tx: Queryable, tenantId: string, c: OAuthConnection): Promise<boolean> {
   if (!c.tenantApp) return true;

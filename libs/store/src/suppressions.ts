@@ -49,3 +49,20 @@ export async function isSuppressed(
   const { rows } = await db.query<{ email: string }>(suppressedKeysSql('$1', '$2::text[]'), [tenantId, keys]);
   return new Set(rows.map((r) => r.email));
 }
+
+/**
+ * The one rule of an unsubscribe, wherever it comes from (the tracking service's one-click POST,
+ * the inbound service's mailto unsubscribe): suppress the address, then record MAIL_UNSUBSCRIBED
+ * (`record`, inside the same transaction `tx`) only when this newly suppressed it, so a repeated
+ * unsubscribe records nothing. Returns what `record` returned, or null when the address was
+ * already suppressed.
+ */
+export async function unsubscribeIn<T>(
+  tx: Queryable,
+  tenantId: string,
+  email: string,
+  record: () => Promise<T>,
+  reason = 'unsubscribed',
+): Promise<T | null> {
+  return (await suppressions.add(tx, tenantId, email, reason)) ? record() : null;
+}

@@ -7,6 +7,7 @@ import {
 } from '@mailyard/contracts';
 import type { Queryable } from '@mailyard/platform';
 import { type Page, pageAfter, toPage } from './cursor';
+import { leaseEndSql, leaseFreeSql } from './lease-sql';
 
 /**
  * Webhook deliveries (services/webhook-dispatcher): one row per HTTP request body and target,
@@ -166,14 +167,14 @@ export async function claimDueDeliveries(
          CROSS JOIN LATERAL (
            SELECT d.id FROM webhook_deliveries d
             WHERE d.webhook_id = t.webhook_id AND d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
-              AND (d.leased_until IS NULL OR d.leased_until <= now())
+              AND ${leaseFreeSql('d.leased_until')}
             ORDER BY d.next_attempt_at
             LIMIT GREATEST(0, $5::int - COALESCE(busy.running, 0))
             FOR UPDATE SKIP LOCKED) due
         WHERE t.webhook_id IS NOT NULL
         LIMIT $1
      ), claimed AS (
-       UPDATE webhook_deliveries d SET leased_until = now() + make_interval(secs => $2::double precision / 1000)
+       UPDATE webhook_deliveries d SET leased_until = ${leaseEndSql('$2')}
         WHERE d.id = ANY(ARRAY(SELECT id FROM picked))
        RETURNING d.id, d.tenant_id, d.target_kind, d.webhook_id, d.body, d.body_of, d.traceparent, d.extra_headers,
          d.attempts, d.created_at

@@ -1,10 +1,10 @@
 import {
-  OutboxRelay,
   type RunningService,
   type ServiceContext,
   boundPort,
   closeServer,
   listen,
+  startOutboxRelay,
   storeReadiness,
 } from '@mailyard/platform';
 import { ensureBootstrapTenant, hasTenants } from '@mailyard/store';
@@ -33,12 +33,7 @@ export async function start(serviceCtx: ServiceContext): Promise<RunningService>
     firstRun = await createFirstTenant(db, logger);
     noTenants = false;
   }
-  const relay = new OutboxRelay(db, ctx.bus, logger, {
-    pollMs: config.OUTBOX_POLL_MS,
-    batchSize: config.OUTBOX_BATCH,
-    retentionMs: config.OUTBOX_RETENTION_MS,
-  });
-  relay.start();
+  const relay = startOutboxRelay(ctx);
   // Background DNS re-check of sending domains; a kv lock lets one replica run each pass.
   const domainChecks = domainCheckJob(
     { db, config, logger, kv: ctx.kv, onOutboxWrite: () => relay.notify() },

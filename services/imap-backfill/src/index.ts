@@ -7,11 +7,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { OutboxRelay, type RunningService, type ServiceContext } from '@mailyard/platform';
+import { type RunningService, type ServiceContext, startOutboxRelay } from '@mailyard/platform';
 import { oauthAccessTokens } from '@mailyard/providers';
+import { oauthGrantStore } from '@mailyard/store';
 import { JobWorker } from './backfill/job-worker';
 import { LiveSync } from './live/live-sync';
-import { type OpenMailbox, mailboxOpener } from './open-mailbox';
+import { mailboxOpener } from './open-mailbox';
 import { backfillSettings } from './settings';
 
 export { JobWorker } from './backfill/job-worker';
@@ -21,47 +22,28 @@ export { backfillSettings } from './settings';
 export type { MailboxClient } from './mailbox/mailbox-client';
 export type { BackfillSettings } from './settings';
 
-export interface StartOptions {
-  /** Replaces the provider clients (tests of the worker against a stand-in mailbox). */
-  openMailbox?: OpenMailbox;
-  /** How often live sync re-reads which mailers to watch (default 5 s). */
-  syncScanMs?: number;
-}
-
-export async function start(ctx: ServiceContext, opts: StartOptions = {}): Promise<RunningService> {
+/**
+ * Starts the history backfill worker and, unless IMAP_SYNC=0, live sync; an outbox relay
+ * publishes the MAILER_DEACTIVATED events they write.
+ */
+export async function start(ctx: ServiceContext): Promise<RunningService> {
   const { db, bus, kv, logger, sealer, config } = ctx;
   const settings = backfillSettings(config);
   // MAILER_DEACTIVATED is written to the outbox with the state change (libs/store deactivateMailer).
-  const relay = new OutboxRelay(db, bus, logger, {
-    pollMs: config.OUTBOX_POLL_MS,
-    batchSize: config.OUTBOX_BATCH,
-    retentionMs: config.OUTBOX_RETENTION_MS,
-  });
-  relay.start();
+  const relay = startOutboxRelay(ctx);
   // OAuth mailboxes: tokens refreshed ahead of expiry; a revoked grant deactivates the mailer.
   const tokens = oauthAccessTokens({
-    db,
-    sealer,
+    grants: oauthGrantStore(db, sealer),
     kv,
     logger,
     settings: settings.providers,
     onOutboxWrite: () => relay.notify(),
   });
-  const openMailbox = opts.openMailbox ?? mailboxOpener(db, sealer, settings, { tokens, logger });
+  const openMailbox = mailboxOpener(db, sealer, settings, { tokens, logger });
   const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const worker = new JobWorker({ db, bus, logger, settings, openMailbox, owner });
   worker.start();
-  const sync = settings.sync
-    ? new LiveSync({
-        db,
-        kv,
-        bus,
-        logger,
-        settings,
-        openMailbox,
-        ...(opts.syncScanMs ? { scanMs: opts.syncScanMs } : {}),
-      })
-    : null;
+  const sync = settings.sync ? new LiveSync({ db, kv, bus, logger, settings, openMailbox }) : null;
   sync?.start();
   logger.info('imap-backfill started', { concurrency: settings.concurrency, live_sync: settings.sync });
   return {

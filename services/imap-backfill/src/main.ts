@@ -7,7 +7,7 @@ tuneHeap();
 
 void runProcess({
   name: 'imap-backfill',
-  services: { 'imap-backfill': (ctx) => start(ctx) },
-  settings: [(config) => backfillSettings(config)],
+  services: { 'imap-backfill': start },
+  settings: [backfillSettings],
   opsPort: 3004,
 });

@@ -34,38 +34,44 @@
  * - The providers' variables (libs/providers ProviderEnvObject: API endpoints, deployment apps,
  *   token lifecycle) for the OAuth mailboxes' tokens and API clients.
  */
-import { type Config, integer, parseSettings } from '@mailyard/platform';
+import {
+  type Config,
+  atLeast,
+  flagOn,
+  integer,
+  parseSettings,
+  positiveInt,
+  positiveNumber,
+} from '@mailyard/platform';
 import { ProviderEnvObject, type ProviderSettings, providerEnvCheck } from '@mailyard/providers';
 import { z } from 'zod';
 
-const int = (def: number, min = 1) => z.coerce.number().int().min(min).default(def);
-
 export const BackfillEnvSchema = z
   .object({
-    BACKFILL_POLL_MS: int(1000, 10),
-    BACKFILL_CONCURRENCY: int(4),
-    BACKFILL_LEASE_MS: int(60_000, 1000),
-    BACKFILL_SLICE_DAYS: z.coerce.number().positive().default(7),
-    BACKFILL_SLICE_TARGET: int(1000),
-    BACKFILL_RETRY_MAX: int(8),
-    BACKFILL_RETRY_BASE_MS: int(2000, 1),
-    BACKFILL_FETCH_BATCH: int(500),
-    BACKFILL_INFLIGHT: int(16),
-    BACKFILL_INFLIGHT_BYTES: int(8 * 1024 * 1024, 1024),
-    BACKFILL_CHECKPOINT_EVERY: int(200),
-    IMAP_TIMEOUT_MS: int(15_000, 100),
+    BACKFILL_POLL_MS: atLeast(10, 1000),
+    BACKFILL_CONCURRENCY: positiveInt(4),
+    BACKFILL_LEASE_MS: atLeast(1000, 60_000),
+    BACKFILL_SLICE_DAYS: positiveNumber(7),
+    BACKFILL_SLICE_TARGET: positiveInt(1000),
+    BACKFILL_RETRY_MAX: positiveInt(8),
+    BACKFILL_RETRY_BASE_MS: positiveInt(2000),
+    BACKFILL_FETCH_BATCH: positiveInt(500),
+    BACKFILL_INFLIGHT: positiveInt(16),
+    BACKFILL_INFLIGHT_BYTES: atLeast(1024, 8 * 1024 * 1024),
+    BACKFILL_CHECKPOINT_EVERY: positiveInt(200),
+    IMAP_TIMEOUT_MS: atLeast(100, 15_000),
     IMAP_COMMAND_TIMEOUT_MS: integer('must be an integer of milliseconds from 1000', 1000).default(300_000),
     IMAP_MAX_MESSAGE_BYTES: integer(
       'must be a byte count from 1024 to 1073741823',
       1024,
       2 ** 30 - 1,
     ).default(25 * 1024 * 1024),
-    IMAP_SYNC: z.enum(['0', '1', 'true', 'false']).default('1'),
-    IMAP_SYNC_POLL_MS: int(60_000, 10),
-    IMAP_SYNC_LEASE_MS: int(30_000, 1000),
-    IMAP_SYNC_ERROR_AFTER: int(3),
-    IMAP_SYNC_RETRY_BASE_MS: int(2000, 1),
-    BACKFILL_API_CONCURRENCY: int(4),
+    IMAP_SYNC: flagOn,
+    IMAP_SYNC_POLL_MS: atLeast(10, 60_000),
+    IMAP_SYNC_LEASE_MS: atLeast(1000, 30_000),
+    IMAP_SYNC_ERROR_AFTER: positiveInt(3),
+    IMAP_SYNC_RETRY_BASE_MS: positiveInt(2000),
+    BACKFILL_API_CONCURRENCY: positiveInt(4),
   })
   // OAuth mailboxes: provider endpoints, the deployment's apps, token lifecycle (libs/providers).
   .merge(ProviderEnvObject)
@@ -104,14 +110,12 @@ export interface BackfillSettings {
 }
 
 /**
- * Parses the service's variables from `env` (default: the config's environment). Empty values
- * mean "use the default", as for every other variable (a Kubernetes ConfigMap lists them empty).
+ * Parses the service's variables from `config.env`; a bad value throws one ConfigError line.
+ * Empty values mean "use the default", as for every other variable (a Kubernetes ConfigMap lists
+ * them empty).
  */
-export function backfillSettings(
-  config: Config,
-  env: Readonly<Record<string, string | undefined>> = config.env,
-): BackfillSettings {
-  const e = parseSettings(BackfillEnvSchema, env);
+export function backfillSettings(config: Config): BackfillSettings {
+  const e = parseSettings(BackfillEnvSchema, config.env);
   return {
     pollMs: e.BACKFILL_POLL_MS,
     concurrency: e.BACKFILL_CONCURRENCY,
@@ -127,7 +131,7 @@ export function backfillSettings(
     imapTimeoutMs: e.IMAP_TIMEOUT_MS,
     imapCommandTimeoutMs: e.IMAP_COMMAND_TIMEOUT_MS,
     maxMessageBytes: e.IMAP_MAX_MESSAGE_BYTES,
-    sync: e.IMAP_SYNC === '1' || e.IMAP_SYNC === 'true',
+    sync: e.IMAP_SYNC,
     syncPollMs: e.IMAP_SYNC_POLL_MS,
     syncLeaseMs: e.IMAP_SYNC_LEASE_MS,
     syncErrorAfter: e.IMAP_SYNC_ERROR_AFTER,

@@ -5,11 +5,11 @@ import {
   InboundMessageStoredSchema,
 } from '@mailyard/contracts';
 import {
-  OutboxRelay,
   PermanentError,
   type RunningService,
   type ServiceContext,
   returnPathKey,
+  startOutboxRelay,
   storeReadiness,
 } from '@mailyard/platform';
 import type { StoredInboundMessage } from '@mailyard/store';
@@ -39,23 +39,15 @@ export { inboundSettings } from './settings';
  * dispatcher, or recorded as bounce, complaint or mailto unsubscribe: process-message.ts,
  * service-mail.ts); a recovery sweep (recovery-sweep.ts) processes what stayed `stored` past
  * INBOUND_RECOVERY_LEASE_MS (a crash after the 250); the bus consumer still takes announcements
- * of earlier versions; an outbox relay publishes the bounce/complaint events. `env` holds its
- * own variables (settings.ts).
+ * of earlier versions; an outbox relay publishes the bounce/complaint events. Its own variables
+ * are parsed from `config.env` (settings.ts).
  */
-export async function start(
-  ctx: ServiceContext,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<InboundService> {
+export async function start(ctx: ServiceContext): Promise<InboundService> {
   const { config, logger, db, bus } = ctx;
-  const settings = inboundSettings(config, env);
+  const settings = inboundSettings(config);
   if (!settings.tls && config.NODE_ENV === 'production')
     logger.warn('INBOUND_TLS_CERT/INBOUND_TLS_KEY not set: STARTTLS uses a self-signed certificate');
-  const relay = new OutboxRelay(db, bus, logger, {
-    pollMs: config.OUTBOX_POLL_MS,
-    batchSize: config.OUTBOX_BATCH,
-    retentionMs: config.OUTBOX_RETENTION_MS,
-  });
-  relay.start();
+  const relay = startOutboxRelay(ctx);
   const resolver = createAuthResolver(settings.dnsServers, settings.dnsTimeoutMs, settings.dnsCacheMs);
   const key = returnPathKey(ctx.sealer);
   const roundTrips = inboundRoundTrips(db);

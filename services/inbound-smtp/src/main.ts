@@ -3,7 +3,7 @@ import { inboundSettings, start } from './index';
 
 void runProcess({
   name: 'inbound-smtp',
-  services: { 'inbound-smtp': (ctx) => start(ctx) },
-  settings: [(config) => inboundSettings(config, config.env)],
+  services: { 'inbound-smtp': start },
+  settings: [inboundSettings],
   opsPort: 3005,
 });

@@ -2,7 +2,7 @@
  * The returned original inside a bounce or complaint (a `message/rfc822` part, or its headers in
  * `text/rfc822-headers` / `message/global-headers`), as far as attribution needs it: the
  * Message-ID, the Return-Path (our VERP address when the receiving MTA recorded it), From,
- * Subject, and whether it carries `X-Is-Svc` (mail this service sent; services/send build-mime.ts).
+ * Subject, and whether it carries `X-Is-Svc` (mail this service sent; services/send/src/mime).
  * Pure.
  */
 import { type MimeMessage, embeddedHeaders, first } from './report-mime';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ConfigError, loadConfig } from '@mailyard/platform';
 import { inboundSettings } from './settings';
 
-const settings = (env: Record<string, string>) => inboundSettings(loadConfig(env), env);
+const settings = (env: Record<string, string>) => inboundSettings(loadConfig(env));
 
 describe('inboundSettings', () => {
   it('keeps the documented defaults; empty values mean the default', () => {
@@ -72,7 +72,9 @@ describe('inboundSettings', () => {
       const missing = () =>
         settings({ INBOUND_TLS_CERT: join(dir, 'tls.crt'), INBOUND_TLS_KEY: join(dir, 'absent.key') });
       expect(missing).toThrow(ConfigError);
-      expect(missing).toThrow(`INBOUND_TLS_KEY: cannot read ${join(dir, 'absent.key')} (ENOENT)`);
+      expect(missing).toThrow(
+        `Invalid configuration: INBOUND_TLS_KEY cannot read ${join(dir, 'absent.key')} (ENOENT)`,
+      );
       expect(() => settings({ INBOUND_TLS_CERT: join(dir, 'tls.crt') })).toThrow(ConfigError);
     } finally {
       rmSync(dir, { recursive: true, force: true });

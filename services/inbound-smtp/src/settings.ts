@@ -26,36 +26,48 @@
  *   one-message sessions (20 sessions at 100 ms: 200 messages/s at most). Set it (e.g. 1000-6000,
  *   postscreen's greet wait) to refuse bots that do not wait for the greeting.
  */
-import { readFileSync } from 'node:fs';
 import {
   type Config,
-  ConfigError,
+  atLeast,
   bounceDomain,
+  fileContents,
   integer,
   parseSettings,
   positiveInt,
+  setTogether,
 } from '@mailyard/platform';
 import { z } from 'zod';
 
-const atLeast = (min: number, fallback: number) =>
-  integer(`must be an integer of at least ${min}`, min).default(fallback);
-
-export const InboundEnvSchema = z.object({
-  INBOUND_MAX_MESSAGE_BYTES: atLeast(1024, 25 * 1024 * 1024),
-  INBOUND_MAX_INFLIGHT_BYTES: integer('must be an integer of at least 1024', 1024).optional(),
-  INBOUND_MAX_RECIPIENTS: positiveInt(100),
-  INBOUND_MAX_CLIENTS: positiveInt(100),
-  INBOUND_MAX_PER_IP: positiveInt(10),
-  INBOUND_SOCKET_TIMEOUT_MS: atLeast(1000, 60_000),
-  INBOUND_SESSION_TIMEOUT_MS: atLeast(1000, 600_000),
-  INBOUND_DATA_TIMEOUT_MS: atLeast(1000, 300_000),
-  INBOUND_TLS_CERT: z.string().optional(),
-  INBOUND_TLS_KEY: z.string().optional(),
-  INBOUND_HOSTNAME: z.string().optional(),
-  INBOUND_DNS_CACHE_MS: atLeast(0, 30_000),
-  INBOUND_GREETING_DELAY_MS: integer('must be an integer from 0 to 60000', 0, 60_000).default(0),
-  INBOUND_RECOVERY_LEASE_MS: atLeast(100, 30_000),
-});
+export const InboundEnvSchema = z
+  .object({
+    INBOUND_MAX_MESSAGE_BYTES: atLeast(1024, 25 * 1024 * 1024),
+    INBOUND_MAX_INFLIGHT_BYTES: integer('must be an integer of at least 1024', 1024).optional(),
+    INBOUND_MAX_RECIPIENTS: positiveInt(100),
+    INBOUND_MAX_CLIENTS: positiveInt(100),
+    INBOUND_MAX_PER_IP: positiveInt(10),
+    INBOUND_SOCKET_TIMEOUT_MS: atLeast(1000, 60_000),
+    INBOUND_SESSION_TIMEOUT_MS: atLeast(1000, 600_000),
+    INBOUND_DATA_TIMEOUT_MS: atLeast(1000, 300_000),
+    INBOUND_TLS_CERT: fileContents.optional(),
+    INBOUND_TLS_KEY: fileContents.optional(),
+    INBOUND_HOSTNAME: z.string().optional(),
+    INBOUND_DNS_CACHE_MS: atLeast(0, 30_000),
+    INBOUND_GREETING_DELAY_MS: integer('must be an integer from 0 to 60000', 0, 60_000).default(0),
+    INBOUND_RECOVERY_LEASE_MS: atLeast(100, 30_000),
+  })
+  .superRefine(setTogether([['INBOUND_TLS_CERT', 'INBOUND_TLS_KEY']]))
+  .superRefine((s, ctx) => {
+    // The budget must hold one message of the largest size.
+    if (
+      s.INBOUND_MAX_INFLIGHT_BYTES !== undefined &&
+      s.INBOUND_MAX_INFLIGHT_BYTES < s.INBOUND_MAX_MESSAGE_BYTES
+    )
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['INBOUND_MAX_INFLIGHT_BYTES'],
+        message: 'must be at least INBOUND_MAX_MESSAGE_BYTES',
+      });
+  });
 
 export interface InboundSettings {
   port: number;
@@ -85,31 +97,16 @@ export interface InboundSettings {
   recoveryLeaseMs: number;
 }
 
-/** A PEM file named by `variable`; an unreadable one is a ConfigError line, not a stack trace. */
-function readPem(variable: string, path: string): Buffer {
-  try {
-    return readFileSync(path);
-  } catch (err) {
-    throw new ConfigError(`${variable}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? err})`);
-  }
-}
-
-export function inboundSettings(config: Config, env: NodeJS.ProcessEnv): InboundSettings {
-  const s = parseSettings(InboundEnvSchema, env);
-  const maxInflightBytes = s.INBOUND_MAX_INFLIGHT_BYTES ?? 4 * s.INBOUND_MAX_MESSAGE_BYTES;
-  if (maxInflightBytes < s.INBOUND_MAX_MESSAGE_BYTES)
-    throw new ConfigError(
-      'Invalid configuration: INBOUND_MAX_INFLIGHT_BYTES must be at least INBOUND_MAX_MESSAGE_BYTES',
-    );
-  if (Boolean(s.INBOUND_TLS_CERT) !== Boolean(s.INBOUND_TLS_KEY))
-    throw new ConfigError('INBOUND_TLS_CERT and INBOUND_TLS_KEY must be set together');
+/** Parses the MX's variables from `config.env`; a bad value throws one ConfigError line. */
+export function inboundSettings(config: Config): InboundSettings {
+  const s = parseSettings(InboundEnvSchema, config.env);
   return {
     port: config.SMTP_PORT,
     host: config.HOST,
     hostname: s.INBOUND_HOSTNAME ?? config.SERVICE_DOMAIN,
     bounceDomain: bounceDomain(config),
     maxMessageBytes: s.INBOUND_MAX_MESSAGE_BYTES,
-    maxInflightBytes,
+    maxInflightBytes: s.INBOUND_MAX_INFLIGHT_BYTES ?? 4 * s.INBOUND_MAX_MESSAGE_BYTES,
     maxRecipients: s.INBOUND_MAX_RECIPIENTS,
     maxClients: s.INBOUND_MAX_CLIENTS,
     maxPerIp: s.INBOUND_MAX_PER_IP,
@@ -117,12 +114,7 @@ export function inboundSettings(config: Config, env: NodeJS.ProcessEnv): Inbound
     sessionTimeoutMs: s.INBOUND_SESSION_TIMEOUT_MS,
     dataTimeoutMs: s.INBOUND_DATA_TIMEOUT_MS,
     tls:
-      s.INBOUND_TLS_CERT && s.INBOUND_TLS_KEY
-        ? {
-            cert: readPem('INBOUND_TLS_CERT', s.INBOUND_TLS_CERT),
-            key: readPem('INBOUND_TLS_KEY', s.INBOUND_TLS_KEY),
-          }
-        : null,
+      s.INBOUND_TLS_CERT && s.INBOUND_TLS_KEY ? { cert: s.INBOUND_TLS_CERT, key: s.INBOUND_TLS_KEY } : null,
     dnsServers: config.DNS_SERVERS,
     dnsTimeoutMs: config.DNS_TIMEOUT_MS,
     dnsCacheMs: s.INBOUND_DNS_CACHE_MS,

@@ -45,10 +45,9 @@ import {
   isValidTraceparent,
   runWithTrace,
 } from '@mailyard/platform';
+import { AUTH_REASON_PREFIX, type DeliveryFailure } from '@mailyard/providers';
 import { deactivateMailer, loadSendingMailer } from '@mailyard/store';
-import { buildMessage } from './build-mime';
 import { type ByteBudget, copyCostBytes } from './byte-budget';
-import { AUTH_REASON_PREFIX, type DeliveryFailure } from './classify-smtp-error';
 import { plannedCopy } from './copy-plan';
 import { dkimSign } from './dkim';
 import type { EventContext, EventRecipient, EventWriter, PlannedEvent } from './emit-event';
@@ -56,6 +55,7 @@ import { envelopesFor } from './envelopes';
 import type { CopyLoader, CopyRecipientRow, LoadedCopy, RecordedEvent } from './load-copy';
 import type { MailerCache } from './mailer-cache';
 import { deactivationReason, recordedDeactivation } from './mailer-deactivation';
+import { buildMessage } from './mime';
 import { type PhishingInput, checkPhishingAsync } from './phishing';
 import type { PhishingVerdicts } from './phishing-verdicts';
 import { renderCopy } from './render';

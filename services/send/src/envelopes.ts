@@ -15,7 +15,7 @@
  */
 import { type SendingMailer, addressKey } from '@mailyard/contracts';
 import { verpAddress } from '@mailyard/platform';
-import type { Envelope } from './transports';
+import type { Envelope } from '@mailyard/providers';
 
 export interface ReturnPath {
   key: Buffer;

@@ -1,6 +1,12 @@
 import { Queue, WorkQueues } from '@mailyard/contracts';
-import { OutboxRelay, type RunningService, type ServiceContext } from '@mailyard/platform';
+import {
+  type OutboxRelay,
+  type RunningService,
+  type ServiceContext,
+  startOutboxRelay,
+} from '@mailyard/platform';
 import { type OAuthAccessTokens, oauthAccessTokens } from '@mailyard/providers';
+import { oauthGrantStore } from '@mailyard/store';
 import { ByteBudget } from './byte-budget';
 import { type ConsumerDeps, createSendHandler } from './consumer';
 import { EventWriter } from './emit-event';
@@ -12,7 +18,6 @@ import { type SendSettings, sendSettings } from './settings';
 import { Transports } from './transports';
 
 export { checkPhishing, checkPhishingAsync } from './phishing';
-export { classifySmtpError } from './classify-smtp-error';
 export { sendSettings } from './settings';
 
 /**
@@ -50,20 +55,19 @@ export function consumerDeps(
 
 /**
  * The token sources of OAuth mailers (libs/providers): one factory per process, so concurrent
- * sends of one mailer share a refresh. A deactivation it writes (revoked grant) wakes `relay`.
+ * sends of one mailer share a refresh. A deactivation it writes (revoked grant) calls `onOutboxWrite`.
  */
 export function sendTokens(
   ctx: ServiceContext,
   settings: SendSettings,
-  relay?: OutboxRelay,
+  onOutboxWrite?: () => void,
 ): OAuthAccessTokens {
   return oauthAccessTokens({
-    db: ctx.db,
-    sealer: ctx.sealer,
+    grants: oauthGrantStore(ctx.db, ctx.sealer),
     kv: ctx.kv,
     logger: ctx.logger,
     settings: settings.providers,
-    ...(relay ? { onOutboxWrite: () => relay.notify() } : {}),
+    ...(onOutboxWrite ? { onOutboxWrite } : {}),
   });
 }
 
@@ -74,19 +78,20 @@ export function sendTokens(
 export async function start(ctx: ServiceContext): Promise<RunningService> {
   const { config, logger, db, bus } = ctx;
   const settings = sendSettings(config);
-  const relay = new OutboxRelay(db, bus, logger, {
-    pollMs: config.OUTBOX_POLL_MS,
-    batchSize: config.OUTBOX_BATCH,
-    retentionMs: config.OUTBOX_RETENTION_MS,
-  });
-  const transports = new Transports(settings, sendTokens(ctx, settings, relay));
+  // Started below, once the queue is bound; a wake before then has nothing to wake (the relay's
+  // first poll takes every row committed until it starts).
+  let relay: OutboxRelay | null = null;
+  const transports = new Transports(
+    settings,
+    sendTokens(ctx, settings, () => relay?.notify()),
+  );
   // Events committed within RELAY_COALESCE_MS wake the relay once: one outbox batch instead of a
   // relay transaction per committed attempt (the events reach the bus at most that much later).
   let wakeTimer: NodeJS.Timeout | null = null;
   const wakeRelay = () => {
     wakeTimer ??= setTimeout(() => {
       wakeTimer = null;
-      relay.notify();
+      relay?.notify();
     }, RELAY_COALESCE_MS);
   };
   const handler = createSendHandler(consumerDeps(ctx, settings, transports, wakeRelay));
@@ -105,7 +110,7 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
   );
   // Only now: the queue and its binding exist before this relay publishes anything (a command
   // published to the exchange while no queue is bound would be dropped by the broker).
-  relay.start();
+  relay = startOutboxRelay(ctx);
   const route = settings.relayUrl ? 'relay' : `direct MX (port ${settings.mxPort})`;
   logger.info('send service started', { concurrency: settings.concurrency, domain_mailers: route });
   return {
@@ -117,7 +122,7 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
       await consumer.cancel();
       if (wakeTimer) clearTimeout(wakeTimer);
       transports.close();
-      await relay.stop();
+      await relay?.stop();
     },
   };
 }

@@ -1,4 +1,4 @@
-import { AUTH_REASON_PREFIX } from './classify-smtp-error';
+import { AUTH_REASON_PREFIX } from '@mailyard/providers';
 import { deactivationReason, recordedDeactivation } from './mailer-deactivation';
 import { OAUTH_REVOKED_REASON } from './transports/classify-provider-error';
 

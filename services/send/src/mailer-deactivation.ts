@@ -18,7 +18,7 @@
  * `provider_auth_error` is left to do.
  */
 import type { DeactivationReason, SendingMailer } from '@mailyard/contracts';
-import { AUTH_REASON_PREFIX, type DeliveryFailure } from './classify-smtp-error';
+import { AUTH_REASON_PREFIX, type DeliveryFailure } from '@mailyard/providers';
 import { OAUTH_REVOKED_REASON } from './transports/classify-provider-error';
 
 export function deactivationReason(

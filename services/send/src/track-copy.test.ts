@@ -7,7 +7,7 @@ import {
   unsubscribeTagValid,
   verifyLinkToken,
 } from '@mailyard/platform';
-import { buildMessage } from './build-mime';
+import { buildMessage } from './mime';
 import { trackCopy } from './track-copy';
 
 const sealer = new Sealer(randomBytes(32));

@@ -5,15 +5,15 @@
  */
 import type { CopyRecipient } from '@mailyard/contracts';
 import { OAuthRevokedError } from '@mailyard/providers';
+import { AUTH_REASON_PREFIX } from '@mailyard/providers';
+import type { RecipientResult } from '@mailyard/providers';
 import { grantTokenSource } from '@mailyard/testkit/peers/api-stand-in';
 import { type GmailStandIn, startGmailApi } from '@mailyard/testkit/peers/gmail-api';
 import { type GraphStandIn, startGraphApi } from '@mailyard/testkit/peers/graph-api';
-import { buildMessage } from '../src/build-mime';
-import { AUTH_REASON_PREFIX } from '../src/classify-smtp-error';
+import { buildMessage } from '../src/mime';
 import { GmailTransport } from '../src/transports/gmail-transport';
 import { GraphTransport } from '../src/transports/graph-transport';
 import { headerRecipientsFor } from '../src/transports/header-recipients';
-import type { RecipientResult } from '../src/transports/types';
 
 const planned: CopyRecipient[] = [
   { email: 'ann@example.test', name: 'Ann', type: 'to' },

@@ -1,11 +1,11 @@
 import {
-  OutboxRelay,
   type RunningService,
   type ServiceContext,
   boundPort,
   closeServer,
   linkTokenKey,
   listen,
+  startOutboxRelay,
   storeReadiness,
 } from '@mailyard/platform';
 import { buildTrackingApp } from './app';
@@ -19,21 +19,13 @@ export { trackingSettings } from './settings';
 /**
  * Starts the tracking service: open pixel, click redirect and unsubscribe on TRACKING_PORT,
  * and an outbox relay publishing the events it records. Its own variables (settings.ts) are
- * read from `config.env` unless `env` is given.
+ * read from `config.env`.
  */
-export async function start(
-  ctx: ServiceContext,
-  env?: Readonly<Record<string, string | undefined>>,
-): Promise<RunningService> {
+export async function start(ctx: ServiceContext): Promise<RunningService> {
   const { config, logger, db } = ctx;
-  const settings = trackingSettings(config, env ?? config.env);
+  const settings = trackingSettings(config);
   const geo = await openGeoLookup(settings.geoipDb);
-  const relay = new OutboxRelay(db, ctx.bus, logger, {
-    pollMs: config.OUTBOX_POLL_MS,
-    batchSize: config.OUTBOX_BATCH,
-    retentionMs: config.OUTBOX_RETENTION_MS,
-  });
-  relay.start();
+  const relay = startOutboxRelay(ctx);
   const readiness = storeReadiness(ctx);
   const app = buildTrackingApp(
     { db, logger, geo, key: linkTokenKey(ctx.sealer), afterCommit: () => relay.notify() },

@@ -5,7 +5,7 @@ import { trackingSettings } from './settings';
 void runProcess({
   settings: [trackingSettings],
   name: 'tracking',
-  services: { tracking: (ctx) => start(ctx) },
+  services: { tracking: start },
   opsPort: 3007,
   servicePorts: (config) => [config.TRACKING_PORT],
 });

@@ -58,12 +58,9 @@ export interface TrackingSettings {
   geoipDb?: string;
 }
 
-/** Parses the tracking service's variables (from `config.env` unless `env` is given); a bad value is one ConfigError line. */
-export function trackingSettings(
-  config: Config,
-  env: Readonly<Record<string, string | undefined>> = config.env,
-): TrackingSettings {
-  const parsed = parseSettings(TrackingEnvSchema, env);
+/** Parses the tracking service's variables from `config.env`; a bad value is one ConfigError line. */
+export function trackingSettings(config: Config): TrackingSettings {
+  const parsed = parseSettings(TrackingEnvSchema, config.env);
   return {
     port: config.TRACKING_PORT,
     host: config.HOST,

@@ -1,5 +1,5 @@
+import { guardedAgents } from '@mailyard/platform';
 import { deliver } from './deliver';
-import { outboundGuard } from './outbound';
 
 const req = {
   url: 'http://127.0.0.1:9/never-reached',
@@ -10,7 +10,7 @@ const req = {
   secret: null,
   traceparent: null,
 };
-const deps = { guard: outboundGuard(true), timeoutMs: 1000 };
+const deps = { agents: guardedAgents({ allowPrivate: true }), timeoutMs: 1000 };
 
 describe('deliver: a request that cannot be built is a failed attempt, never an exception', () => {
   it('headers refused by the rule', async () => {

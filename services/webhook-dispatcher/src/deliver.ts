@@ -3,21 +3,15 @@
  * - headers as request-headers.ts builds them (custom ones verbatim once they pass the webhook
  *   header rule, then the service's own); a request that cannot be built (headers refused, or
  *   anything Node's client throws on) is a failed attempt with the reason, never an exception;
- * - the connection goes through the injected `lookup` (the outbound guard: resolved once,
- *   private targets refused unless allowed, the checked address is the one connected to);
+ * - the connection goes through the injected guarded agents (libs/platform's outbound guard:
+ *   resolved once, IP literals and private targets refused unless allowed, the checked address
+ *   is the one connected to);
  * - one timeout for the whole exchange (connect, TLS, headers, body); no redirect is followed
  *   (a 3xx is a failed attempt); only a 2xx is success;
  * - errors are described without resolved addresses (node's messages include them).
  */
-import http from 'node:http';
-import https from 'node:https';
-import {
-  type OutboundGuard,
-  type OutboundLookup,
-  isRefusedTarget,
-  isUnresolvedTarget,
-  refuseLiteral,
-} from './outbound';
+import type http from 'node:http';
+import { type GuardedAgents, type OutboundTargetError, guardedRequest } from '@mailyard/platform';
 import { type HeaderSource, requestHeaders } from './request-headers';
 
 export interface DeliveryRequest extends HeaderSource {
@@ -26,7 +20,8 @@ export interface DeliveryRequest extends HeaderSource {
 }
 
 export interface DeliveryDeps {
-  guard: OutboundGuard;
+  /** guardedAgents of the dispatcher's guard (keep-alive: a socket is reused only after its address was checked). */
+  agents: GuardedAgents;
   timeoutMs: number;
   /** Seconds since the epoch (injectable for tests). */
   now?: () => number;
@@ -42,23 +37,6 @@ export interface DeliveryResult {
 
 /** Bytes of a response body read (and discarded) before the socket is released. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
-
-const agents = new WeakMap<OutboundLookup, Map<string, http.Agent>>();
-/** One keep-alive agent per protocol and lookup: a socket is reused only after its address was checked. */
-function agentFor(protocol: string, lookup: OutboundLookup): http.Agent {
-  let byProtocol = agents.get(lookup);
-  if (!byProtocol) {
-    byProtocol = new Map();
-    agents.set(lookup, byProtocol);
-  }
-  let a = byProtocol.get(protocol);
-  if (!a) {
-    const opts = { keepAlive: true, maxSockets: 64, lookup } as http.AgentOptions;
-    a = protocol === 'https:' ? new https.Agent(opts) : new http.Agent(opts);
-    byProtocol.set(protocol, a);
-  }
-  return a;
-}
 
 export function deliver(req: DeliveryRequest, deps: DeliveryDeps): Promise<DeliveryResult> {
   const started = performance.now();
@@ -78,22 +56,14 @@ export function deliver(req: DeliveryRequest, deps: DeliveryDeps): Promise<Deliv
     } catch {
       return resolve({ ok: false, statusCode: null, latencyMs: 0, error: 'invalid webhook URL' });
     }
-    const refused = refuseLiteral(deps.guard, url.hostname);
-    if (refused) return resolve({ ok: false, statusCode: null, latencyMs: 0, error: describeError(refused) });
     const body = Buffer.from(req.body, 'utf8');
     const timestampS = Math.floor(deps.now?.() ?? Date.now() / 1000);
     const built = requestHeaders(req, timestampS);
     if (!built.ok) return resolve({ ok: false, statusCode: null, latencyMs: 0, error: built.error });
     const headers = { ...built.headers, 'Content-Length': String(body.length) };
-    const send = url.protocol === 'https:' ? https.request : http.request;
     let request: http.ClientRequest;
     try {
-      request = send(url, {
-        method: req.method,
-        headers,
-        lookup: deps.guard.lookup,
-        agent: agentFor(url.protocol, deps.guard.lookup),
-      });
+      request = guardedRequest(url, { method: req.method, headers }, deps.agents);
     } catch (err) {
       // Node validates the method and every header before sending anything.
       const code = (err as NodeJS.ErrnoException).code ?? 'unknown error';
@@ -136,9 +106,12 @@ export function deliver(req: DeliveryRequest, deps: DeliveryDeps): Promise<Deliv
 }
 
 /** Node's network errors name the address they failed on; say what happened without it. */
-export function describeError(err: NodeJS.ErrnoException & { causeCode?: string }): string {
-  if (isRefusedTarget(err)) return 'target resolves to a private, loopback or link-local address';
-  if (isUnresolvedTarget(err)) return 'host name does not resolve';
+export function describeError(
+  err: (NodeJS.ErrnoException & { causeCode?: string }) | OutboundTargetError,
+): string {
+  if (err.code === 'ETARGET_PRIVATE') return 'target resolves to a private, loopback or link-local address';
+  if (['ETARGET_UNRESOLVED', 'ENOTFOUND', 'EAI_AGAIN', 'ENODATA'].includes(String(err.code)))
+    return 'host name does not resolve';
   switch (err.causeCode ?? err.code) {
     case 'ECONNREFUSED':
       return 'connection refused';

@@ -1,18 +1,16 @@
 import { Queue, WorkQueues } from '@mailyard/contracts';
-import type { RunningService, ServiceContext } from '@mailyard/platform';
+import { type RunningService, type ServiceContext, guardedAgents } from '@mailyard/platform';
 import { AccountBatcher } from './batch';
 import { createDispatchHandler } from './consumer';
 import { deliver } from './deliver';
 import { type AccountBatch, flushAccounts } from './flush';
 import { deliveriesPlanned, eventsFlushed } from './metrics';
-import { outboundGuard } from './outbound';
 import { GroupWriter } from './recorder';
 import type { DispatchEvent } from './route-event';
 import { dispatcherSettings } from './settings';
 import { DeliveryWorker } from './worker';
 
 export { routeEvents } from './route-event';
-export { signWebhook } from './sign';
 export { dispatcherSettings } from './settings';
 
 /** Bus handler failures (database unavailable) are redelivered after these delays, then parked. */
@@ -25,13 +23,18 @@ export const DISPATCH_HANDLER_RETRY_DELAYS_MS = [1_000, 5_000, 30_000, 120_000, 
 export async function start(ctx: ServiceContext): Promise<RunningService> {
   const { db, bus, logger, sealer, config } = ctx;
   const settings = dispatcherSettings(config);
-  const guard = outboundGuard(settings.allowInsecure, ctx.config);
+  const agents = guardedAgents({
+    allowPrivate: settings.allowInsecure,
+    dns: ctx.config,
+    connectTimeoutMs: settings.timeoutMs,
+    agent: { keepAlive: true, maxSockets: 64 },
+  });
   const worker = new DeliveryWorker({
     db,
     sealer,
     logger,
     settings,
-    deliver: (req) => deliver(req, { guard, timeoutMs: settings.timeoutMs }),
+    deliver: (req) => deliver(req, { agents, timeoutMs: settings.timeoutMs }),
   });
   // Batches flushed at the same moment (of any accounts) are stored by one statement.
   const store = new GroupWriter<AccountBatch>(async (batches) => {

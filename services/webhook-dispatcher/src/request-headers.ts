@@ -1,3 +1,4 @@
+import { signWebhook } from '@mailyard/client';
 /**
  * The headers of one webhook attempt, or why the request cannot be built. Contract:
  * - the configured custom headers and the delivery's own (X-History-Backfill-Job-Id) must pass
@@ -12,7 +13,6 @@
  *   custom header never shadows them.
  */
 import { checkWebhookHeaders } from '@mailyard/contracts';
-import { signWebhook } from './sign';
 
 export const USER_AGENT = 'Mailyard-Webhooks/1.0';
 

@@ -4,11 +4,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  type TestGateway,
-  createStores,
-  startGateway,
-} from '../../../../services/gateway/test/support/harness';
+import { type TestGateway, createStores, startGateway } from '@mailyard/gateway/test/support/harness';
 
 export interface Running {
   gw: TestGateway;

@@ -9,9 +9,9 @@
  * returns a BatchItemError in their place instead: only those calls fail (e.g. a multi-row
  * statement that failed, retried item by item, see the gateway's send group commit).
  */
-export class BatchItemError {
-  constructor(readonly error: unknown) {}
-}
+import { type BatchItemError, type BatchWaiter, settleBatch } from './settle';
+
+export { BatchItemError } from './settle';
 
 /**
  * A failure of a multi-row statement caused by the data of its rows (PostgreSQL SQLSTATE classes
@@ -30,7 +30,7 @@ export interface BatchWeight<I> {
 }
 
 export class Batcher<I, O> {
-  private queue: Array<{ item: I; resolve: (o: O) => void; reject: (err: unknown) => void }> = [];
+  private queue: Array<BatchWaiter<O> & { item: I }> = [];
   private busy = false;
 
   constructor(
@@ -70,22 +70,10 @@ export class Batcher<I, O> {
       this.busy = false;
       return;
     }
-    let running: Promise<Array<O | BatchItemError>>;
-    try {
-      running = this.run(batch.map((b) => b.item));
-    } catch (err) {
-      running = Promise.reject(err);
-    }
-    running
-      .then(
-        (results) =>
-          batch.forEach((b, i) => {
-            const r = results[i];
-            if (r instanceof BatchItemError) b.reject(r.error);
-            else b.resolve(r as O);
-          }),
-        (err) => batch.forEach((b) => b.reject(err)),
-      )
-      .finally(() => this.flush());
+    void settleBatch(
+      batch.map((b) => b.item),
+      batch,
+      this.run,
+    ).finally(() => this.flush());
   }
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ConfigError, EnvSchema, bounceDomain, loadConfig, parseSettings } from './env';
-import { positiveInt } from './fields';
+import { fileContents, flagOn, positiveInt, setTogether } from './fields';
 
 describe('loadConfig (the core settings)', () => {
   it('applies defaults for an empty environment', () => {
@@ -66,6 +66,23 @@ describe('parseSettings (a service schema)', () => {
         'Invalid configuration: THING_API_KEY must be at least 16 characters',
       );
     }
+  });
+
+  it('reports settings of a pair and files read at start in the same one line', () => {
+    const paired = z
+      .object({ THING_CERT: fileContents.optional(), THING_CHAIN: z.string().optional(), THING_ON: flagOn })
+      .superRefine(setTogether([['THING_CERT', 'THING_CHAIN']]));
+    expect(parseSettings(paired, {})).toEqual({ THING_ON: true });
+    expect(parseSettings(paired, { THING_ON: 'false' }).THING_ON).toBe(false);
+    // The unset variable is named; no "(got ...)" for it.
+    expect(() => parseSettings(paired, { THING_CHAIN: '/c' })).toThrow(
+      new ConfigError('Invalid configuration: THING_CERT must be set together with THING_CHAIN'),
+    );
+    expect(() => parseSettings(paired, { THING_CERT: '/nonexistent/cert.pem', THING_CHAIN: '/c' })).toThrow(
+      new ConfigError(
+        'Invalid configuration: THING_CERT cannot read /nonexistent/cert.pem (ENOENT) (got "/nonexistent/cert.pem")',
+      ),
+    );
   });
 });
 

@@ -79,7 +79,7 @@ function cleanEnv(env: NodeJS.ProcessEnv): Record<string, string> {
 
 /**
  * Parses `env` with `schema`; an invalid value throws one ConfigError naming the variable (its
- * value is shown unless the name suggests a secret or a URL with credentials).
+ * value is shown when set, unless the name suggests a secret or a URL with credentials).
  */
 export function parseSettings<S extends z.ZodTypeAny>(
   schema: S,
@@ -90,7 +90,8 @@ export function parseSettings<S extends z.ZodTypeAny>(
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   const name = String(issue.path[0]);
-  const shown = name.includes('KEY') || name.includes('URL') ? '' : ` (got "${env[name]}")`;
+  const secret = name.includes('KEY') || name.includes('URL');
+  const shown = secret || cleaned[name] === undefined ? '' : ` (got "${cleaned[name]}")`;
   throw new ConfigError(`Invalid configuration: ${name} ${issue.message}${shown}`);
 }
 

@@ -3,6 +3,7 @@
  * (services/<name>/src/settings.ts) describe their variables with these, so a value is parsed
  * and reported the same way wherever it is read.
  */
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 
@@ -21,10 +22,33 @@ export const optionalUrl = (protocols: string[]) =>
     .refine((v) => v === undefined || protocols.some((p) => v.startsWith(`${p}://`)), {
       message: `must be a URL starting with ${protocols.map((p) => `${p}://`).join(' or ')}`,
     });
-export const flag = z
-  .enum(['0', '1', 'true', 'false', ''])
-  .default('0')
-  .transform((v) => v === '1' || v === 'true');
+/** An integer of at least `min` (a lower bound other than 1: milliseconds, bytes). */
+export const atLeast = (min: number, fallback: number) =>
+  integer(`must be an integer of at least ${min}`, min).default(fallback);
+/** A number above 0, fractions allowed (days and such). */
+export const positiveNumber = (fallback: number) =>
+  z.coerce
+    .number({ invalid_type_error: 'must be a positive number' })
+    .refine((n) => Number.isFinite(n) && n > 0, { message: 'must be a positive number' })
+    .default(fallback);
+const onOff = z.enum(['0', '1', 'true', 'false', '']);
+const isOn = (v: string) => v === '1' || v === 'true';
+/** A switch that is off unless set to 1 or true. */
+export const flag = onOff.default('0').transform(isOn);
+/** A switch that is on unless set to 0 or false. */
+export const flagOn = onOff.default('1').transform(isOn);
+/** The path of a file read at start (a PEM certificate and such); its contents, or an issue naming why not. */
+export const fileContents = z.string().transform((path, ctx): Buffer => {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      message: `cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+    });
+    return z.NEVER;
+  }
+});
 /** A byte size such as `1mb`, `512kb` or `1048576` (1024-based). */
 export const byteSize = z
   .string()
@@ -61,6 +85,24 @@ export const secondsList = (fallback: string) =>
   commaList('must be a comma-separated list of seconds (numbers >= 0)', (s) => /^\d+(\.\d+)?$/.test(s))
     .transform((items) => items.map(Number))
     .default(fallback);
+
+/**
+ * A refinement of a settings object: each pair of variables is set together or not at all. The
+ * issue names the one missing (`GOOGLE_CLIENT_SECRET must be set together with GOOGLE_CLIENT_ID`).
+ */
+export const setTogether =
+  <K extends string>(pairs: ReadonlyArray<readonly [K, K]>) =>
+  (s: Partial<Record<K, unknown>>, ctx: z.RefinementCtx): void => {
+    for (const [a, b] of pairs) {
+      if (Boolean(s[a]) === Boolean(s[b])) continue;
+      const [missing, given] = s[a] ? [b, a] : [a, b];
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: [missing],
+        message: `must be set together with ${given}`,
+      });
+    }
+  };
 
 /**
  * The markers of the values the repository's examples put where a secret goes (`.env.example`

@@ -3,12 +3,14 @@
  * `jitterMs` random delay, so replicas started together do not all wake at once) the job takes
  * the kv lock `lockKey` with an owner token and a TTL, runs one pass, and releases the lock. A
  * replica that finds the lock held skips that pass. While a long pass runs, the lock is extended
- * every TTL/3 so it does not expire under it; a replica that crashes mid-pass loses the lock
+ * every TTL/3 (the one renew loop, lease/lease.ts) so it does not expire under it; a replica that crashes mid-pass loses the lock
  * after the TTL and another takes over. stop() stops scheduling and waits for a running pass.
  *
  * Used by the gateway's DNS re-check of sending domains; the IMAP watcher reuses it.
  */
 import type { Kv } from '../kv/types';
+import { acquireKvLease } from '../lease/kv-lease';
+import { type Lease, keepLeaseAlive } from '../lease/lease';
 import type { Logger } from '../logger/logger';
 
 export interface ScheduledJobOptions {
@@ -86,30 +88,23 @@ export class ScheduledJob {
 
   private async pass(): Promise<PassOutcome> {
     const { kv, logger, lockKey, name } = this.o;
-    let token: string | null;
+    let lease: Lease | null;
     try {
-      token = await kv.acquireLock(lockKey, this.lockTtlMs);
+      lease = await acquireKvLease(kv, lockKey, this.lockTtlMs);
     } catch (err) {
       logger.warn(`${name}: kv unavailable; pass skipped`, { error: message(err) });
       return 'skipped';
     }
-    if (!token) return 'skipped';
+    if (!lease) return 'skipped';
     const lost = new AbortController();
-    const keepAlive = setInterval(
-      () => {
-        kv.extendLock(lockKey, token, this.lockTtlMs).then(
-          (held) => {
-            if (!held && !lost.signal.aborted) {
-              logger.warn(`${name}: lock lost during a pass`);
-              lost.abort();
-            }
-          },
-          (err) => logger.warn(`${name}: could not extend the lock`, { error: message(err) }),
-        );
+    const stopRenewing = keepLeaseAlive(lease, {
+      onLost: () => {
+        if (lost.signal.aborted) return;
+        logger.warn(`${name}: lock lost during a pass`);
+        lost.abort();
       },
-      Math.max(1, Math.floor(this.lockTtlMs / 3)),
-    );
-    keepAlive.unref();
+      onError: (err) => logger.warn(`${name}: could not extend the lock`, { error: message(err) }),
+    });
     try {
       await this.o.run(lost.signal);
       return 'ran';
@@ -117,8 +112,8 @@ export class ScheduledJob {
       logger.warn(`${name}: pass failed`, { error: message(err) });
       return 'failed';
     } finally {
-      clearInterval(keepAlive);
-      await kv.releaseLock(lockKey, token).catch(() => {});
+      stopRenewing();
+      await lease.release().catch(() => {});
     }
   }
 }

@@ -1,5 +1,5 @@
 /**
- * Messages the service itself sent carry the header `X-Is-Svc` (services/send build-mime.ts).
+ * Messages the service itself sent carry the header `X-Is-Svc` (services/send/src/mime).
  * IMAP backfill does not post them when found in the SENT folder (SPEC.md "Incoming email
  * event"); the inbound service recognises the returned original inside a bounce or complaint
  * as ours, and never takes our own outgoing mail arriving at the bounce domain for a report.

@@ -1,6 +1,6 @@
 /**
- * Which IP addresses an outbound connection to a user-supplied target may reach (DESIGN.md
- * Security invariant 3). Refused: every range that is not the public internet — unspecified,
+ * Which IP addresses an outbound connection to a user-supplied target may reach (docs/architecture.md
+ * "Outbound connections"). Refused: every range that is not the public internet — unspecified,
  * loopback, private (RFC 1918, ULA), shared/CGNAT, link-local (cloud metadata lives there),
  * IETF protocol and documentation ranges, benchmarking, multicast, reserved and broadcast — plus
  * known metadata addresses outside those ranges. Anything that is not an IP address is refused.

@@ -1,7 +1,7 @@
 /**
- * The one way the project opens a connection to a user-supplied target (DESIGN.md Security
- * invariant 3): resolve once with the project's resolver, check every address
- * (resolve-guarded.ts), then connect to the checked addresses only, in order, until one answers
+ * The one way the project opens a connection to a user-supplied target (docs/architecture.md
+ * "Outbound connections"): resolve once with the project's resolver, check every address
+ * (guarded-resolve.ts), then connect to the checked addresses only, in order, until one answers
  * within `timeoutMs`. The host name is used only for TLS (SNI and the certificate check).
  *
  * Errors are OutboundTargetError: ETARGET_PRIVATE / ETARGET_UNRESOLVED before anything is

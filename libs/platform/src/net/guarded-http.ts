@@ -1,57 +1,24 @@
 /**
- * The guarded connect for HTTP(S) clients (webhook deliveries, OAuth endpoints):
+ * The guarded connect for HTTP(S) clients (webhook deliveries, any HTTP call to a user-supplied
+ * URL):
  *
  * - `guardedAgent({ https, allowPrivate, dns })`: an http.Agent / https.Agent whose every
  *   connection goes through guardedConnect (resolve once, check, connect to the checked address;
- *   TLS verified against the URL's host). Works for node:http and for `got`
- *   (`agent: { http, https }`). IP-literal URLs are checked too. Prefer it.
- * - `guardedLookup({ allowPrivate, dns })`: a dns.lookup-compatible function (for `lookup` of
- *   node:http / net, or got's `dnsLookup`). Node skips `lookup` for IP-literal hosts, so a
- *   client using only this must check IP literals itself (checkAddress); the agent does.
+ *   TLS verified against the URL's host). IP-literal URLs are checked too, so there is nothing
+ *   for the caller to remember. Works for node:http and for `got` (`agent: { http, https }`).
+ * - `guardedRequest(url, options, agents)`: node's http(s).request for `url` through the guarded
+ *   agent of its protocol. Services send HTTP through it (test/layering.test.ts holds that they
+ *   call no http(s).request of their own); it refuses an agent that guardedAgent did not make.
  *
  * Redirects are the client's business: a client following them would connect to a new host
  * through the same agent (still checked), but webhooks must not follow them at all.
  */
-import type { LookupAddress, LookupOptions } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
 import type tls from 'node:tls';
 import { guardedConnect } from './guarded-connect';
-import { type GuardOptions, resolveGuardedAll } from './guarded-resolve';
-
-type LookupCallback = (
-  err: NodeJS.ErrnoException | null,
-  address: string | LookupAddress[],
-  family?: number,
-) => void;
-
-/** A dns.lookup-compatible function that resolves through the guard (see the file comment). */
-export function guardedLookup(options: GuardOptions) {
-  return (
-    hostname: string,
-    opts: LookupOptions | number | LookupCallback,
-    callback?: LookupCallback,
-  ): void => {
-    const cb = (typeof opts === 'function' ? opts : callback) as LookupCallback;
-    const o: LookupOptions =
-      typeof opts === 'number' ? { family: opts } : typeof opts === 'object' ? opts : {};
-    resolveGuardedAll(hostname, options).then(
-      (all) => {
-        const wanted = o.family === 4 || o.family === 6 ? all.filter((a) => a.family === o.family) : all;
-        if (wanted.length === 0) {
-          const err: NodeJS.ErrnoException = new Error(`${hostname} has no IPv${o.family} address`);
-          err.code = 'ENOTFOUND';
-          cb(err, '');
-          return;
-        }
-        if (o.all) cb(null, wanted);
-        else cb(null, wanted[0]!.address, wanted[0]!.family);
-      },
-      (err: NodeJS.ErrnoException) => cb(err, ''),
-    );
-  };
-}
+import type { GuardOptions } from './guarded-resolve';
 
 export interface GuardedAgentOptions extends GuardOptions {
   /** https.Agent (TLS, certificate checked against the URL host) instead of http.Agent. */
@@ -81,6 +48,9 @@ const TLS_KEYS = [
   'session',
 ] as const;
 
+/** The agents guardedAgent made, the only ones guardedRequest sends through. */
+const GUARDED = new WeakSet<http.Agent>();
+
 /** An http(s) Agent whose connections all go through guardedConnect. */
 export function guardedAgent(options: GuardedAgentOptions): http.Agent {
   const guard: GuardOptions = {
@@ -99,18 +69,45 @@ export function guardedAgent(options: GuardedAgentOptions): http.Agent {
       (err: Error) => cb(err),
     );
   };
-  if (options.https) {
-    return new (class extends https.Agent {
-      override createConnection(o: ConnectOptions, cb: CreateCallback): undefined {
-        connect(o, cb, true);
-        return undefined;
-      }
-    })(options.agent);
-  }
-  return new (class extends http.Agent {
+  const secure = options.https;
+  // https.Agent is an http.Agent: one subclass of the protocol's agent class serves both.
+  const Base: typeof http.Agent = secure ? https.Agent : http.Agent;
+  const agent = new (class extends Base {
     override createConnection(o: ConnectOptions, cb: CreateCallback): undefined {
-      connect(o, cb, false);
+      connect(o, cb, secure);
       return undefined;
     }
   })(options.agent);
+  GUARDED.add(agent);
+  return agent;
+}
+
+/** One guarded agent per protocol (the shape `got` takes as `agent`). */
+export interface GuardedAgents {
+  http: http.Agent;
+  https: http.Agent;
+}
+
+/** The http: and https: agents of one guard. */
+export function guardedAgents(options: Omit<GuardedAgentOptions, 'https'>): GuardedAgents {
+  return {
+    http: guardedAgent({ ...options, https: false }),
+    https: guardedAgent({ ...options, https: true }),
+  };
+}
+
+/**
+ * node's http(s).request for an http: or https: `url`, through the guarded agent of its
+ * protocol; throws (as node's request does for a bad method or header) before anything is sent.
+ */
+export function guardedRequest(
+  url: URL,
+  options: Omit<http.RequestOptions, 'agent' | 'lookup' | 'createConnection'>,
+  agents: GuardedAgents,
+): http.ClientRequest {
+  const secure = url.protocol === 'https:';
+  const agent = secure ? agents.https : agents.http;
+  if (!GUARDED.has(agent) || secure !== agent instanceof https.Agent)
+    throw new TypeError(`guardedRequest needs the ${url.protocol} agent of guardedAgent`);
+  return (secure ? https.request : http.request)(url, { ...options, agent });
 }

@@ -1,7 +1,7 @@
 /**
  * Why an outbound connection to a user-supplied target was refused or failed. The message names
  * the host (as the user gave it) and never the address it resolved to: a refusal must not map
- * internal names for a tenant (DESIGN.md Security invariant 3).
+ * internal names for a tenant (docs/architecture.md "Outbound connections").
  *
  * - `ETARGET_PRIVATE`: the host is, or resolves to, an address that is not public.
  * - `ETARGET_UNRESOLVED`: the host has no address (NXDOMAIN, no A/AAAA, or no DNS answer:

@@ -10,3 +10,4 @@ export {
   writeOutboxBatch,
 } from './outbox';
 export { OutboxRelay, type OutboxRelayOptions } from './relay';
+export { startOutboxRelay } from './start-relay';

@@ -1,9 +1,9 @@
 import { type BusEnvelope, Exchange, type ExchangeName } from '@mailyard/contracts';
-import { backoffMs, jittered } from '../bus/backoff';
 import { errorMessage } from '../bus/delivery';
 import type { Bus } from '../bus/types';
 import type { Db } from '../db/types';
 import type { Logger } from '../logger/logger';
+import { backoffMs, jittered } from '../retry/backoff';
 
 export interface OutboxRelayOptions {
   /** Idle wait between polls when the outbox is empty. */

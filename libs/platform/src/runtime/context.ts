@@ -33,6 +33,11 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
+/**
+ * The one shape of every service's exported `start`: the process's context in, the running
+ * service out. Its own settings come from `ctx.config` (a test that wants other values gives it a
+ * context whose config has them); runProcess, scripts/start.ts and the tests call it alike.
+ */
 export type StartService = (ctx: ServiceContext) => Promise<RunningService>;
 
 export function describeStores(config: Config): string[] {

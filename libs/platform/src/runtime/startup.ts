@@ -1,4 +1,10 @@
 import { openBus } from '../bus';
+import { errorMessage } from '../bus/delivery';
+import { type Config, ConfigError } from '../config/env';
+import { migrate, openDatabase } from '../db';
+import type { ReadinessCheck } from '../http/health';
+import { openKv } from '../kv';
+import type { Logger } from '../logger/logger';
 /**
  * Start-up that waits for its dependencies instead of hanging or exiting. A process started
  * while PostgreSQL, RabbitMQ or Redis is down (or restarting) retries each step with capped,
@@ -7,13 +13,7 @@ import { openBus } from '../bus';
  * can answer 503 with it. Only a configuration error (ConfigError: bad SECRET_KEY and such) ends
  * the wait: retrying cannot fix it.
  */
-import { backoffMs, jittered } from '../bus/backoff';
-import { errorMessage } from '../bus/delivery';
-import { type Config, ConfigError } from '../config/env';
-import { migrate, openDatabase } from '../db';
-import type { ReadinessCheck } from '../http/health';
-import { openKv } from '../kv';
-import type { Logger } from '../logger/logger';
+import { backoffMs, jittered } from '../retry/backoff';
 import { resolveSealer, verifySealer } from '../secrets/secret-key';
 import type { ServiceContext } from './context';
 

@@ -19,6 +19,7 @@
  *
  * `retryDelay` is the pure decision; `callProvider` runs it.
  */
+import { backoffMs, jitteredExact } from '@mailyard/platform';
 import { ProviderThrottledError } from '../oauth/types';
 import { ProviderAuthError } from './errors';
 import type { ThrottleGate } from './throttle-gate';
@@ -59,8 +60,12 @@ export function retryDelay(
   random: () => number = Math.random,
 ): number | null {
   if (attempt >= policy.maxAttempts) return null;
-  const backoff = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
-  const delay = retryAfterMs ?? backoff * (0.5 + random() / 2);
+  const backoff = backoffMs(attempt - 1, {
+    minMs: policy.baseDelayMs,
+    maxMs: policy.maxDelayMs,
+    maxDoublings: policy.maxAttempts,
+  });
+  const delay = retryAfterMs ?? jitteredExact(backoff, random);
   return delay > policy.maxWaitMs ? null : Math.round(delay);
 }
 

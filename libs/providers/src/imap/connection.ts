@@ -7,19 +7,22 @@
  *   MAILER_ALLOW_PRIVATE_HOSTS), imapflow connects to that address with the host name as TLS
  *   server name, so the certificate is checked against the name; implicit TLS only;
  * - imapflow's parser bounds (limits.ts): no literal, line or response larger than the caller
- *   reads; a server that sends one loses the connection, and `limitError()` tells which bound;
+ *   reads; a server that sends one loses the connection, and `failureOf` reports that bound;
  * - time: connect and greeting within `timeoutMs` (imapflow), socket silence within
  *   `socketTimeoutMs` (imapflow), the whole login within three times `timeoutMs` and any other
  *   command within what the caller gives `within` (deadline.ts: on expiry the connection is
  *   closed).
  *
  * imapflow is loaded on first use (lazy-sdks.ts): processes that never reach an IMAP server do
- * not evaluate it. Errors may name the resolved address: callers replace it by the host name.
+ * not evaluate it. `failureOf(err)` is how every caller reads a failure on the connection: the
+ * one IMAP classifier (classify-imap-error.ts) over the broken parser bound when there is one,
+ * with the resolved address replaced by the host name (tenants see the host only).
  */
 import { isIP } from 'node:net';
 import { type GuardOptions, normalizeHost, resolveGuarded } from '@mailyard/platform';
 import type { ImapFlow } from 'imapflow';
 import { loadImapFlow } from '../lazy-sdks';
+import { type ImapFailure, classifyImapError } from './classify-imap-error';
 import { withDeadline } from './deadline';
 import { imapParserLimits, isImapLimitError } from './limits';
 
@@ -49,10 +52,11 @@ export interface ImapConnection {
   /** `work` (a command of `client`) within `ms`, else ImapDeadlineError and the connection closed. */
   within<T>(work: Promise<T>, ms: number, what: string): Promise<T>;
   /**
-   * The parser bound the server broke, when it broke one: imapflow reports it as an 'error'
-   * event and closes; the command in flight sees only the connection gone.
+   * What `err` (thrown by a command of this connection) means, naming the host, never the
+   * address. When the server broke a parser bound (imapflow reports it as an 'error' event and
+   * closes; the command in flight sees only the connection gone), that bound is the failure.
    */
-  limitError(): (Error & { code: string }) | null;
+  failureOf(err: unknown): ImapFailure;
 }
 
 /** How long a login may take in all (connect, greeting, capabilities, authentication). */
@@ -91,6 +95,11 @@ export async function openImapConnection(
     address,
     login: () => within(client.connect(), imapLoginDeadlineMs(opts.timeoutMs), 'login'),
     within,
-    limitError: () => limit,
+    failureOf: (err) => {
+      // A bound the server broke ended the connection; the command in flight only saw it gone.
+      const failure = classifyImapError(limit ?? err);
+      const hide = (text: string) => text.split(address).join(server.host);
+      return { ...failure, message: hide(failure.message), text: hide(failure.text) };
+    },
   };
 }

@@ -1,3 +1,4 @@
+export { classifyImapError, type ImapFailure, type ImapFailureKind } from './classify-imap-error';
 export {
   type ImapConnectOptions,
   type ImapConnection,

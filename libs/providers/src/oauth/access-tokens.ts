@@ -2,10 +2,13 @@
  * AccessTokenSource for stored OAuth mailers (the seam of types.ts; used by the send service's
  * Gmail/Graph transports and the IMAP service's mailbox clients):
  *
- *   const tokens = oauthAccessTokens({ db, sealer, kv, logger, settings: providerSettings(config) });
+ *   const tokens = oauthAccessTokens({ grants: oauthGrantStore(db, sealer), kv, logger, settings });
  *   const source = tokens.forMailer(tenantId, mailerId);  // () => Promise<string>
  *
- * Each call reads the mailer's grant (tokens sealed at rest, oauth-grants.ts) and returns its
+ * Storage is injected (`grants`, the OAuthGrantStore of libs/contracts: libs/store's
+ * oauthGrantStore in the services), so this library never imports the store.
+ *
+ * Each call reads the mailer's grant (tokens sealed at rest by the store) and returns its
  * access token while more than OAUTH_REFRESH_AHEAD_S of life is left; otherwise it refreshes:
  *
  * - One refresh at a time per mailer: concurrent calls in one process share one refresh, and
@@ -13,9 +16,9 @@
  *   the grant again) up to OAUTH_REFRESH_WAIT_MS. The result is stored over the version it was
  *   computed from only (a re-authentication meanwhile wins).
  * - `invalid_grant` (revoked, expired, consent withdrawn) deactivates the mailer with
- *   `oauth_revoked`: state and MAILER_DEACTIVATED in one transaction (libs/store
- *   deactivateMailer, the same path as the IMAP service's `provider_auth_error`), routed by the
- *   webhook dispatcher per the spec; the call throws OAuthRevokedError. A deactivated mailer's
+ *   `oauth_revoked`: state and MAILER_DEACTIVATED in one transaction (`grants.deactivateMailer`:
+ *   the store's deactivateMailer, the same path as the IMAP service's `provider_auth_error`),
+ *   routed by the webhook dispatcher (docs/webhooks.md); the call throws OAuthRevokedError. A deactivated mailer's
  *   source throws OAuthRevokedError at once, without asking the provider.
  * - Provider busy (429/5xx/no answer) or app refused: a token that has not really expired yet is
  *   still returned; else ProviderThrottledError (retry after `retryAfterMs`) or
@@ -31,14 +34,8 @@
  * (the next call refreshes).
  */
 import { oauthMailerTypeOf } from '@mailyard/contracts';
-import type { Db, Kv, Logger, Sealer } from '@mailyard/platform';
-import {
-  type StoredOAuthGrant,
-  deactivateMailer,
-  expireOAuthAccessToken,
-  loadOAuthGrant,
-  saveRefreshedGrant,
-} from '@mailyard/store';
+import type { OAuthGrantStore, StoredOAuthGrant } from '@mailyard/contracts';
+import { type Kv, type Logger, acquireKvLease } from '@mailyard/platform';
 import { type ThrottleGate, kvThrottleGate } from '../api/throttle-gate';
 import { type ProviderSettings, providerEndpoints } from '../settings';
 import { resolveOAuthApp } from './apps';
@@ -58,8 +55,8 @@ export type MailerTokenSource = ((request?: { rejected?: string }) => Promise<st
 };
 
 export interface OAuthAccessTokensDeps {
-  db: Db;
-  sealer: Sealer;
+  /** Grants, tenant apps and the automatic deactivation (libs/store oauthGrantStore). */
+  grants: OAuthGrantStore;
   kv: Kv;
   /** providerSettings(config): endpoints, deployment apps, refresh margin and waits. */
   settings: ProviderSettings;
@@ -81,7 +78,7 @@ const WAIT_STEP_MS = 100;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function oauthAccessTokens(deps: OAuthAccessTokensDeps): OAuthAccessTokens {
-  const { db, sealer, kv, settings } = deps;
+  const { grants, kv, settings } = deps;
   const aheadMs = settings.OAUTH_REFRESH_AHEAD_S * 1000;
   const clientOptions = { endpoints: providerEndpoints(settings), timeoutMs: settings.OAUTH_HTTP_TIMEOUT_MS };
   const clientFor: OAuthClientFactory = (app) => oauthClientFor(app, clientOptions);
@@ -91,7 +88,7 @@ export function oauthAccessTokens(deps: OAuthAccessTokensDeps): OAuthAccessToken
   const inFlight = new Map<string, Promise<string>>();
 
   const load = async (tenantId: string, mailerId: string): Promise<StoredOAuthGrant> => {
-    const grant = await loadOAuthGrant(db, sealer, tenantId, mailerId);
+    const grant = await grants.loadGrant(tenantId, mailerId);
     if (!grant) throw new OAuthGrantNotFoundError(`no OAuth grant for mailer ${mailerId}`);
     if (grant.mailerState === 'deactivated')
       throw new OAuthRevokedError(`mailer ${mailerId} is deactivated; it must be re-authenticated`);
@@ -105,7 +102,7 @@ export function oauthAccessTokens(deps: OAuthAccessTokensDeps): OAuthAccessToken
       await deactivate(grant, 'no refresh token stored');
       throw new OAuthRevokedError('no refresh token stored');
     }
-    const app = await resolveOAuthApp({ db, sealer, settings }, grant.tenantId, grant.appId);
+    const app = await resolveOAuthApp({ apps: grants, settings }, grant.tenantId, grant.appId);
     if (!app) throw new OAuthAppRejectedError(`OAuth app ${grant.appId} is no longer configured`);
     let tokens: Awaited<ReturnType<ReturnType<OAuthClientFactory>['refresh']>>;
     try {
@@ -114,7 +111,7 @@ export function oauthAccessTokens(deps: OAuthAccessTokensDeps): OAuthAccessToken
       if (err instanceof OAuthRevokedError) await deactivate(grant, err.message);
       throw err;
     }
-    const saved = await saveRefreshedGrant(db, sealer, grant.tenantId, grant.mailerId, grant.version, {
+    const saved = await grants.saveRefreshedGrant(grant.tenantId, grant.mailerId, grant.version, {
       accessToken: tokens.accessToken,
       refreshToken: tokens.refreshToken,
       accessExpiresAt: tokens.expiresAt,
@@ -129,8 +126,13 @@ export function oauthAccessTokens(deps: OAuthAccessTokensDeps): OAuthAccessToken
   };
 
   const deactivate = async (grant: StoredOAuthGrant, providerError: string) => {
-    const change = await deactivateMailer(db, grant.tenantId, grant.mailerId, 'oauth_revoked', providerError);
-    if (change === 'changed') {
+    const changed = await grants.deactivateMailer(
+      grant.tenantId,
+      grant.mailerId,
+      'oauth_revoked',
+      providerError,
+    );
+    if (changed) {
       deps.onOutboxWrite?.();
       deps.logger?.warn('oauth: grant revoked; mailer deactivated', {
         mailer_id: grant.mailerId,
@@ -163,8 +165,8 @@ export function oauthAccessTokens(deps: OAuthAccessTokensDeps): OAuthAccessToken
       const grant = await load(tenantId, mailerId);
       if (fresh(grant)) return grant.accessToken!;
       const lockKey = `oauth:refresh:${mailerId}`;
-      const owner = await kv.acquireLock(lockKey, lockTtlMs);
-      if (owner) {
+      const lease = await acquireKvLease(kv, lockKey, lockTtlMs);
+      if (lease) {
         try {
           // Another replica may have stored a new token between our read and the lock.
           const current = await load(tenantId, mailerId);
@@ -177,7 +179,7 @@ export function oauthAccessTokens(deps: OAuthAccessTokensDeps): OAuthAccessToken
             return fallback(current, err, rejected);
           }
         } finally {
-          await kv.releaseLock(lockKey, owner).catch(() => undefined);
+          await lease.release().catch(() => undefined);
         }
       }
       if (Date.now() >= deadline) {
@@ -206,6 +208,6 @@ export function oauthAccessTokens(deps: OAuthAccessTokensDeps): OAuthAccessToken
       };
       return Object.assign(source, { throttle: kvThrottleGate(kv, mailerId) });
     },
-    invalidate: (tenantId, mailerId) => expireOAuthAccessToken(db, tenantId, mailerId),
+    invalidate: (tenantId, mailerId) => grants.expireAccessToken(tenantId, mailerId),
   };
 }

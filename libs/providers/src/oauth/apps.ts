@@ -4,9 +4,7 @@
  * GOOGLE_CLIENT_ID/SECRET, MICROSOFT_CLIENT_ID/SECRET/TENANT). Another tenant's app id is
  * unknown (null), like any id that names nothing.
  */
-import { DEPLOYMENT_APP_IDS, type OAuthProviderName } from '@mailyard/contracts';
-import type { Queryable, Sealer } from '@mailyard/platform';
-import { oauthApps } from '@mailyard/store';
+import { DEPLOYMENT_APP_IDS, type OAuthAppLookup, type OAuthProviderName } from '@mailyard/contracts';
 import type { ProviderSettings } from '../settings';
 import type { OAuthAppConfig } from './client';
 
@@ -41,8 +39,8 @@ export function isDeploymentAppId(appId: string): appId is OAuthProviderName {
 }
 
 export interface AppLookupDeps {
-  db: Queryable;
-  sealer: Sealer;
+  /** The tenants' own apps (libs/store oauthGrantStore). */
+  apps: OAuthAppLookup;
   settings: ProviderSettings;
 }
 
@@ -53,7 +51,7 @@ export async function resolveOAuthApp(
   appId: string,
 ): Promise<OAuthAppConfig | null> {
   if (isDeploymentAppId(appId)) return deploymentApps(deps.settings).find((a) => a.appId === appId) ?? null;
-  const app = await oauthApps.credentials(deps.db, deps.sealer, tenantId, appId);
+  const app = await deps.apps.appSecrets(tenantId, appId);
   if (!app) return null;
   return {
     appId: app.id,

@@ -16,7 +16,14 @@ import {
   planBackfill,
   ulid,
 } from '@mailyard/contracts';
-import { HttpError, type ServiceContext, conflict, notFound, parseOrThrow } from '@mailyard/platform';
+import {
+  HttpError,
+  type ServiceContext,
+  acquireKvLease,
+  conflict,
+  notFound,
+  parseOrThrow,
+} from '@mailyard/platform';
 import { type BackfillJob, backfillJobs } from '@mailyard/store';
 import { type Request, type Response, Router } from 'express';
 import { tenantOf } from '../auth/api-key-auth';
@@ -36,9 +43,8 @@ export function backfillRoutes(ctx: GatewayContext): Router {
     const body = parseOrThrow(StartBackfillSchema, req.body);
     const planned = planBackfill(body, new Date(), config.BACKFILL_MAX_COUNT);
     if (!planned.ok) throw new HttpError(400, planned.error);
-    const lockKey = `backfill:start:${mailerId}`;
     // kv unavailable: go on without the lock; the unique index still decides.
-    const token = await kv.acquireLock(lockKey, LOCK_TTL_MS).catch(() => null);
+    const lease = await acquireKvLease(kv, `backfill:start:${mailerId}`, LOCK_TTL_MS).catch(() => null);
     try {
       const active = await backfillJobs.active(db, tenant.tenantId, mailerId);
       if (active) throw conflict(BackfillErrorText.active, { jobId: active });
@@ -47,7 +53,7 @@ export function backfillRoutes(ctx: GatewayContext): Router {
       if (!result.created) throw conflict(BackfillErrorText.active, { jobId: result.activeJobId });
       res.status(200).json({ success: true, jobId: result.jobId } satisfies StartBackfillResponse);
     } finally {
-      if (token) await kv.releaseLock(lockKey, token).catch(() => false);
+      if (lease) await lease.release().catch(() => false);
     }
   };
 

@@ -1,25 +1,27 @@
 /**
- * The mailer host check of the API (DESIGN.md Security invariant 3): a host is resolved with the
+ * The mailer host check of the API (docs/architecture.md "Outbound connections"): a host is resolved with the
  * project's resolver and refused (422) when it does not resolve or any of its addresses is not
  * public, unless MAILER_ALLOW_PRIVATE_HOSTS allows private ones. Run at create, at every config
  * change and on enable; the connection itself checks again (guarded connect) with the address it
  * connects to. `details` names the host, never what it resolved to.
  */
 import { MailerErrorText } from '@mailyard/contracts';
-import { type DnsConfig, HttpError, OutboundTargetError, resolveGuarded } from '@mailyard/platform';
+import {
+  type DnsConfig,
+  type GuardOptions,
+  HttpError,
+  OutboundTargetError,
+  resolveGuarded,
+} from '@mailyard/platform';
 
 export interface HostGuardConfig extends DnsConfig {
   MAILER_ALLOW_PRIVATE_HOSTS: boolean;
 }
 
 /** The guard options of mailer connections under `config`. */
-export const mailerGuard = (config: HostGuardConfig) => ({
+export const mailerGuard = (config: HostGuardConfig): GuardOptions => ({
   allowPrivate: config.MAILER_ALLOW_PRIVATE_HOSTS,
-  dns: {
-    DNS_SERVERS: config.DNS_SERVERS,
-    DNS_TIMEOUT_MS: config.DNS_TIMEOUT_MS,
-    DNS_TRIES: config.DNS_TRIES,
-  },
+  dns: config,
 });
 
 /** The 422 of a refused target, or null for any other error. */

@@ -1,29 +1,14 @@
 import type { GuardOptions } from '@mailyard/platform';
 import {
-  ImapDeadlineError,
-  imapLoginDeadlineMs,
-  isImapLimitError,
-  openImapConnection,
-} from '@mailyard/providers';
-import {
   type CheckFailure,
   type CheckResult,
+  type ImapFailure,
   type ServerCredentials,
+  imapLoginDeadlineMs,
+  openImapConnection,
   runCheck,
   targetFailure,
-} from './credential-check';
-
-const TLS_CODES = /SSL|TLS|CERT|certificate|self.signed/i;
-const CONNECT_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EPIPE',
-]);
-const TIMEOUT_CODES = new Set(['CONNECT_TIMEOUT', 'GREETING_TIMEOUT', 'ETIMEOUT', 'ETIMEDOUT']);
+} from '@mailyard/providers';
 
 /**
  * Connects to the IMAP server with implicit TLS (basic IMAP is port 993 SSL only), logs in and
@@ -33,7 +18,9 @@ const TIMEOUT_CODES = new Set(['CONNECT_TIMEOUT', 'GREETING_TIMEOUT', 'ETIMEOUT'
  * hostile server can neither make the check hold more than a few KB (a huge literal or an
  * endless line ends it as `other`) nor last longer than three times `timeoutMs` in all (a
  * server that keeps talking and never answers the login is a `timeout`). The server
- * certificate must be trusted (public CAs, or NODE_EXTRA_CA_CERTS).
+ * certificate must be trusted (public CAs, or NODE_EXTRA_CA_CERTS). What a failure means is the
+ * one IMAP classifier's (libs/providers classifyImapError, through the connection's failureOf);
+ * this words each kind for the tenant.
  */
 export async function verifyImap(
   credentials: ServerCredentials,
@@ -53,40 +40,32 @@ export async function verifyImap(
     if (failure) return { ok: false, ...failure };
     throw err;
   }
-  const { client, address } = conn;
-  const check = { connect: () => conn.login(), close: () => client.close() };
-  return runCheck(credentials, check, (err: ImapError) => {
-    const failure = classify(conn.limitError() ?? err, credentials, timeoutMs);
-    // imapflow's messages name the address it connected to; the tenant sees the host only.
-    return { ...failure, reason: failure.reason.split(address).join(credentials.host) };
-  });
+  const check = { connect: () => conn.login(), close: () => conn.client.close() };
+  return runCheck(credentials, check, (err: Error) =>
+    checkFailure(conn.failureOf(err), credentials, timeoutMs),
+  );
 }
 
-type ImapError = Error & {
-  code?: string;
-  responseText?: string;
-  authenticationFailed?: boolean;
-  serverResponseCode?: string;
-};
-
-function classify(err: ImapError, c: ServerCredentials, timeoutMs: number): CheckFailure {
+function checkFailure(f: ImapFailure, c: ServerCredentials, timeoutMs: number): CheckFailure {
   const where = `${c.host}:${c.port}`;
-  if (err.authenticationFailed) {
-    const code = err.serverResponseCode ? `[${err.serverResponseCode}] ` : '';
-    return { kind: 'auth', reason: `${code}${err.responseText ?? err.message}` };
+  switch (f.kind) {
+    case 'auth':
+      return { kind: 'auth', reason: `${f.serverResponseCode ? `[${f.serverResponseCode}] ` : ''}${f.text}` };
+    case 'deadline':
+      return {
+        kind: 'timeout',
+        reason: `${where} did not finish the login within ${imapLoginDeadlineMs(timeoutMs)} ms`,
+      };
+    case 'over-limit':
+      return { kind: 'other', reason: `${where} sent a response over the limit: ${f.message} (${f.code})` };
+    case 'timeout':
+      return { kind: 'timeout', reason: `${where} did not answer within ${timeoutMs} ms (${f.code})` };
+    case 'unreachable':
+    case 'closed':
+      return { kind: 'connect', reason: `${where}: ${f.message}` };
+    case 'tls':
+      return { kind: 'tls', reason: `${where}: ${f.message} (${f.code})` };
+    default:
+      return { kind: 'other', reason: `${where}: ${f.text}` };
   }
-  if (err instanceof ImapDeadlineError)
-    return {
-      kind: 'timeout',
-      reason: `${where} did not finish the login within ${imapLoginDeadlineMs(timeoutMs)} ms`,
-    };
-  if (isImapLimitError(err))
-    return { kind: 'other', reason: `${where} sent a response over the limit: ${err.message} (${err.code})` };
-  const code = err.code ?? '';
-  if (TIMEOUT_CODES.has(code))
-    return { kind: 'timeout', reason: `${where} did not answer within ${timeoutMs} ms (${code})` };
-  if (CONNECT_CODES.has(code)) return { kind: 'connect', reason: `${where}: ${err.message}` };
-  if (TLS_CODES.test(code) || TLS_CODES.test(err.message))
-    return { kind: 'tls', reason: `${where}: ${err.message} (${code})` };
-  return { kind: 'other', reason: `${where}: ${err.responseText ?? err.message}` };
 }

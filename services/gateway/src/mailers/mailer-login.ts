@@ -5,11 +5,11 @@
  * envelope with a short error per failure kind and the server's reason in `details`.
  */
 import { MailerErrorText, type MailerProtocol } from '@mailyard/contracts';
+import { type CheckFailureKind, type CheckResult, verifySmtp } from '@mailyard/providers';
 import type { MailerConnection } from '@mailyard/store';
-import { type CheckFailureKind, type CheckResult, checkFailure } from './credential-check';
+import { checkFailure } from './credential-check';
 import { type HostGuardConfig, mailerGuard } from './host-guard';
 import { verifyImap } from './imap-verify';
-import { verifySmtp } from './smtp-verify';
 
 const FAILURE_TEXT: Record<MailerProtocol, Record<CheckFailureKind, string>> = {
   smtp: {

@@ -12,6 +12,7 @@
  */
 import {
   MailerErrorText,
+  type OAuthAppLookup,
   type OAuthCallbackQuery,
   OAuthErrorText,
   type OAuthLoginRequest,
@@ -35,6 +36,8 @@ import { providerHttpError } from './provider-errors';
 export interface OAuthFlowDeps {
   db: Db;
   sealer: Sealer;
+  /** The tenants' own apps (libs/store oauthGrantStore). */
+  apps: OAuthAppLookup;
   logger: Logger;
   settings: ProviderSettings;
   signer: StateSigner;

@@ -8,40 +8,35 @@
  * | OAuthAppRejectedError    | 422    | appRejected (client id / secret refused)          |
  * | ProviderThrottledError   | 503    | providerBusy, Retry-After when the provider said  |
  *
- * Anything else is not a provider answer: it propagates (500, logged).
+ * Anything else is not a provider answer: it propagates (500, logged). What the error means is
+ * decided once in libs/providers (classifyProviderFailure); this maps each kind to the answer.
  */
 import { OAuthErrorText } from '@mailyard/contracts';
 import { HttpError } from '@mailyard/platform';
-import {
-  OAuthAppRejectedError,
-  OAuthRequestError,
-  OAuthRevokedError,
-  ProviderThrottledError,
-} from '@mailyard/providers';
+import { classifyProviderFailure } from '@mailyard/providers';
 
 export function providerHttpError(err: unknown, during: 'code' | 'token'): unknown {
-  if (err instanceof OAuthRevokedError)
-    return new HttpError(
-      400,
-      during === 'code' ? OAuthErrorText.grantRejected : OAuthErrorText.tokenRejected,
-      {
-        details: err.message,
-      },
-    );
-  if (err instanceof OAuthRequestError)
-    return new HttpError(400, OAuthErrorText.grantRejected, { details: err.message });
-  if (err instanceof OAuthAppRejectedError)
-    return new HttpError(422, OAuthErrorText.appRejected, { details: err.message });
-  if (err instanceof ProviderThrottledError) {
-    const headers: Record<string, string> =
-      err.retryAfterMs !== null ? { 'Retry-After': String(Math.ceil(err.retryAfterMs / 1000)) } : {};
-    return new HttpError(
-      503,
-      err.status === null ? OAuthErrorText.providerFailed : OAuthErrorText.providerBusy,
-      {
-        headers,
-      },
-    );
+  const failure = classifyProviderFailure(err);
+  switch (failure?.kind) {
+    case 'grant-revoked':
+      return new HttpError(
+        400,
+        during === 'code' ? OAuthErrorText.grantRejected : OAuthErrorText.tokenRejected,
+        { details: failure.message },
+      );
+    case 'request-invalid':
+      return new HttpError(400, OAuthErrorText.grantRejected, { details: failure.message });
+    case 'app-rejected':
+      return new HttpError(422, OAuthErrorText.appRejected, { details: failure.message });
+    case 'throttled': {
+      const headers: Record<string, string> =
+        failure.retryAfterMs !== null
+          ? { 'Retry-After': String(Math.ceil(failure.retryAfterMs / 1000)) }
+          : {};
+      const text = failure.busy === 'no-answer' ? OAuthErrorText.providerFailed : OAuthErrorText.providerBusy;
+      return new HttpError(503, text, { headers });
+    }
+    default:
+      return err;
   }
-  return err;
 }

@@ -17,6 +17,7 @@ import {
 } from '@mailyard/contracts';
 import { badRequest, parseOrThrow } from '@mailyard/platform';
 import { StateSigner, oauthClientFor, providerEndpoints, providerSettings } from '@mailyard/providers';
+import { oauthGrantStore } from '@mailyard/store';
 import { type Response, Router } from 'express';
 import { tenantOf } from '../auth/api-key-auth';
 import type { GatewayContext } from '../settings';
@@ -43,6 +44,7 @@ export function oauthRoutes(ctx: Pick<GatewayContext, 'db' | 'kv' | 'sealer' | '
   const deps: OAuthFlowDeps = {
     db,
     sealer,
+    apps: oauthGrantStore(db, sealer),
     logger: ctx.logger,
     settings,
     signer: new StateSigner(sealer.deriveKey('mailyard oauth state')),

@@ -1,27 +1,25 @@
 /**
- * Register/update check of a webhook URL (SPEC.md: "HTTPS, publicly reachable"): https only,
- * then the host is resolved through the pinned lookup (private, loopback, link-local and
- * metadata addresses refused) and a TCP connection to the checked address is tried. Refusals
+ * Register/update check of a webhook URL (docs/webhooks.md: "HTTPS, publicly reachable"): https
+ * only, then a TCP connection is tried through the platform's guarded connect (IP literals and
+ * names that are or resolve to private, loopback, link-local or metadata addresses refused, the
+ * checked address is the one connected to). Refusals
  * are 400 (not an https URL) or 422 (cannot be connected to) and never name the resolved
  * address. WEBHOOK_ALLOW_INSECURE=1 allows http:// and private targets (development, tests).
  */
-import { connect } from 'node:net';
 import { WebhookErrorText } from '@mailyard/contracts';
 import {
-  type PinnedLookup,
+  type GuardOptions,
   type Sealer,
   badRequest,
-  isPrivateTargetError,
-  isUnresolvedTargetError,
-  pinnedLookup,
-  refuseLiteralHost,
+  guardedConnect,
+  isOutboundTargetError,
   unprocessable,
 } from '@mailyard/platform';
 import type { GatewayConfig } from '../settings';
 
 export interface UrlCheckOptions {
   allowInsecure: boolean;
-  lookup: PinnedLookup;
+  guard: GuardOptions;
   timeoutMs: number;
 }
 
@@ -29,10 +27,7 @@ export interface UrlCheckOptions {
 export async function checkWebhookUrl(raw: string, opts: UrlCheckOptions): Promise<string> {
   const url = parseWebhookUrl(raw, opts.allowInsecure);
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  const failure = refuseLiteralHost(host, { allowPrivate: opts.allowInsecure })
-    ? 'private'
-    : await tryConnect(host, port, opts);
+  const failure = await tryConnect(url.hostname, port, opts);
   if (failure === 'private') throw unprocessable(WebhookErrorText.webhookUrlPrivate);
   if (failure === 'unresolvable') throw unprocessable(WebhookErrorText.webhookUrlUnresolvable);
   if (failure === 'unreachable') throw unprocessable(WebhookErrorText.webhookUrlUnreachable);
@@ -56,21 +51,28 @@ export function parseWebhookUrl(raw: string, allowInsecure: boolean): URL {
 
 type Failure = 'private' | 'unresolvable' | 'unreachable' | null;
 
+/** Connects once and closes; resolving and connecting share the one `timeoutMs`. */
 function tryConnect(host: string, port: number, opts: UrlCheckOptions): Promise<Failure> {
   return new Promise((resolve) => {
-    const socket = connect({ host, port, lookup: opts.lookup });
+    let settled = false;
     const done = (f: Failure) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
-      socket.destroy();
       resolve(f);
     };
     const timer = setTimeout(() => done('unreachable'), opts.timeoutMs);
-    socket.once('connect', () => done(null));
-    socket.once('error', (err: NodeJS.ErrnoException) => {
-      if (isPrivateTargetError(err)) return done('private');
-      if (isUnresolvedTargetError(err)) return done('unresolvable');
-      done('unreachable');
-    });
+    guardedConnect({ ...opts.guard, host, port, timeoutMs: opts.timeoutMs }).then(
+      (socket) => {
+        socket.destroy();
+        done(null);
+      },
+      (err: unknown) => {
+        if (isOutboundTargetError(err) && err.code === 'ETARGET_PRIVATE') return done('private');
+        if (isOutboundTargetError(err) && err.code === 'ETARGET_UNRESOLVED') return done('unresolvable');
+        done('unreachable');
+      },
+    );
   });
 }
 
@@ -78,7 +80,7 @@ function tryConnect(host: string, port: number, opts: UrlCheckOptions): Promise<
 export function urlCheckOptions(config: GatewayConfig): UrlCheckOptions {
   return {
     allowInsecure: config.WEBHOOK_ALLOW_INSECURE,
-    lookup: pinnedLookup({ allowPrivate: config.WEBHOOK_ALLOW_INSECURE, dns: config }),
+    guard: { allowPrivate: config.WEBHOOK_ALLOW_INSECURE, dns: config },
     timeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS,
   };
 }

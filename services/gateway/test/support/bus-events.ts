@@ -1,5 +1,5 @@
 import { type BusEnvelope, Exchange } from '@mailyard/contracts';
-import { OutboxRelay, type ServiceContext } from '@mailyard/platform';
+import { type OutboxRelay, type ServiceContext, startOutboxRelay } from '@mailyard/platform';
 import { uniqueName } from '@mailyard/testkit/servers';
 
 export interface CapturedEvents<T = unknown> {
@@ -44,13 +44,8 @@ export async function captureEvents<T = unknown>(
  * rows (marked sent) so outboxRows still lists them.
  */
 export function startRelay(ctx: ServiceContext): OutboxRelay {
-  const relay = new OutboxRelay(ctx.db, ctx.bus, ctx.logger, {
-    pollMs: 50,
-    batchSize: 100,
-    retentionMs: 3_600_000,
-  });
-  relay.start();
-  return relay;
+  const config = { ...ctx.config, OUTBOX_POLL_MS: 50, OUTBOX_BATCH: 100, OUTBOX_RETENTION_MS: 3_600_000 };
+  return startOutboxRelay({ ...ctx, config });
 }
 
 /** Outbox rows (sent or not) with this routing key, oldest first. */

@@ -13,7 +13,7 @@
  * leaves its lease to expire, then any worker resumes the job from its checkpoint.
  */
 import type { Bus, Logger, Queryable } from '@mailyard/platform';
-import type { Db } from '@mailyard/platform';
+import { type Db, MAILBOX_RETRY_MAX_MS, backoffOrAsked, keepLeaseAlive } from '@mailyard/platform';
 import { type BackfillJob, backfillJobs, deactivateMailer, mailers } from '@mailyard/store';
 import { MailboxError } from '../mailbox/mailbox-client';
 import { backfillJobsEnded } from '../metrics';
@@ -84,10 +84,8 @@ export class JobWorker {
   private async run(job: BackfillJob): Promise<void> {
     const { db, logger, settings, owner } = this.deps;
     // The lease is renewed at every slice and batch; this keeps it alive through long fetches.
-    const keepAlive = setInterval(
-      () => void backfillJobs.renew(db, job.id, owner, settings.leaseMs).catch(() => false),
-      Math.max(1000, Math.floor(settings.leaseMs / 3)),
-    );
+    const lease = backfillJobs.lease(db, job.id, owner, settings.leaseMs);
+    const stopRenewing = keepLeaseAlive(lease, { floorMs: 1000 });
     try {
       const mailer = await mailers.get(db, job.tenantId, job.mailerId);
       if (!mailer) return await this.fail(job, 'the mailer was deleted');
@@ -101,7 +99,7 @@ export class JobWorker {
             bus: this.deps.bus,
             logger,
             owner,
-            leaseMs: settings.leaseMs,
+            lease,
             sliceMs: settings.sliceMs,
             sliceTarget: settings.sliceTarget,
             checkpointEvery: settings.checkpointEvery,
@@ -117,14 +115,14 @@ export class JobWorker {
       } finally {
         await mailbox.close();
       }
-      if (outcome === 'stopped' && this.stopped && (await backfillJobs.release(db, job.id, owner)))
+      if (outcome === 'stopped' && this.stopped && (await lease.release()))
         logger.info('history backfill handed back at shutdown', { job_id: job.id });
     } catch (err) {
       await this.onError(job, err).catch((e) =>
         logger.error('backfill job error handling failed', { job_id: job.id, err: e }),
       );
     } finally {
-      clearInterval(keepAlive);
+      stopRenewing();
     }
   }
 
@@ -140,8 +138,11 @@ export class JobWorker {
     // Transient mailbox errors, and unexpected ones (database, bus) the same way: retry from the checkpoint.
     if (job.attempts + 1 > settings.retryMax)
       return this.fail(job, `gave up after ${job.attempts + 1} attempts: ${message}`);
-    const backoff = Math.min(300_000, settings.retryBaseMs * 2 ** Math.min(job.attempts, 10));
-    const delay = Math.max(backoff, err instanceof MailboxError ? (err.retryAfterMs ?? 0) : 0);
+    const delay = backoffOrAsked(
+      job.attempts,
+      { minMs: settings.retryBaseMs, maxMs: MAILBOX_RETRY_MAX_MS, maxDoublings: 10 },
+      err instanceof MailboxError ? err.retryAfterMs : null,
+    );
     const attempts = await backfillJobs.retryLater(db, job.id, owner, delay);
     logger.warn('history backfill will retry', { job_id: job.id, attempts, delay_ms: delay, error: message });
   }

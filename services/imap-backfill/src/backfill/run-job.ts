@@ -20,7 +20,7 @@
  * Provider-independent: everything mailbox-specific is behind MailboxClient. Errors propagate
  * to the caller (job-worker.ts), which decides retry, deactivation or failure.
  */
-import { type Bus, type Logger, type Queryable, isServiceSent } from '@mailyard/platform';
+import { type Bus, type Lease, type Logger, type Queryable, isServiceSent } from '@mailyard/platform';
 import { type BackfillJob, backfillJobs } from '@mailyard/store';
 import { mailboxIncomingEmail } from '../incoming-email';
 import {
@@ -50,7 +50,8 @@ export interface RunJobDeps {
   bus: Bus;
   logger: Logger;
   owner: string;
-  leaseMs: number;
+  /** The job's lease, renewed at every slice: a lost lease stops the run. */
+  lease: Lease;
   /** First (and shortest) slice length; slices adapt towards `sliceTarget` messages. */
   sliceMs: number;
   sliceTarget: number;
@@ -113,7 +114,7 @@ export async function runJob(
   let sliceMs = deps.sliceMs;
   while (until && !capped() && until.getTime() >= lower.getTime()) {
     if (deps.signal?.aborted) return 'stopped';
-    if (!(await backfillJobs.renew(db, job.id, owner, deps.leaseMs))) return 'stopped';
+    if (!(await deps.lease.renew())) return 'stopped';
     const slice = sliceEndingAt(until, lower, sliceMs);
     const found = await listSlice(mailbox, roles, paths, cp, slice, job.participant);
     const left = job.count > 0 ? job.count - processed : Number.POSITIVE_INFINITY;

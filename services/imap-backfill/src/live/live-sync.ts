@@ -21,7 +21,15 @@
  *   or deleted mailers are not watched.
  */
 import type { Bus, Kv, Logger } from '@mailyard/platform';
-import { type Db, messageIdOf } from '@mailyard/platform';
+import {
+  type Db,
+  type Lease,
+  MAILBOX_RETRY_MAX_MS,
+  acquireKvLease,
+  backoffOrAsked,
+  keepLeaseAlive,
+  messageIdOf,
+} from '@mailyard/platform';
 import { deactivateMailer, imapSync, listWatchableImapMailers, mailers } from '@mailyard/store';
 import { mailboxIncomingEmail } from '../incoming-email';
 import {
@@ -89,18 +97,21 @@ export class LiveSync {
     for (const [id, w] of this.watches) if (!ids.has(id)) w.abort.abort();
     for (const m of wanted) {
       if (this.watches.has(m.mailerId) || this.stopped) continue;
-      const key = `imap-sync:lease:${m.mailerId}`;
-      const token = await this.deps.kv.acquireLock(key, this.deps.settings.syncLeaseMs);
-      if (!token) continue;
+      const lease = await acquireKvLease(
+        this.deps.kv,
+        `imap-sync:lease:${m.mailerId}`,
+        this.deps.settings.syncLeaseMs,
+      );
+      if (!lease) continue;
       const abort = new AbortController();
-      const done = this.watch(m.tenantId, m.mailerId, key, token, abort.signal)
+      const done = this.watch(m.tenantId, m.mailerId, lease, abort.signal)
         .catch(
           (err) => void this.deps.logger.error('live sync watch crashed', { mailer_id: m.mailerId, err }),
         )
         .finally(() => {
           this.watches.delete(m.mailerId);
           syncWatched.set(this.watches.size);
-          void this.deps.kv.releaseLock(key, token).catch(() => false);
+          void lease.release().catch(() => false);
         });
       this.watches.set(m.mailerId, { abort, done });
       syncWatched.set(this.watches.size);
@@ -113,20 +124,16 @@ export class LiveSync {
    * server that never answers it): the watch, and its count of failures in a row, last until
    * the mailer leaves or the lease is lost.
    */
-  private async watch(tenantId: string, mailerId: string, key: string, token: string, stop: AbortSignal) {
-    const { settings, kv } = this.deps;
-    const renew = () => kv.extendLock(key, token, settings.syncLeaseMs).catch(() => false);
-    const lease = new AbortController();
-    const end = () => lease.abort();
+  private async watch(tenantId: string, mailerId: string, lease: Lease, stop: AbortSignal) {
+    const renew = () => lease.renew().catch(() => false);
+    const holding = new AbortController();
+    const end = () => holding.abort();
     stop.addEventListener('abort', end);
-    const keepAlive = setInterval(
-      () => void renew().then((held) => held || end()),
-      Math.max(100, Math.floor(settings.syncLeaseMs / 3)),
-    );
+    const stopRenewing = keepLeaseAlive(lease, { floorMs: 100, onLost: end, onError: end });
     try {
-      await this.watchHeld(tenantId, mailerId, renew, lease.signal);
+      await this.watchHeld(tenantId, mailerId, renew, holding.signal);
     } finally {
-      clearInterval(keepAlive);
+      stopRenewing();
       stop.removeEventListener('abort', end);
     }
   }
@@ -193,9 +200,12 @@ export class LiveSync {
             },
           }).catch(() => {});
         }
-        const backoff = Math.min(300_000, settings.syncRetryBaseMs * 2 ** Math.min(failures - 1, 8));
-        const asked = err instanceof MailboxError ? (err.retryAfterMs ?? 0) : 0;
-        await sleep(Math.max(backoff, asked), signal);
+        const wait = backoffOrAsked(
+          failures - 1,
+          { minMs: settings.syncRetryBaseMs, maxMs: MAILBOX_RETRY_MAX_MS, maxDoublings: 8 },
+          err instanceof MailboxError ? err.retryAfterMs : null,
+        );
+        await sleep(wait, signal);
         if (!(await renew())) return;
       } finally {
         await mailbox?.close().catch(() => {});

@@ -4,10 +4,11 @@
  * every recipient (one API message), and turn the outcome into one RecipientResult per
  * recipient, success with the provider's ids or the classified failure.
  */
-import { localFailure } from '../classify-smtp-error';
+import { localFailure } from '@mailyard/providers';
+import type { Envelope, RecipientResult } from '@mailyard/providers';
 import { classifyProviderError } from './classify-provider-error';
 import { routeByHeaders } from './header-recipients';
-import type { DeliverHints, Envelope, MessageTransport, RecipientResult } from './types';
+import type { DeliverHints, MessageTransport } from './types';
 
 export interface ProviderSent {
   /** Reported as the events' `message_id`. */

@@ -6,7 +6,7 @@ import {
   ProviderRequestError,
   ProviderThrottledError,
 } from '@mailyard/providers';
-import { AUTH_REASON_PREFIX } from '../classify-smtp-error';
+import { AUTH_REASON_PREFIX } from '@mailyard/providers';
 import { classifyProviderError } from './classify-provider-error';
 
 const gmail = { provider: 'Gmail API' };

@@ -1,6 +1,8 @@
 /**
- * Classifies what a provider API client (libs/providers: Gmail API, Microsoft Graph) threw while
- * sending into the send service's DeliveryFailure, the way classify-smtp-error.ts does for SMTP:
+ * Maps what a provider API client (libs/providers: Gmail API, Microsoft Graph) threw while
+ * sending to the send service's DeliveryFailure, the way classify-smtp-error.ts does for SMTP.
+ * What the error means is decided once in libs/providers (classifyProviderFailure); this only
+ * words each kind for the send's failed_reason:
  *
  * - ProviderThrottledError (429, 5xx, usage limits, no answer; a busy token endpoint):
  *   `temporary`, retried like a 4xx SMTP reply while the attempt budget lasts, not before the
@@ -20,14 +22,11 @@
  * the clients never put them in messages).
  */
 import {
-  OAuthAppRejectedError,
-  OAuthGrantNotFoundError,
-  OAuthRevokedError,
-  ProviderAuthError,
-  ProviderRequestError,
-  ProviderThrottledError,
+  AUTH_REASON_PREFIX,
+  type DeliveryFailure,
+  type ProviderFailure,
+  classifyProviderFailure,
 } from '@mailyard/providers';
-import { AUTH_REASON_PREFIX, type DeliveryFailure } from '../classify-smtp-error';
 
 export interface SendContext {
   /** "Gmail API" or "Microsoft Graph". */
@@ -43,58 +42,65 @@ export const NO_GRANT_REASON = 'Mailer configuration could not be loaded: the ma
 export const OAUTH_REVOKED_REASON = `${AUTH_REASON_PREFIX} failed: the OAuth grant of the mailer was revoked or has expired; the mailer was deactivated, sign in again (POST /v1/oauth/login with its mailer_id) to reactivate it`;
 
 export function classifyProviderError(err: unknown, ctx: SendContext): DeliveryFailure {
+  const failure = classifyProviderFailure(err);
   const message = err instanceof Error ? err.message : String(err);
-  if (err instanceof OAuthRevokedError)
-    return {
-      kind: 'auth',
-      failedReason: OAUTH_REVOKED_REASON,
-      providerError: message,
-      deactivation: 'oauth_revoked',
-    };
-  if (err instanceof ProviderAuthError)
-    return {
-      kind: 'auth',
-      failedReason: `${AUTH_REASON_PREFIX} failed: ${ctx.provider} refused the mailer's access (${err.status}); the mailer was deactivated, sign in again with the mail scopes to reactivate it`,
-      providerError: message,
-      deactivation: 'provider_auth_error',
-    };
-  if (err instanceof OAuthAppRejectedError)
-    return {
-      kind: 'temporary',
-      failedReason:
-        'Temporary failure: the provider refused the OAuth app of the mailer (client_id / client_secret)',
-      providerError: message,
-    };
-  if (err instanceof OAuthGrantNotFoundError)
-    return {
-      kind: 'permanent',
-      failedReason: NO_GRANT_REASON,
-      providerError: '',
-    };
-  if (err instanceof ProviderThrottledError) {
-    const what =
-      err.status === null
-        ? `${ctx.provider} did not answer`
-        : err.status === 429 || err.status === 403
-          ? `${ctx.provider} is rate limiting the mailer`
-          : `${ctx.provider} is unavailable`;
-    const after = err.retryAfterMs !== null ? ` (retry after ${Math.ceil(err.retryAfterMs / 1000)} s)` : '';
-    return {
-      kind: 'temporary',
-      failedReason: `Temporary failure: ${what}${after}`,
-      providerError: message,
-      ...(err.retryAfterMs !== null ? { retryAfterMs: err.retryAfterMs } : {}),
-    };
+  switch (failure?.kind) {
+    case 'grant-revoked':
+      return {
+        kind: 'auth',
+        failedReason: OAUTH_REVOKED_REASON,
+        providerError: message,
+        deactivation: 'oauth_revoked',
+      };
+    case 'access-refused':
+      return {
+        kind: 'auth',
+        failedReason: `${AUTH_REASON_PREFIX} failed: ${ctx.provider} refused the mailer's access (${failure.status}); the mailer was deactivated, sign in again with the mail scopes to reactivate it`,
+        providerError: message,
+        deactivation: 'provider_auth_error',
+      };
+    case 'app-rejected':
+      return {
+        kind: 'temporary',
+        failedReason:
+          'Temporary failure: the provider refused the OAuth app of the mailer (client_id / client_secret)',
+        providerError: message,
+      };
+    case 'grant-missing':
+      return { kind: 'permanent', failedReason: NO_GRANT_REASON, providerError: '' };
+    case 'throttled':
+      return throttledFailure(failure, ctx);
+    case 'request-refused':
+      return { kind: 'permanent', failedReason: refusalReason(failure, ctx), providerError: message };
+    default:
+      return { kind: 'temporary', failedReason: `${ctx.provider} request failed`, providerError: message };
   }
-  if (err instanceof ProviderRequestError)
-    return { kind: 'permanent', failedReason: requestReason(err, ctx), providerError: message };
-  return { kind: 'temporary', failedReason: `${ctx.provider} request failed`, providerError: message };
 }
 
-function requestReason(err: ProviderRequestError, ctx: SendContext): string {
-  if (err.status === 404 && ctx.threadId) return `Gmail thread ${ctx.threadId} (Thread-Id) was not found`;
-  if (err.status === 413) return `Message too large for ${ctx.provider}`;
-  if (err.reason === 'ErrorSendAsDenied') return 'The mailer may not send as the message From address';
-  if (err.status === 400) return `${ctx.provider} refused the message as invalid`;
-  return `${ctx.provider} refused the message (${err.status})`;
+const BUSY_TEXT = {
+  'no-answer': 'did not answer',
+  'rate-limited': 'is rate limiting the mailer',
+  unavailable: 'is unavailable',
+} as const;
+
+function throttledFailure(
+  f: Extract<ProviderFailure, { kind: 'throttled' }>,
+  ctx: SendContext,
+): DeliveryFailure {
+  const after = f.retryAfterMs !== null ? ` (retry after ${Math.ceil(f.retryAfterMs / 1000)} s)` : '';
+  return {
+    kind: 'temporary',
+    failedReason: `Temporary failure: ${ctx.provider} ${BUSY_TEXT[f.busy]}${after}`,
+    providerError: f.message,
+    ...(f.retryAfterMs !== null ? { retryAfterMs: f.retryAfterMs } : {}),
+  };
+}
+
+function refusalReason(f: Extract<ProviderFailure, { kind: 'request-refused' }>, ctx: SendContext): string {
+  if (f.refusal === 'not-found' && ctx.threadId)
+    return `Gmail thread ${ctx.threadId} (Thread-Id) was not found`;
+  if (f.refusal === 'too-large') return `Message too large for ${ctx.provider}`;
+  if (f.refusal === 'send-as-denied') return 'The mailer may not send as the message From address';
+  if (f.refusal === 'invalid') return `${ctx.provider} refused the message as invalid`;
+  return `${ctx.provider} refused the message (${f.status})`;
 }

@@ -7,7 +7,7 @@
  *   a retried copy names only the recipients still pending, and a tracked copy (one recipient,
  *   `display` showing the others for SMTP) names only its own recipient;
  * - `routeByHeaders` then makes the headers name exactly the envelope: envelope recipients the
- *   headers do not name (bcc, which build-mime never writes) go into one Bcc header, and a
+ *   headers do not name (bcc, which the MIME writer never writes) go into one Bcc header, and a
  *   message whose headers name anyone outside the envelope is refused rather than sent to them.
  *
  * Addresses compare case-insensitively, domains as IDNA ASCII.

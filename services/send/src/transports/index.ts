@@ -1,16 +1,17 @@
 import { type SendProvider, type SendingMailer, sendProviderOf } from '@mailyard/contracts';
 import type { OAuthAccessTokens } from '@mailyard/providers';
+import { PoolCache } from '@mailyard/providers';
 import type { SendSettings } from '../settings';
+import { sliced } from '../slices';
 import { GmailTransport } from './gmail-transport';
 import { GraphTransport } from './graph-transport';
 import { MxResolver } from './mx-resolver';
 import { MxTransport } from './mx-transport';
-import { PoolCache } from './pool-cache';
 import { RelayTransport } from './relay';
 import { SmtpMailerTransport } from './smtp-transport';
 import type { MessageTransport } from './types';
 
-export type { Envelope, MessageTransport, RecipientResult } from './types';
+export type { MessageTransport } from './types';
 
 /** Makes the transport of one mailer whose provider this entry serves. */
 type TransportEntry = (mailer: SendingMailer) => MessageTransport;
@@ -38,7 +39,7 @@ export class Transports {
     private readonly tokens: OAuthAccessTokens,
   ) {
     // Overall deadline of one delivery: connect + greeting + a slow DATA, queueing included.
-    this.pools = new PoolCache({ deliveryTimeoutMs: s.smtpTimeoutMs * 4 });
+    this.pools = new PoolCache({ deliveryTimeoutMs: s.smtpTimeoutMs * 4, source: sliced });
     const resolver = new MxResolver({ servers: s.dnsServers, timeoutMs: s.dnsTimeoutMs, tries: s.dnsTries });
     const mx = new MxTransport(this.pools, resolver, {
       port: s.mxPort,

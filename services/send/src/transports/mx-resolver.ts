@@ -8,7 +8,7 @@
  */
 import { Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { type DeliveryFailure, localFailure } from '../classify-smtp-error';
+import { type DeliveryFailure, localFailure } from '@mailyard/providers';
 
 export interface MxHost {
   /** The exchange's name (TLS server name), or the address itself for an IP literal. */

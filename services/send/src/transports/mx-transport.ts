@@ -20,10 +20,11 @@
  * like any timeout); a reply that arrived in time stays the outcome.
  */
 import { OutboundTargetError, guardedConnect, isPrivateAddress } from '@mailyard/platform';
-import { type DeliveryFailure, TARGET_REFUSED_REASON, localFailure } from '../classify-smtp-error';
+import { type DeliveryFailure, TARGET_REFUSED_REASON, localFailure } from '@mailyard/providers';
+import type { PoolCache } from '@mailyard/providers';
+import type { Envelope, RecipientResult } from '@mailyard/providers';
 import type { MxAnswer, MxHost, MxResolver } from './mx-resolver';
-import type { PoolCache } from './pool-cache';
-import type { Envelope, MessageTransport, RecipientResult } from './types';
+import type { MessageTransport } from './types';
 
 export interface MxSettings {
   port: number;

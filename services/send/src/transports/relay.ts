@@ -4,8 +4,8 @@
  * the operator's own, often addressed by IP); `smtps://` is TLS from the start and verified.
  * The relay gets every recipient of a copy in one transaction.
  */
-import type { DestinationOptions, PoolCache } from './pool-cache';
-import type { Envelope, MessageTransport, RecipientResult } from './types';
+import type { DestinationOptions, Envelope, PoolCache, RecipientResult } from '@mailyard/providers';
+import type { MessageTransport } from './types';
 
 export interface RelaySettings {
   url: string;

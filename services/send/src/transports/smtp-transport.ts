@@ -10,8 +10,14 @@
  */
 import type { SmtpSecureMode } from '@mailyard/contracts';
 import { type GuardOptions, guardedConnect, normalizeHost } from '@mailyard/platform';
-import { type DestinationOptions, type PoolCache, settingsKey } from './pool-cache';
-import type { Envelope, MessageTransport, RecipientResult } from './types';
+import {
+  type Envelope,
+  type PoolCache,
+  type RecipientResult,
+  settingsKey,
+  smtpTlsOptions,
+} from '@mailyard/providers';
+import type { MessageTransport } from './types';
 
 export interface SmtpServerSettings {
   host: string;
@@ -19,21 +25,6 @@ export interface SmtpServerSettings {
   secure: SmtpSecureMode;
   username: string;
   password: string;
-}
-
-export function secureOptions(
-  secure: SmtpSecureMode,
-): Pick<DestinationOptions, 'secure' | 'requireTLS' | 'ignoreTLS'> {
-  switch (secure) {
-    case 'SSL':
-      return { secure: true };
-    case 'Tls':
-      return { secure: false, requireTLS: true };
-    case 'None':
-      return { secure: false, ignoreTLS: true };
-    default:
-      return { secure: false };
-  }
 }
 
 export class SmtpMailerTransport implements MessageTransport {
@@ -58,7 +49,7 @@ export class SmtpMailerTransport implements MessageTransport {
       connect: (timeoutMs) => guardedConnect({ ...this.o.guard, host: s.host, port: s.port, timeoutMs }),
       host: normalizeHost(s.host),
       port: s.port,
-      ...secureOptions(s.secure),
+      ...smtpTlsOptions(s.secure),
       ...(s.username ? { auth: { user: s.username, pass: s.password } } : {}),
       name: this.o.clientName,
       maxConnections: this.o.maxConnections,

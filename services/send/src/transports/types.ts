@@ -1,19 +1,4 @@
-import type { DeliveryFailure } from '../classify-smtp-error';
-
-/** A type alias (not an interface) so it fits nodemailer's indexed envelope type. */
-export type Envelope = {
-  from: string;
-  to: string[];
-};
-
-/**
- * What happened to one envelope recipient. A provider API that assigns its own ids (Gmail API,
- * Microsoft Graph) reports them as `messageId` / `threadId`; the send events carry them as
- * `message_id` / `thread_id` instead of the built Message-ID (SPEC.md "Message-ID handling").
- */
-export type RecipientResult =
-  | { email: string; ok: true; response: string; messageId?: string; threadId?: string }
-  | { email: string; ok: false; failure: DeliveryFailure };
+import type { Envelope, RecipientResult } from '@mailyard/providers';
 
 /** What a send asks of a provider beyond the message itself. */
 export interface DeliverHints {

@@ -2,7 +2,7 @@
 import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
 import type { Logger } from '../../logger/logger';
 import { redactUrl } from '../../logger/redact';
-import { backoffMs, jittered } from '../backoff';
+import { backoffMs, jittered } from '../../retry/backoff';
 import { errorMessage } from '../delivery';
 import { coalesceFrameWrites } from './coalesce-writes';
 import type { AmqpSettings } from './options';

@@ -4,7 +4,7 @@
  */
 import type { Channel, ConsumeMessage, Options } from 'amqplib';
 import type { Logger } from '../../logger/logger';
-import { backoffMs } from '../backoff';
+import { backoffMs } from '../../retry/backoff';
 import { type ConsumerSettings, errorMessage, handleMessage } from '../delivery';
 import type { Consumer, Handler } from '../types';
 import { AckWindow } from './ack-window';

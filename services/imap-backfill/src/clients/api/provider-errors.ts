@@ -1,5 +1,7 @@
 /**
- * What the provider API clients (libs/providers) throw, as MailboxError kinds (mailbox-client.ts):
+ * What the provider API clients (libs/providers) throw, as MailboxError kinds (mailbox-client.ts).
+ * What the error means is decided once in libs/providers (classifyProviderFailure); this maps
+ * each kind:
  *
  * - OAuthRevokedError (invalid_grant, consent withdrawn, a deactivated mailer): `auth` with no
  *   deactivation of its own: the token layer already deactivated the mailer with `oauth_revoked`
@@ -11,46 +13,43 @@
  * - OAuthAppRejectedError (the app's client secret refused), OAuthGrantNotFoundError,
  *   ProviderRequestError (the provider refused the request for good), an unsearchable
  *   participant (TypeError from the query builders): `terminal`.
+ * - ProviderRequestError 404: the message is gone (isGone).
  * Anything else passes through unchanged (the worker retries what it does not know: a database
  * or broker hiccup while a token was read).
  */
-import {
-  OAuthAppRejectedError,
-  OAuthGrantNotFoundError,
-  OAuthRevokedError,
-  ProviderAuthError,
-  ProviderRequestError,
-  ProviderThrottledError,
-} from '@mailyard/providers';
+import { classifyProviderFailure } from '@mailyard/providers';
 import { MailboxError } from '../../mailbox/mailbox-client';
 
 export function toMailboxError(err: unknown, source: string): unknown {
   if (err instanceof MailboxError) return err;
-  if (err instanceof OAuthRevokedError)
-    return new MailboxError(
-      'auth',
-      `the OAuth grant of the mailer was revoked or has expired; sign in again to reactivate it (${err.message})`,
-      { source, deactivation: null },
-    );
-  if (err instanceof ProviderAuthError) return new MailboxError('auth', err.message, { source });
-  if (err instanceof ProviderThrottledError)
-    return new MailboxError('transient', err.message, { source, retryAfterMs: err.retryAfterMs });
-  if (err instanceof OAuthAppRejectedError)
-    return new MailboxError(
-      'terminal',
-      `the provider refused the OAuth app (client id / client secret): ${err.message}`,
-      { source },
-    );
-  if (
-    err instanceof OAuthGrantNotFoundError ||
-    err instanceof ProviderRequestError ||
-    err instanceof TypeError
-  )
-    return new MailboxError('terminal', err.message, { source });
-  return err;
+  const failure = classifyProviderFailure(err);
+  switch (failure?.kind) {
+    case 'grant-revoked':
+      return new MailboxError(
+        'auth',
+        `the OAuth grant of the mailer was revoked or has expired; sign in again to reactivate it (${failure.message})`,
+        { source, deactivation: null },
+      );
+    case 'access-refused':
+      return new MailboxError('auth', failure.message, { source });
+    case 'throttled':
+      return new MailboxError('transient', failure.message, { source, retryAfterMs: failure.retryAfterMs });
+    case 'app-rejected':
+      return new MailboxError(
+        'terminal',
+        `the provider refused the OAuth app (client id / client secret): ${failure.message}`,
+        { source },
+      );
+    case 'grant-missing':
+    case 'request-refused':
+      return new MailboxError('terminal', failure.message, { source });
+    default:
+      return err instanceof TypeError ? new MailboxError('terminal', err.message, { source }) : err;
+  }
 }
 
 /** A 404 from the provider: the message was deleted between listing and fetching. */
 export function isGone(err: unknown): boolean {
-  return err instanceof ProviderRequestError && err.status === 404;
+  const failure = classifyProviderFailure(err);
+  return failure?.kind === 'request-refused' && failure.status === 404;
 }

@@ -42,8 +42,8 @@ import {
 } from '../../mailbox/mailbox-client';
 import { toUidSet } from '../../mailbox/uid-set';
 import { imapStrayRows } from '../../metrics';
-import { classifyImapError } from './classify-imap-error';
 import { resolveFolderRoles } from './folders';
+import { imapMailboxFailure } from './imap-failure';
 import { RequestedRows } from './requested-rows';
 
 export interface ImapCredentials {
@@ -83,9 +83,8 @@ export async function connectImap(creds: ImapCredentials, opts: ImapOptions): Pr
     throw new MailboxError('transient', `${creds.host}: ${(err as Error).message}`);
   }
   const hide = (err: unknown) => {
-    // A bound the server broke ended the connection; the command in flight only saw it gone.
-    const e = classifyImapError(conn.limitError() ?? err, creds.host);
-    return new MailboxError(e.kind, e.message.split(conn.address).join(creds.host));
+    const e = imapMailboxFailure(conn.failureOf(err), creds.host);
+    return new MailboxError(e.kind, e.message);
   };
   try {
     await conn.login();

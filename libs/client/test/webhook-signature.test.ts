@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { signWebhook } from './sign';
+import { signWebhook } from '../src/webhook-signature';
 
 describe('signWebhook (Standard Webhooks)', () => {
   it('matches the specification’s example signature', () => {

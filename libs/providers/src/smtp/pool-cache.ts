@@ -4,12 +4,13 @@
  * forgotten.
  */
 import { createHash } from 'node:crypto';
-import { type SmtpErrorLike, classifyReply, classifySmtpError } from '../classify-smtp-error';
+import type { Readable } from 'node:stream';
+import { type SmtpErrorLike, classifyReply, classifySmtpError } from './classify-smtp-error';
+import type { Envelope, RecipientResult } from './delivery';
 import { SmtpPool, type SmtpPoolOptions } from './smtp-pool';
-import type { Envelope, RecipientResult } from './types';
 
 /** Connection settings of a destination; the pool adds the delivery deadline. */
-export type DestinationOptions = Omit<SmtpPoolOptions, 'deliveryTimeoutMs'>;
+export type DestinationOptions = Omit<SmtpPoolOptions, 'deliveryTimeoutMs' | 'source'>;
 
 interface Entry {
   pool: SmtpPool;
@@ -20,6 +21,8 @@ export interface PoolCacheOptions {
   /** Overall deadline of one delivery, queueing for a connection included. */
   deliveryTimeoutMs: number;
   evictAfterMs?: number;
+  /** How every pool hands a message to the data stream (SmtpPoolOptions.source). */
+  source?: (raw: Buffer) => Buffer | Readable;
 }
 
 export class PoolCache {
@@ -42,7 +45,11 @@ export class PoolCache {
     let entry = this.pools.get(key);
     if (!entry) {
       entry = {
-        pool: new SmtpPool({ ...options(), deliveryTimeoutMs: this.o.deliveryTimeoutMs }),
+        pool: new SmtpPool({
+          ...options(),
+          deliveryTimeoutMs: this.o.deliveryTimeoutMs,
+          ...(this.o.source ? { source: this.o.source } : {}),
+        }),
         lastUsed: Date.now(),
       };
       this.pools.set(key, entry);

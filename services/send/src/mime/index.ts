@@ -1,8 +1,6 @@
 /**
- * Builds one copy's RFC 5322 message as nodemailer's MailComposer writes it: text and/or HTML
- * without attachments straight to bytes (direct-mime.ts, the same bytes), every other shape with
- * MailComposer's tree, written out in one synchronous pass by mime-serialize.ts (large or
- * streamed content through its own streaming build):
+ * The send service's one MIME writer: `buildMessage` turns one copy (the stored request, the
+ * copy's recipients and rendered content) into its RFC 5322 bytes and Message-ID.
  *
  * - Message-ID `<svc_mailer_{id}@SERVICE_DOMAIN>`. `{id}` is the custom `Message-ID` header's
  *   value without angle brackets (characters outside RFC 5322 atext and `.` become `_`, so the
@@ -14,16 +12,17 @@
  * - Other custom headers as given (the gateway refuses the ones the service owns). `Thread-Id`
  *   is a Gmail API parameter, not a header: it is not written.
  * - Attachments: `disposition: inline` with `content_id` become related parts referenced by
- *   `cid:`; others are regular attachments. They are encoded once per send (attachment-parts.ts).
+ *   `cid:`; others are regular attachments. They are encoded once per send (attachments.ts).
+ *
+ * Inside: message.ts writes the bytes (header order and layout as nodemailer's MailComposer
+ * writes them), headers.ts and header-key.ts the header lines, encoding.ts the bodies,
+ * multipart.ts the structure.
  */
 import type { CopyRecipient, StoredSendRequest } from '@mailyard/contracts';
 import { isProtectedHeader, isThreadingHeader } from '@mailyard/contracts';
-import MailComposer from 'nodemailer/lib/mail-composer';
-import { composerAttachments } from './attachment-parts';
-import { type MailOptions, directMime } from './direct-mime';
-import { memoizeHeaderKeys } from './mime-header-key';
-import { serializeMimeTree } from './mime-serialize';
-import type { RenderedCopy } from './render';
+import type { RenderedCopy } from '../render';
+import { attachmentParts } from './attachments';
+import { type Address, writeMessage } from './message';
 
 export interface BuildInput {
   request: Pick<StoredSendRequest, 'from' | 'replyTo' | 'headers' | 'attachments'>;
@@ -44,9 +43,6 @@ export interface BuiltMessage {
 }
 
 export const MESSAGE_ID_PREFIX = 'svc_mailer_';
-
-// The same header names are normalized for every copy: once is enough (mime-header-key.ts).
-memoizeHeaderKeys();
 
 function headerValue(headers: Record<string, string> | undefined, name: string): string | undefined {
   if (!headers) return undefined;
@@ -79,31 +75,22 @@ export async function buildMessage(input: BuildInput): Promise<BuiltMessage> {
     headers[name] = value;
   }
   headers['X-Is-Svc'] = 'true';
-  const address = (r: { email: string; name?: string }) =>
+  const address = (r: { email: string; name?: string }): Address =>
     r.name ? { name: r.name, address: r.email } : r.email;
-  const to = recipients.filter((r) => r.type === 'to').map(address);
-  const cc = recipients.filter((r) => r.type === 'cc').map(address);
-  const mail: MailOptions = {
+  const raw = await writeMessage({
+    headers,
     from: address(request.from),
-    ...(to.length ? { to } : {}),
-    ...(cc.length ? { cc } : {}),
+    to: recipients.filter((r) => r.type === 'to').map(address),
+    cc: recipients.filter((r) => r.type === 'cc').map(address),
     ...(request.replyTo ? { replyTo: request.replyTo } : {}),
+    inReplyTo: headerValue(custom, 'in-reply-to'),
+    references: headerValue(custom, 'references'),
     subject: rendered.subject,
     messageId,
     date: input.date ?? new Date(),
-    inReplyTo: headerValue(custom, 'in-reply-to'),
-    references: headerValue(custom, 'references'),
-    ...(rendered.text !== undefined ? { text: rendered.text } : {}),
-    ...(rendered.html !== undefined ? { html: rendered.html } : {}),
-    attachments: await composerAttachments(request),
-    headers,
-    disableFileAccess: true,
-    disableUrlAccess: true,
-  };
-  // The common shapes straight to bytes (the same bytes, direct-mime.ts); the rest via the tree.
-  const direct = directMime(mail);
-  if (direct) return { raw: direct, messageId };
-  const root = new MailComposer(mail).compile();
-  const raw = serializeMimeTree(root) ?? (await root.build());
+    text: rendered.text,
+    html: rendered.html,
+    attachments: await attachmentParts(request),
+  });
   return { raw, messageId };
 }

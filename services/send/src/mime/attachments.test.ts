@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import MailComposer from 'nodemailer/lib/mail-composer';
-import { composerAttachments } from './attachment-parts';
+import { attachmentParts } from './attachments';
 
 const request = (content: Buffer) => ({
   attachments: [
@@ -36,12 +36,12 @@ function compose(attachments: unknown[]) {
     .build();
 }
 
-describe('composerAttachments', () => {
+describe('attachmentParts', () => {
   it('encodes a send’s attachments once, for every copy', async () => {
     const r = request(randomBytes(3 * 1024 * 1024));
-    const first = composerAttachments(r);
-    expect(composerAttachments(r)).toBe(first);
-    expect(composerAttachments({ attachments: [...r.attachments] })).not.toBe(first);
+    const first = attachmentParts(r);
+    expect(attachmentParts(r)).toBe(first);
+    expect(attachmentParts({ attachments: [...r.attachments] })).not.toBe(first);
   });
 
   it('gives the same message MailComposer builds from the decoded content', async () => {
@@ -56,7 +56,7 @@ describe('composerAttachments', () => {
         ...(a.content_id ? { cid: a.content_id } : {}),
       })),
     );
-    const viaParts = await compose(await composerAttachments(r));
+    const viaParts = await compose(await attachmentParts(r));
     expect(viaParts.toString()).toBe(direct.toString());
   });
 });

@@ -6,13 +6,10 @@
  * point read) instead of paying one each; a lone call waits only for the end of its turn. A batch
  * that fails, or answers with the wrong number of results, fails every caller in it.
  */
-interface Waiter<O> {
-  resolve(value: O): void;
-  reject(err: unknown): void;
-}
+import { type BatchWaiter, settleBatch } from './settle';
 
 export class TurnBatcher<I, O> {
-  private readonly pending = new Map<string, { inputs: I[]; waiters: Waiter<O>[] }>();
+  private readonly pending = new Map<string, { inputs: I[]; waiters: BatchWaiter<O>[] }>();
   private scheduled = false;
 
   constructor(private readonly runBatch: (group: string, inputs: I[]) => Promise<O[]>) {}
@@ -38,25 +35,7 @@ export class TurnBatcher<I, O> {
     const batches = [...this.pending.entries()];
     this.pending.clear();
     for (const [group, { inputs, waiters }] of batches) {
-      let run: Promise<O[]>;
-      try {
-        run = this.runBatch(group, inputs);
-      } catch (err) {
-        run = Promise.reject(err);
-      }
-      run.then(
-        (outputs) => {
-          if (outputs.length !== waiters.length) {
-            const err = new Error(`batch of ${waiters.length} answered ${outputs.length} results`);
-            for (const w of waiters) w.reject(err);
-            return;
-          }
-          waiters.forEach((w, i) => w.resolve(outputs[i]!));
-        },
-        (err) => {
-          for (const w of waiters) w.reject(err);
-        },
-      );
+      void settleBatch(inputs, waiters, (items) => this.runBatch(group, items));
     }
   }
 }

@@ -1,4 +1,7 @@
-import { type SmtpSecureMode, smtpTlsOptions } from '@mailyard/contracts';
+/**
+ * The SMTP login check of a mailer (the API runs it before storing an smtp / basic_smtp mailer).
+ */
+import type { SmtpSecureMode } from '@mailyard/contracts';
 import { type GuardOptions, guardedConnect } from '@mailyard/platform';
 import nodemailer from 'nodemailer';
 import {
@@ -7,7 +10,8 @@ import {
   type ServerCredentials,
   runCheck,
   targetFailure,
-} from './credential-check';
+} from '../credential-check';
+import { smtpTlsOptions } from './tls-mode';
 
 export interface SmtpSettings extends ServerCredentials {
   secure: SmtpSecureMode;

@@ -15,11 +15,13 @@
  * - With `connect`, every connection's socket comes from it (the guarded connect: resolved once,
  *   checked, connected to the checked address); nodemailer then only speaks SMTP over it, with
  *   `host` as the TLS server name. Its errors (OutboundTargetError) are the send's error.
+ * - With `source`, a message is handed to the data stream as `source(raw)` returns it (the send
+ *   service slices large messages so dot-stuffing does not hold the event loop); it is called
+ *   anew for every try, since a stream is consumed once.
  */
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import SMTPConnection, { type SMTPConnectionOptions } from 'nodemailer/lib/smtp-connection';
-import { sliced } from '../slices';
 
 export interface SmtpPoolOptions extends SMTPConnectionOptions {
   /** Opens the TCP connection of a new SMTP connection (plain; TLS is nodemailer's). */
@@ -28,6 +30,8 @@ export interface SmtpPoolOptions extends SMTPConnectionOptions {
   maxConnections: number;
   idleTimeoutMs?: number;
   deliveryTimeoutMs: number;
+  /** The message as the data stream takes it; default: `raw` itself in one write. */
+  source?: (raw: Buffer) => Buffer | Readable;
 }
 
 export interface SmtpSendInfo {
@@ -142,8 +146,7 @@ export class SmtpPool {
         },
         Math.max(1, deadline - Date.now()),
       );
-      // In slices (../slices.ts): dot-stuffing a large message in one chunk holds the process.
-      const message = sliced(raw);
+      const message = this.o.source ? this.o.source(raw) : raw;
       conn.smtp.send(
         envelope,
         Buffer.isBuffer(message) ? inOneWrite(conn.smtp, message) : message,
@@ -213,6 +216,7 @@ export class SmtpPool {
       maxConnections: _m,
       idleTimeoutMs: _i,
       deliveryTimeoutMs: _d,
+      source: _s,
       ...options
     } = this.o;
     let socket: Socket | undefined;

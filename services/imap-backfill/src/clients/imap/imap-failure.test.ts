@@ -1,7 +1,9 @@
-import { ImapDeadlineError } from '@mailyard/providers';
-import { classifyImapError } from './classify-imap-error';
+import { ImapDeadlineError, classifyImapError as classifyFailure } from '@mailyard/providers';
+import { imapMailboxFailure } from './imap-failure';
 
-describe('classifyImapError', () => {
+const classifyImapError = (err: unknown, host: string) => imapMailboxFailure(classifyFailure(err), host);
+
+describe('IMAP failures as mailbox errors', () => {
   it('authentication rejected is auth', () => {
     const err = Object.assign(new Error('Command failed'), {
       authenticationFailed: true,

@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { dkimVerify } from 'mailauth/lib/dkim/verify';
-import { buildMessage, serviceMessageId } from './build-mime';
-import { dkimSign } from './dkim';
+import { dkimSign } from '../dkim';
+import { buildMessage, serviceMessageId } from './index';
 
 const from = { email: 'news@example.org', name: 'Example News' };
 
