@@ -1,5 +1,5 @@
 /**
- * Webhook registration API (SPEC.md "Webhooks (tenant-level)") on the real servers: rules 1-5
+ * Webhook registration API (docs/api/webhooks.md) on the real servers: rules 1-5
  * with the spec's messages, ids, headers_present, activation, secrets, tenancy, and the URL
  * check (https only and publicly reachable unless WEBHOOK_ALLOW_INSECURE).
  */

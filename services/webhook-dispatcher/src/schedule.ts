@@ -1,5 +1,5 @@
 /**
- * Webhook retry schedule (DESIGN.md "webhook retry schedule"): exponential back-off with jitter.
+ * Webhook retry schedule (docs/webhooks.md "Retries and crash safety"): exponential back-off with jitter.
  * `delaysS[n-1]` seconds follow failed attempt n, each scaled by a random factor in
  * [1 - jitter, 1 + jitter) so receivers that failed together are not retried together; when the
  * list is used up the delivery is dropped (null). The default list grows roughly x4-x6 per step

@@ -38,7 +38,7 @@ const body = <T extends z.ZodTypeAny>(schema: T, input: unknown): z.output<T> =>
 };
 
 /**
- * SPEC.md "Webhooks (tenant-level)": register, update (also `active`), list, delete; plus
+ * docs/api/webhooks.md: register, update (also `active`), list, delete; plus
  * signing-secret rotation and the deliveries list/replay (docs/webhooks.md). Rules 1-5 and the
  * spec's messages; header values and the secret are sealed, never returned (the secret once, at
  * register and rotation). Stored headers follow a URL change only within its origin
