@@ -227,10 +227,37 @@ describe('Markdown links', () => {
 /** What only a checkout beside the repository has: the repository must not point there. */
 const OUTSIDE = ['../shared', 'SPEC.md', 'DESIGN.md'];
 const THIS_FILE = relative(ROOT, __filename);
+/** A verbatim dated notebook: kept as written, old pointers and all. */
+const NOTEBOOK = 'bench/history/';
 const mentionsOutside = (files: string[]) =>
   files.flatMap((f) => {
     const text = read(f);
     return OUTSIDE.filter((s) => text.includes(s)).map((s) => `${f}: ${s}`);
+  });
+
+/**
+ * Section pointers in prose and comments that lead nowhere: `README "<section>"` (the README is a
+ * short quick start with no reference sections), and `docs/<page>.md "<Heading>"` naming a
+ * heading (or the start of one) the page does not have, or a page that does not exist.
+ */
+const deadSectionPointers = (files: string[]) =>
+  files.flatMap((f) => {
+    const out: string[] = [];
+    read(f)
+      .split('\n')
+      .forEach((line, i) => {
+        for (const m of line.matchAll(/\bREADME(?:'s)?,? "([^"]+)"/g))
+          out.push(`${f}:${i + 1}: README "${m[1]}"`);
+        for (const m of line.matchAll(/\b(docs\/[\w/-]+\.md),? "([^"]+)"/g)) {
+          const [, page, heading] = m as unknown as [string, string, string];
+          const named = slug(heading); // the whole heading, or its start ("Limits" for "Limits (...)")
+          const ok =
+            existsSync(join(ROOT, page)) &&
+            [...anchors(read(page))].some((a) => a === named || a.startsWith(`${named}-`));
+          if (!ok) out.push(`${f}:${i + 1}: ${page} "${heading}"`);
+        }
+      });
+    return out;
   });
 
 describe('no reference outside the repository', () => {
@@ -240,8 +267,13 @@ describe('no reference outside the repository', () => {
     expect(mentionsOutside(files)).toEqual([]);
   });
 
-  // enabled by the lead after the source-comment sweep (source comments still cite those files)
-  it.skip('in any tracked file', () => {
-    expect(mentionsOutside(tracked().filter((f) => f !== THIS_FILE))).toEqual([]);
+  const sources = () => tracked().filter((f) => f !== THIS_FILE && !f.startsWith(NOTEBOOK));
+
+  it('in any tracked file', () => {
+    expect(mentionsOutside(sources())).toEqual([]);
+  });
+
+  it('no pointer to a README section, and every docs page section named exists', () => {
+    expect(deadSectionPointers(sources())).toEqual([]);
   });
 });
