@@ -234,6 +234,7 @@ const NOTEBOOK = 'bench/history/';
  * last outside references at docs/ when merging it, then empties this list.
  */
 const AWAITING_SWEEP = new Set([
+  '.env.example',
   'k8s/base/config.env',
   'libs/contracts/src/api/send.ts',
   'libs/contracts/src/api/send-limits.ts',
@@ -255,8 +256,8 @@ const mentionsOutside = (files: string[]) =>
 
 /**
  * Section pointers in prose and comments that lead nowhere: `README "<section>"` (the README is a
- * short quick start with no reference sections), and `docs/<page>.md "<Heading>"` naming a
- * heading (or the start of one) the page does not have, or a page that does not exist.
+ * short quick start with no reference sections), and `<page>.md "<Heading>"` (from the root, or
+ * beside the file) naming a page that does not exist or a heading (or the start of one) it lacks.
  */
 const deadSectionPointers = (files: string[]) =>
   files.flatMap((f) => {
@@ -266,12 +267,13 @@ const deadSectionPointers = (files: string[]) =>
       .forEach((line, i) => {
         for (const m of line.matchAll(/\bREADME(?:'s)?,? "([^"]+)"/g))
           out.push(`${f}:${i + 1}: README "${m[1]}"`);
-        for (const m of line.matchAll(/\b(docs\/[\w/-]+\.md),? "([^"]+)"/g)) {
+        for (const m of line.matchAll(/([\w./-]*\w\.md),? "([^"]+)"/g)) {
           const [, page, heading] = m as unknown as [string, string, string];
+          const path = [join(ROOT, page), resolve(ROOT, dirname(f), page)].find(existsSync);
           const named = slug(heading); // the whole heading, or its start ("Limits" for "Limits (...)")
           const ok =
-            existsSync(join(ROOT, page)) &&
-            [...anchors(read(page))].some((a) => a === named || a.startsWith(`${named}-`));
+            path !== undefined &&
+            [...anchors(readFileSync(path, 'utf8'))].some((a) => a === named || a.startsWith(`${named}-`));
           if (!ok) out.push(`${f}:${i + 1}: ${page} "${heading}"`);
         }
       });
