@@ -405,7 +405,7 @@ describe('retries', () => {
       .filter((e) => e.event === 'SMTP_ERROR')
       .flatMap((e) => e.payload.details.email.map((email) => `${email}/${e.attempt}`));
     expect(new Set(smtpErrors).size).toBe(smtpErrors.length);
-    // ref_id + event + event_at (+ attempt) is unique per event (SPEC events rule 3).
+    // ref_id + event + event_at (+ attempt) is unique per event (docs/architecture.md, reliability 2).
     const keys = events.map((e) => `${e.event}/${e.payload.details.event_at}/${e.attempt}`);
     expect(new Set(keys).size).toBe(keys.length);
   });
