@@ -1,5 +1,5 @@
 /**
- * `pnpm chaos` — the long chaos run by hand (see test/support/chaos.ts and README "Operations").
+ * `pnpm chaos` — the long chaos run by hand (see test/support/chaos.ts and docs/running.md "When PostgreSQL, RabbitMQ or Redis is down").
  * Knobs (environment): CHAOS_DURATION_S (default 600), CHAOS_RATE sends/s (default 30),
  * CHAOS_ROUNDS rounds of the fault schedule (default: one per 100 s). Prints the report as text
  * and JSON; exits 1 when a process crashed or an accepted send was lost.

@@ -221,10 +221,57 @@ describe('Markdown links', () => {
 /** What only a checkout beside the repository has: the repository must not point there. */
 const OUTSIDE = ['../shared', 'SPEC.md', 'DESIGN.md'];
 const THIS_FILE = relative(ROOT, __filename);
+/** A verbatim dated notebook: kept as written, old pointers and all. */
+const NOTEBOOK = 'bench/history/';
+/**
+ * Files another change of issue 24 was rewriting during the comment sweep; the lead points their
+ * last outside references at docs/ when merging it, then empties this list.
+ */
+const AWAITING_SWEEP = new Set([
+  '.env.example',
+  'k8s/base/config.env',
+  'libs/contracts/src/api/send.ts',
+  'libs/contracts/src/api/send-limits.ts',
+  'libs/contracts/src/bus/domain-verification.ts',
+  'libs/contracts/src/bus/mailer-deactivated.ts',
+  'libs/contracts/src/bus/mailer-webhook.ts',
+  'libs/contracts/src/bus/messages.ts',
+  'libs/contracts/src/bus/topics.ts',
+  'services/gateway/src/app.ts',
+  'services/gateway/src/settings.ts',
+  'services/send/src/consumer.ts',
+  'test/layering.test.ts',
+]);
 const mentionsOutside = (files: string[]) =>
   files.flatMap((f) => {
     const text = read(f);
     return OUTSIDE.filter((s) => text.includes(s)).map((s) => `${f}: ${s}`);
+  });
+
+/**
+ * Section pointers in prose and comments that lead nowhere: `README "<section>"` (the README is a
+ * short quick start with no reference sections), and `<page>.md "<Heading>"` (from the root, or
+ * beside the file) naming a page that does not exist or a heading (or the start of one) it lacks.
+ */
+const deadSectionPointers = (files: string[]) =>
+  files.flatMap((f) => {
+    const out: string[] = [];
+    read(f)
+      .split('\n')
+      .forEach((line, i) => {
+        for (const m of line.matchAll(/\bREADME(?:'s)?,? "([^"]+)"/g))
+          out.push(`${f}:${i + 1}: README "${m[1]}"`);
+        for (const m of line.matchAll(/([\w./-]*\w\.md),? "([^"]+)"/g)) {
+          const [, page, heading] = m as unknown as [string, string, string];
+          const path = [join(ROOT, page), resolve(ROOT, dirname(f), page)].find(existsSync);
+          const named = slug(heading); // the whole heading, or its start ("Limits" for "Limits (...)")
+          const ok =
+            path !== undefined &&
+            [...anchors(readFileSync(path, 'utf8'))].some((a) => a === named || a.startsWith(`${named}-`));
+          if (!ok) out.push(`${f}:${i + 1}: ${page} "${heading}"`);
+        }
+      });
+    return out;
   });
 
 describe('no reference outside the repository', () => {
@@ -234,8 +281,14 @@ describe('no reference outside the repository', () => {
     expect(mentionsOutside(files)).toEqual([]);
   });
 
-  // enabled by the lead after the source-comment sweep (source comments still cite those files)
-  it.skip('in any tracked file', () => {
-    expect(mentionsOutside(tracked().filter((f) => f !== THIS_FILE))).toEqual([]);
+  const sources = () =>
+    tracked().filter((f) => f !== THIS_FILE && !f.startsWith(NOTEBOOK) && !AWAITING_SWEEP.has(f));
+
+  it('in any tracked file', () => {
+    expect(mentionsOutside(sources())).toEqual([]);
+  });
+
+  it('no pointer to a README section, and every docs page section named exists', () => {
+    expect(deadSectionPointers(sources())).toEqual([]);
   });
 });

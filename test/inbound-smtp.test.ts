@@ -1,6 +1,6 @@
 /**
  * The MX service on the real servers with a real SMTP client (swaks): each acceptance rule of
- * SPEC.md "Inbound" (rejects answered 550 and never stored; accepts posted through the webhook
+ * docs/inbound.md (rejects answered 550 and never stored; accepts posted through the webhook
  * dispatcher to a real HTTP receiver), STARTTLS with the certificate from INBOUND_TLS_CERT/KEY,
  * the SIZE limit announced in EHLO and enforced, many recipients each with their own event,
  * domain matching never fooled by a look-alike or suffix domain (raw sessions: every RCPT answer).
@@ -60,7 +60,7 @@ async function storedCount(): Promise<number> {
 const send = (to: string, subject: string, extra: string[] = []) =>
   h.swaks(['--to', to, '--from', 'a@example.org', '--header', `Subject: ${subject}`, ...extra]);
 
-describe('acceptance rules (SPEC.md "Inbound"), in order', () => {
+describe('acceptance rules (docs/inbound.md), in order', () => {
   test('unknown domain: 550 at RCPT (no relaying)', async () => {
     const out = await h.swaks(['--to', 'x@elsewhere.example.org', '--from', 'a@example.org']);
     expect(out).toMatch(/<\*\* 550 5\.1\.2 <x@elsewhere\.example\.org>: .*relay denied/);

@@ -36,7 +36,7 @@ const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 2000);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 20);
 // V8 keeps optimising functions for the first ~2,000 messages (about 500 TurboFan compilations,
 // on its compiler threads but counted in the MX process's CPU): a shorter warm-up measures that
-// one-time work as a cost per message (bench/README.md "inbound", third round).
+// one-time work as a cost per message (the inbound notes in bench/history/).
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2000);
 /** Extra node options of the MX process only (profilers: `--perf-prof`, `--log-deopt`, ...). */
 const MX_NODE_ARGS = (process.env.BENCH_MX_NODE_ARGS ?? '').split(' ').filter(Boolean);

@@ -4,7 +4,7 @@ import { dkimKeyPair } from '@mailyard/testkit/fixtures';
  * both see the same load: on a shared machine the CPU per copy moves 2x between runs minutes
  * apart, which hides a change of a tenth of a millisecond. Prints the median per step of each.
  *
- *   pnpm tsx bench/send/copy-ab.ts /work/wt/base      # that checkout (A) against this one (B)
+ *   pnpm tsx bench/send/copy-ab.ts ../other-checkout      # that checkout (A) against this one (B)
  *   BENCH_AB_ROUNDS=20 BENCH_AB_COPIES=500 pnpm tsx bench/send/copy-ab.ts <checkout>
  */
 import { REPO_ROOT } from '@mailyard/testkit/process';

@@ -16,7 +16,7 @@
  * (/proc/<pid>/stat of that backend), and the tables' inserted/updated/HOT counts. The schemas
  * alternate phase by phase (`BENCH_ROWS_ROUNDS` rounds) so machine load hits both alike.
  *
- *   BENCH_ROWS_EMAILS=4000 BENCH_ROWS_GROUP=20 BENCH_SERVICES_ROOT=/work/wt/base pnpm exec tsx bench/send/row-cost.ts
+ *   BENCH_ROWS_EMAILS=4000 BENCH_ROWS_GROUP=20 BENCH_SERVICES_ROOT=../other-checkout pnpm exec tsx bench/send/row-cost.ts
  */
 import { execFile } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';

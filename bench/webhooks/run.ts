@@ -12,7 +12,7 @@
  *   pnpm bench:webhooks                      # 5000 events over 10 accounts, batched and unbatched
  *   BENCH_EVENTS=20000 BENCH_ACCOUNTS=20 pnpm bench:webhooks
  *   BENCH_BATCHES=1 pnpm bench:webhooks      # only the unbatched run
- *   BENCH_SERVICES_ROOT=/work/main pnpm bench:webhooks   # another checkout's dispatcher (same schema)
+ *   BENCH_SERVICES_ROOT=../other-checkout pnpm bench:webhooks   # another checkout's dispatcher (same schema)
  *   BENCH_CPU_PROF=/tmp/prof pnpm bench:webhooks      # node --cpu-prof of the dispatcher
  *   BENCH_EVENTS_PER_MESSAGE=10 pnpm bench:webhooks   # groups of 10 per message (email.event version 2)
  */

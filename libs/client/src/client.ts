@@ -1,6 +1,6 @@
 /**
  * The Mailyard API client: `new Mailyard({ apiKey, basePath })`, one typed method per endpoint
- * the gateway serves (grouped as the README's API reference groups them), request and response
+ * the gateway serves (grouped as docs/api/README.md groups them), request and response
  * types from @mailyard/contracts. Transport, retries and errors live in http.ts / errors.ts.
  */
 import { randomUUID } from 'node:crypto';

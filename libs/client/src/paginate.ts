@@ -1,7 +1,7 @@
 /**
  * Async iteration over a `pageToken`-paged list: fetches a page, yields its items, follows the
  * next token until it is null. Lists name the token `nextPageToken` (logs, domains, mailers,
- * deliveries) or `next_page_token` (templates, as SPEC.md has it); both are read.
+ * deliveries) or `next_page_token` (templates, as the API contract has it; docs/api/conventions.md "Lists"); both are read.
  */
 export interface Page<T> {
   items: T[];

@@ -1,6 +1,6 @@
-/** Error texts returned in `{success: false, error}`. SPEC.md's texts are verbatim. */
+/** Error texts returned in `{success: false, error}`. The API contract's texts are verbatim (each route's are in docs/api/). */
 export const ErrorText = {
-  // SPEC.md "Error messages"
+  // the API contract's error messages
   nameRequired: 'name is required',
   subjectRequired: 'subject is required',
   contentRequired: 'content is required',

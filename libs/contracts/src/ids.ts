@@ -16,7 +16,7 @@ function pooledPrng(): number {
 
 const nextUlid = monotonicFactory(pooledPrng);
 
-/** Prefixes of every identifier the service issues (SPEC.md "Identifiers", "Mailer"). */
+/** Prefixes of every identifier the service issues (docs/api/conventions.md "Responses", docs/mailers.md "The table"). */
 export const IdPrefix = {
   template: 'template_',
   tenant: 'tenant_',

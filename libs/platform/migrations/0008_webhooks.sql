@@ -1,4 +1,4 @@
--- Tenant-level webhooks (SPEC.md "Webhook registration"): one per event type per tenant.
+-- Tenant-level webhooks (docs/api/webhooks.md): one per event type per tenant.
 -- Header values (often credentials) and the Standard Webhooks signing secret are sealed; the
 -- header names are kept in the clear for `headers_present`.
 CREATE TABLE webhooks (

@@ -1,4 +1,4 @@
--- Inbound routing (SPEC.md "Incoming domain", "Incoming email address", "Inbound"). An incoming
+-- Inbound routing (docs/api/inbound.md, docs/inbound.md). An incoming
 -- domain is one of the tenant's verified sending domains with a webhook target; header values
 -- (often credentials) are sealed, header names kept in the clear. Addresses are local parts,
 -- stored lowercase, unique per domain.

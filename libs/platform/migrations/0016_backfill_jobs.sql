@@ -1,4 +1,4 @@
--- IMAP history backfill jobs (SPEC.md "IMAP history backfill", "Backfill job status").
+-- IMAP history backfill jobs (docs/api/backfill.md, docs/backfill.md).
 -- One active (pending or processing) job per mailer: the partial unique index is the last word
 -- when two start requests race past the gateway's Redis lock.
 CREATE TABLE backfill_jobs (

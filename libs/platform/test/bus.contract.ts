@@ -1,5 +1,5 @@
 /**
- * The behaviour every Bus implementation must have (DESIGN.md "Bus"). Run by
+ * The behaviour every Bus implementation must have (docs/architecture.md "Stores and the bus"). Run by
  * bus-memory.test.ts and bus-amqp.test.ts. Timing assertions are lower bounds only; nothing must
  * happen within a time, and no test sleeps. "Nothing else arrived" is proven by an end marker
  * published last that did arrive (a queue delivers in publish order), "no retry is still on its

@@ -4,7 +4,7 @@
  * that has them evaluated, and most deployments (and every process with no OAuth mailer) never
  * call them. Each loader evaluates its module once and shares the promise. In the esbuild
  * bundle (deploy/build-dist.mjs, CommonJS) a dynamic import of a bundled package is evaluated
- * when it is first awaited, so the saving holds there too (bench/README.md "footprint").
+ * when it is first awaited, so the saving holds there too (bench/history/06-2026-11-26-footprint.md).
  *
  * Only values go through here; types are imported with `import type` where they are used.
  */

@@ -1,5 +1,5 @@
 /**
- * The providers' variables (README "Configuration", docs/oauth.md), one schema for every service
+ * The providers' variables (docs/configuration.md, docs/oauth.md), one schema for every service
  * that talks to Google or Microsoft (the gateway's login and callback; later the send and IMAP
  * services' token refresh and API calls): where the provider endpoints are, the deployment's own
  * OAuth apps, and the token lifecycle. Services merge it into their own settings schema.

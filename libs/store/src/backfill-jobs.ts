@@ -1,5 +1,5 @@
 /**
- * History backfill jobs (SPEC.md "IMAP history backfill", "Backfill job status"). The table is
+ * History backfill jobs (docs/api/backfill.md, docs/backfill.md). The table is
  * the work queue of services/imap-backfill: a worker claims a due active job with a lease
  * (FOR UPDATE SKIP LOCKED), renews it while it runs, checkpoints per folder and ends the job.
  * A worker that dies leaves the lease to expire and another (or the restarted one) resumes from

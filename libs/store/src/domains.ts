@@ -124,7 +124,7 @@ export function isUniqueViolation(err: unknown): boolean {
   return (err as { code?: string } | null)?.code === '23505';
 }
 
-/** The DOMAIN_VERIFICATION webhook body (SPEC.md); webhook_id is filled by the dispatcher. */
+/** The DOMAIN_VERIFICATION webhook body (docs/events.md, `DOMAIN_VERIFICATION`); webhook_id is filled by the dispatcher. */
 export function domainVerificationEvent(d: StoredDomain): DomainVerificationEvent {
   return {
     event: 'DOMAIN_VERIFICATION',

@@ -24,7 +24,7 @@
  * outcome yet; an event left without recipients is dropped. When two processes deliver the same
  * copy at the same time, the first to commit records the outcome and the other records nothing.
  *
- * Stamps (SPEC events rule 3, DESIGN.md Reliability 2): `details.event_at` is assigned here, with
+ * Stamps (docs/architecture.md, reliability 2): `details.event_at` is assigned here, with
  * microsecond precision, strictly after every earlier event of the same (ref_id, event), and
  * strictly increasing within one batch: a transaction-scoped advisory lock per (ref_id, event)
  * serializes writers across processes, so ref_id + event + event_at is unique per event even

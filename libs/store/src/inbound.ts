@@ -15,7 +15,7 @@ import {
 } from './webhook-deliveries';
 
 /**
- * Inbound routing rows (SPEC.md "Incoming domain", "Incoming email address"), scoped to one
+ * Inbound routing rows (docs/api/inbound.md), scoped to one
  * tenant: another tenant's domain or address behaves as absent. Header values arrive sealed;
  * `findInboundRoute` is the MX service's lookup by recipient domain (no tenant known yet).
  */
@@ -154,7 +154,7 @@ export const inboundAddresses = {
   },
 };
 
-/** What the MX service needs to decide RCPT TO and route a message (SPEC.md acceptance rules). */
+/** What the MX service needs to decide RCPT TO and route a message (docs/inbound.md "The MX service (`services/inbound-smtp`)"). */
 export interface InboundRoute {
   domain: InboundDomainRow;
   /** The sending domain's mailer id (the event's `mailer-id`). */

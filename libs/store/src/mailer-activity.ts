@@ -12,8 +12,8 @@ const PROVIDER_ERROR_MAX = 1000;
 export type ActivityChange = 'changed' | 'unchanged' | 'not_found';
 
 /**
- * Automatic deactivation (SPEC.md "Mailer activity"): an active mailer whose OAuth refresh token
- * was revoked or expired, or whose SMTP/provider authentication was rejected, becomes
+ * Automatic deactivation (docs/api/mailers.md, docs/oauth.md "Token lifecycle"): an active
+ * mailer whose OAuth refresh token was revoked or expired, or whose SMTP/provider authentication was rejected, becomes
  * `deactivated`, and in the same transaction a MAILER_DEACTIVATED event is written to the outbox.
  * Only an `active` mailer moves (a disabled or already deactivated one is `unchanged` and no
  * event is sent). Used by the send and IMAP workers; manual disable never emits the event.

@@ -5,8 +5,8 @@
  * no caller handles sealed bytes and nothing else reads the columns.
  *
  * - connectOAuthMailer: the login/callback result, in one transaction: a new mailer with its
- *   grant, or an existing one updated (a deactivated one becomes active again, no event: SPEC.md
- *   "Mailer activity", successful re-authentication).
+ *   grant, or an existing one updated (a deactivated one becomes active again, no event: a
+ *   successful re-authentication re-activates; docs/oauth.md "Login and callback").
  * - loadOAuthGrant / saveRefreshedGrant: the token source's read and its versioned write (a
  *   refresh stores its result only over the version it read: two writers never interleave).
  */

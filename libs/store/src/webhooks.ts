@@ -2,7 +2,7 @@ import type { WebhookEvent, WebhookEventToggles, WebhookRegistration } from '@ma
 import type { Queryable, Sealer } from '@mailyard/platform';
 
 /**
- * Tenant-level webhooks (SPEC.md "Webhook registration"), scoped to one tenant: another
+ * Tenant-level webhooks (docs/api/webhooks.md), scoped to one tenant: another
  * tenant's webhook behaves as absent. One per event type per tenant (unique index): a second
  * register is `exists`. Header values and the signing secret arrive sealed and are only
  * unsealed by `loadTenantWebhooks` for the dispatcher; the API sees header names only.

@@ -6,8 +6,8 @@
  * - marking messages processed (completeBatch, complete with effects) probes the primary key per
  *   id and never reads inbound_messages_stored_idx: that index holds an entry for every message
  *   processed since the last VACUUM, and a bitmap scan of it (chosen for `id = ANY(...) AND
- *   status = 'stored'`) read them all for every completion (bench/README.md "inbound", issue 10
- *   sixth pass);
+ *   status = 'stored'`) read them all for every completion (issue 10 sixth pass,
+ *   bench/history/33-2026-11-26-inbound-what-read-inbound-messages-per-message-the-in.md);
  * - the recovery sweep (storedBefore) reads the stored messages through that partial index, no
  *   sequential scan of the table;
  * - and the marks keep their meaning: only messages still `stored` are marked, once.

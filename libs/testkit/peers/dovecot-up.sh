@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts a throwaway Dovecot IMAPS server on loopback without systemd: one passwd-file user,
 # Maildir under DIR/home/<user>/Maildir (seed it before starting), TLS with the given cert.
-# Adapted from ../shared/reference/dovecot-up.sh; used by libs/testkit/peers/dovecot.ts.
+# Used by libs/testkit/peers/dovecot.ts.
 #
 #   dovecot-up.sh DIR start     env: DOVE_USER DOVE_PASS DOVE_CERT DOVE_KEY
 #                                    DOVE_PORT (IMAPS, default 993) DOVE_IMAP_PORT (plain IMAP, default 0 = off)

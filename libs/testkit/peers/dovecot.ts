@@ -36,7 +36,7 @@ export interface DovecotOptions {
   pass: string;
   /** A count of generated messages (dates spread over the past year), or the messages themselves. */
   messages?: number | DovecotMessage[];
-  /** IMAPS port; basic IMAP is port 993 only (SPEC.md "Limits"), so that is the default. */
+  /** IMAPS port; basic IMAP is port 993 only (docs/api/mailers.md), so that is the default. */
   port?: number;
   /**
    * Listen address. Default: a loopback address of its own (127.x.y.z, x >= 1), with a

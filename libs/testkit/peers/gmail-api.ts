@@ -9,8 +9,8 @@
  * (startHistoryId, historyTypes, labelId, paging; 404 for an expired start id). `userId` is `me`
  * or the account's address. Errors use Google's JSON error shape.
  *
- * Behaviour where Google documents it: send assigns Gmail's own Message-ID (SPEC.md: Gmail
- * cannot set Message-ID); a message joins `threadId` only when it has In-Reply-To or References
+ * Behaviour where Google documents it: send assigns Gmail's own Message-ID (Gmail
+ * cannot set Message-ID; docs/providers.md); a message joins `threadId` only when it has In-Reply-To or References
  * and the thread's Subject (Re:/Fwd: aside), else it starts a thread; a message to the account
  * itself is labelled SENT and INBOX; SPAM and TRASH are listed only with includeSpamTrash.
  * Where Google is silent, a choice: `after:N` / `before:N` are strict (internal date in seconds

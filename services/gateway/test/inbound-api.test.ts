@@ -1,5 +1,5 @@
 /**
- * Inbound routing API (SPEC.md "Inbound") on the gateway: verified-domain rule, URL check,
+ * Inbound routing API (docs/api/inbound.md) on the gateway: verified-domain rule, URL check,
  * sealed and masked headers, update with at least one field, username rules (2-64 chars, the
  * allowed set, stored lowercase, duplicates 409), tenancy (another tenant's domain is 404).
  */

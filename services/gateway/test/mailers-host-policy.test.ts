@@ -1,5 +1,5 @@
 /**
- * SSRF guard of the mailer API (DESIGN.md Security invariants 3 and 7), with a real dnsmasq as
+ * SSRF guard of the mailer API (docs/architecture.md, security 3 and 7), with a real dnsmasq as
  * DNS_SERVERS and a real SMTP receiver on loopback counting TCP connections:
  * - hosts that are, or resolve to, loopback/private/link-local/metadata addresses, and names that
  *   do not resolve, are refused with 422 at create, verify, update and enable, before anything

@@ -46,7 +46,7 @@ describe('OpenAPI document', () => {
   );
 
   it('every API answer example is a success answer; the error envelope schema accepts real errors', () => {
-    // SPEC.md: GET /v1/inbound/{domain} answers the record itself, without `success`.
+    // docs/api/conventions.md: GET /v1/inbound/{domain} answers the record itself, without `success`.
     const bare = new Set(['GET /v1/inbound/:domain']);
     for (const op of OPERATIONS.filter((o) => o.auth !== 'none' && !bare.has(`${o.method} ${o.path}`)))
       expect({ op: op.path, success: (op.success.example as { success?: unknown }).success }).toEqual({

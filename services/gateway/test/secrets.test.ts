@@ -9,7 +9,7 @@ const SMTP_PASSWORD = 'plaintext-SMTP-p4ssw0rd-canary';
 const IMAP_PASSWORD = 'plaintext-IMAP-p4ssw0rd-canary';
 const HOOK_SECRET = 'plaintext-webhook-header-canary';
 
-/** Secrets at rest (DESIGN.md Security 2): sealed with SECRET_KEY, readable only through the sealer. */
+/** Secrets at rest (docs/architecture.md, security 2): sealed with SECRET_KEY, readable only through the sealer. */
 describe('sealed secrets at rest (servers)', () => {
   const gw = useGateway('servers');
   let smtpId: string;

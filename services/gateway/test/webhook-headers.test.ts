@@ -5,7 +5,7 @@
  *   same bad headers with the same message (field named as the route names it), store nothing,
  *   and accept what the rule allows (a custom User-Agent included);
  * - stored headers follow a URL change only within its origin: a new scheme, host or port
- *   without `headers` given again is a 400, as a mailer password is (DESIGN.md Security 7).
+ *   without `headers` given again is a 400, as a mailer password is (docs/architecture.md, security 7).
  */
 import { WebhookHeaderText } from '@mailyard/contracts';
 import { loadInboundWebhook, loadMailerWebhook, loadWebhookById } from '@mailyard/store';

@@ -1,6 +1,6 @@
 /**
- * Webhook registration API (SPEC.md "Webhooks (tenant-level)") on the real servers: rules 1-5
- * with the spec's messages, ids, headers_present, activation, secrets, tenancy, and the URL
+ * Webhook registration API (docs/api/webhooks.md) on the real servers: the field rules
+ * with their messages, ids, headers_present, activation, secrets, tenancy, and the URL
  * check (https only and publicly reachable unless WEBHOOK_ALLOW_INSECURE).
  */
 import { createServer } from 'node:net';

@@ -1,5 +1,5 @@
 /**
- * services/imap-backfill (DESIGN.md "Shape"): history backfill jobs and live mailbox sync of
+ * services/imap-backfill (docs/architecture.md "The pieces"): history backfill jobs and live mailbox sync of
  * IMAP-capable mailers (IMAP, and OAuth mailboxes through the Gmail API and Microsoft Graph),
  * posting to the mailer's own webhook through the webhook dispatcher.
  * Runs alone (`src/main.ts`, ops port for /healthz /readyz /metrics) or inside the all-in-one

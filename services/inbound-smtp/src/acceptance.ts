@@ -1,5 +1,5 @@
 /**
- * The MX service's acceptance policy (SPEC.md "Inbound", acceptance rules, in order), pure:
+ * The MX service's acceptance policy (docs/inbound.md "The MX service (`services/inbound-smtp`)", in order), pure:
  *
  * At RCPT TO, first the count (`decideRecipientCount`): a recipient already accepted for this
  * message (the address compared case-insensitively) is answered 250 again and kept once; a new

@@ -1,5 +1,5 @@
 /**
- * The spec event object (SPEC.md "Event object") for mail about one of our sends, pure: the
+ * The spec event object (docs/events.md "The event object") for mail about one of our sends, pure: the
  * recipient's send (ref_id, mailer, custom_args, the Message-ID it was delivered with) and
  * - MAIL_BOUNCE: failed_reason = classification and the remote reply (bounce-detect.ts);
  * - MAIL_SPAM: failed_reason = the complaint (arf-detect.ts);

@@ -1,6 +1,6 @@
 /**
  * The header block of a received message, measured in one linear pass before anything parses
- * it, and the limits every parser on the inbound path relies on (DESIGN.md Security 6), pure:
+ * it, and the limits every parser on the inbound path relies on (docs/architecture.md, security 6), pure:
  *
  * - `headerBlockProblem`: what the MX refuses at the end of DATA (`552 5.3.4`, permanent: the
  *   same message will never pass) and what the processing of a stored message checks again

@@ -149,7 +149,7 @@ interface RecipientPayload {
   payload: IncomingEmailPayload;
 }
 
-/** One event per recipient (SPEC.md: each recipient of a transaction gets its own), one parse. */
+/** One event per recipient (each recipient of a transaction gets its own; docs/inbound.md), one parse. */
 async function buildPayloads(
   message: StoredInboundMessage,
   recipients: InboundRecipient[],

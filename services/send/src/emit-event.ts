@@ -3,7 +3,7 @@
  * email events (event row, email_logs status with the never-backwards ranking, send outcome,
  * outbox row; single winner per recipient; unique event_at per ref_id + event). What stays here
  * is the send service's own part:
- * - turning an attempt's planned outcomes into spec event objects (SPEC.md "Event object"), and
+ * - turning an attempt's planned outcomes into spec event objects (docs/events.md "The event object"), and
  * - group commit: the EventWriter writes the events of attempts that finish while a write is in
  *   flight together, in one transaction, so the database work per message stays small at high
  *   rates.
@@ -52,7 +52,7 @@ export interface EventContext {
   traceparent?: string;
 }
 
-/** The spec event object (SPEC.md "Event object"); webhook_id is filled by the dispatcher. */
+/** The event object (docs/events.md "The event object"); webhook_id is filled by the dispatcher. */
 export function buildEmailEvent(ctx: EventContext, p: PlannedEvent, eventAt: string): EmailEvent {
   const details: EmailEvent['details'] = {
     ref_id: ctx.refId,

@@ -1,5 +1,5 @@
 /**
- * The SMTP envelopes of one copy (DESIGN.md "bounces and complaints"):
+ * The SMTP envelopes of one copy (docs/inbound.md "Bounces, complaints and mailto unsubscribes"):
  *
  * - Domain mailers (we are the sending MTA, straight to the MX or through SMTP_RELAY_URL): one
  *   envelope per recipient whose sender is that recipient's VERP return path,

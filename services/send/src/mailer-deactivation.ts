@@ -1,6 +1,6 @@
 /**
- * Which mailers an authentication failure deactivates, and with which reason (SPEC.md "Mailer
- * activity": SMTP/provider authentication rejected, or the OAuth refresh token revoked; the
+ * Which mailers an authentication failure deactivates, and with which reason (docs/api/mailers.md
+ * "States", docs/oauth.md "Sending": SMTP/provider authentication rejected, or the OAuth refresh token revoked; the
  * MAILER_DEACTIVATED event is written with the state change, libs/store deactivateMailer):
  *
  * - SMTP mailers (`smtp`, `basic_smtp`): their server refused the credentials:

@@ -18,7 +18,7 @@ import {
 } from '@mailyard/providers';
 import { z } from 'zod';
 
-/** The send service's configuration, derived from the environment (README "Send service"). */
+/** The send service's configuration, derived from the environment (docs/configuration.md "Send service"). */
 export interface SendSettings {
   maxAttempts: number;
   /** Seconds before attempt n+1, indexed by n-1; the last value repeats when the list is short. */
@@ -63,7 +63,7 @@ export interface SendSettings {
 }
 
 /**
- * The send service's own variables (README "Send service"), plus the providers' (OAuth mailers
+ * The send service's own variables (docs/configuration.md "Send service"), plus the providers' (OAuth mailers
  * send through the Gmail API / Graph with tokens it refreshes); the core ones come from Config.
  */
 export const SendEnvObject = z.object({

@@ -10,7 +10,7 @@ import {
   newTenant,
 } from '@mailyard/testkit/fixtures';
 /**
- * SSRF guard of the send service (DESIGN.md Security invariant 3): with MAILER_ALLOW_PRIVATE_HOSTS
+ * SSRF guard of the send service (docs/architecture.md, security 3): with MAILER_ALLOW_PRIVATE_HOSTS
  * and MX_ALLOW_PRIVATE_HOSTS off, an SMTP mailer host or a recipient's MX that is, or resolves
  * (through DNS_SERVERS, a real dnsmasq) to, a loopback/private/metadata address is never connected
  * to — the receiver on loopback counts TCP connections, not only DATA — and the failure never

@@ -201,7 +201,7 @@ describe('delivery', () => {
       expect(l.delivered_at).toBeInstanceOf(Date);
       expect(l.message_id).toMatch(/^<svc_mailer_.+@mailyard\.test>$/);
     }
-    // the log keeps the subject as accepted (README "GET /v1/email/logs")
+    // the log keeps the subject as accepted (docs/api/logs.md)
     expect(logs.find((l) => l.recipient === 'ann@example.com')?.subject).toBe('Hello {{name}}');
     // published on the bus as well (validated against the contract schema by the collector)
     await eventually(
@@ -405,7 +405,7 @@ describe('retries', () => {
       .filter((e) => e.event === 'SMTP_ERROR')
       .flatMap((e) => e.payload.details.email.map((email) => `${email}/${e.attempt}`));
     expect(new Set(smtpErrors).size).toBe(smtpErrors.length);
-    // ref_id + event + event_at (+ attempt) is unique per event (SPEC events rule 3).
+    // ref_id + event + event_at (+ attempt) is unique per event (docs/architecture.md, reliability 2).
     const keys = events.map((e) => `${e.event}/${e.payload.details.event_at}/${e.attempt}`);
     expect(new Set(keys).size).toBe(keys.length);
   });
@@ -500,7 +500,7 @@ describe('refusals before sending', () => {
       ...base(mailerId),
       to: [{ email: 'p@example.com' }],
     });
-    // A mailer-config load failure (SPEC events rule 1, DESIGN.md Reliability 2): a final
+    // A mailer-config load failure (docs/architecture.md, reliability 2): a final
     // SMTP_ERROR with attempt metadata for every intended recipient, empty message/thread ids.
     const events = await settled(refId, 1);
     expect(events.map((e) => e.event)).toEqual(['SMTP_ERROR']);

@@ -1,5 +1,5 @@
 /**
- * Turns a verified tracking hit into the spec event (SPEC.md "Event object") and records it
+ * Turns a verified tracking hit into the spec event (docs/events.md "The event object") and records it
  * through libs/store recordEmailEvents (event row, log status forward only, outbox), filling
  * `details.tracking` from the request: time, client IP (per TRACKING_TRUST_PROXY), User-Agent
  * and what it says (user-agent.ts), the clicked URL, and geolocation (geoip.ts).

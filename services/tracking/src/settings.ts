@@ -1,6 +1,6 @@
 /**
  * The tracking service's configuration: the shared Config (TRACKING_PORT, TRACKING_BASE_URL,
- * HOST) plus its own variables, parsed here with their own zod schema (README / docs/tracking.md):
+ * HOST) plus its own variables, parsed here with their own zod schema (docs/configuration.md "Tracking service", docs/tracking.md):
  *
  * - `TRACKING_TRUST_PROXY`: which proxies' X-Forwarded-For the service believes for the client
  *   IP, in Express's `trust proxy` forms: `false` (default: the socket address), `true` (the

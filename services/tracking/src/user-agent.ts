@@ -1,5 +1,5 @@
 /**
- * What a tracking hit's User-Agent says about the client (SPEC.md "Event object": tracking
+ * What a tracking hit's User-Agent says about the client (docs/tracking.md "Events": tracking
  * browser_name, browser_version, os, device_type, platform, bot). Pure: one string in, fields out.
  *
  * - Browsers, OS and device come from ua-parser-js (1.x, MIT), with the mail clients it does

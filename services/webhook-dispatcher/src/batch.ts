@@ -1,5 +1,5 @@
 /**
- * Per-account batching (DESIGN.md "batching"): events of one account are collected until
+ * Per-account batching (docs/webhooks.md "What is delivered where"): events of one account are collected until
  * `maxItems` have arrived or `waitMs` passed since the first, then flushed together; each
  * `add` resolves once the batch holding it is flushed (the bus message is acknowledged only
  * then, so a crash before the flush committed loses nothing: the broker redelivers). A failed

@@ -1,6 +1,6 @@
 /**
- * Which webhook gets what (SPEC.md "Events", "Delivery channels", "Mailer deactivation event",
- * "Domain verification event"), for the events of ONE account collected by the batcher. Pure:
+ * Which webhook gets what (docs/webhooks.md "What is delivered where",
+ * docs/events.md), for the events of ONE account collected by the batcher. Pure:
  * the account's webhooks come in, planned request bodies come out.
  *
  * - Email events go to the tenant's EMAIL_EVENT webhook when its toggle for the event

@@ -1,5 +1,5 @@
 /**
- * Webhook retry schedule (DESIGN.md "webhook retry schedule"): exponential back-off with jitter.
+ * Webhook retry schedule (docs/webhooks.md "Retries and crash safety"): exponential back-off with jitter.
  * `delaysS[n-1]` seconds follow failed attempt n, each scaled by a random factor in
  * [1 - jitter, 1 + jitter) so receivers that failed together are not retried together; when the
  * list is used up the delivery is dropped (null). The default list grows roughly x4-x6 per step
@@ -27,8 +27,8 @@ export function retryWindowS(delaysS: readonly number[]): number {
 /**
  * The longest a delivery can legitimately wait for an attempt: every delay at its jitter maximum
  * plus every attempt taking the whole timeout. A delivery older than this (the dispatcher was
- * down, or its endpoint kept it waiting) is dropped instead of attempted (SPEC/issue: events
- * older than the retry window are dropped with a record saying so).
+ * down, or its endpoint kept it waiting) is dropped instead of attempted (docs/webhooks.md
+ * "Retries and crash safety": dropped with a record saying so).
  */
 export function retryWindowMs(delaysS: readonly number[], timeoutMs: number): number {
   return retryWindowS(delaysS) * 1000 * (1 + JITTER) + (delaysS.length + 1) * timeoutMs;

@@ -1,5 +1,5 @@
 /**
- * IMAP history backfill (SPEC.md "IMAP history backfill", "Backfill job status", "Limits").
+ * IMAP history backfill (docs/api/backfill.md, docs/backfill.md).
  * The start request is validated here; the clamp of `count` to the server maximum and the
  * one-year default window of a participant import are applied by `planBackfillWindow` so the
  * gateway and the tests share one reading of the rules.

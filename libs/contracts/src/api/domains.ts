@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 
-/** Texts of the domain endpoints (SPEC.md leaves them open; README lists them). */
+/** Texts of the domain endpoints (the API contract leaves them open; docs/api/domains.md lists them). */
 export const DomainErrorText = {
   domainRequired: 'domain is required',
   invalidDomain: 'domain must be a valid domain name',
@@ -15,7 +15,7 @@ export const DomainErrorText = {
 const SELECTOR_RE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 const flag = (name: string) => z.boolean({ invalid_type_error: `${name} must be a boolean` }).optional();
 
-/** POST /v1/domain/add (SPEC.md "Sending domain": every optional field of the spec). */
+/** POST /v1/domain/add (docs/api/domains.md: every optional field of the contract). */
 export const AddDomainSchema = z.object({
   domain: z
     .string({

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { WebhookHeadersSchema } from './webhooks';
 
 /**
- * Inbound routing API (SPEC.md "Inbound", "Incoming domain", "Incoming email address"). The
+ * Inbound routing API (docs/api/inbound.md). The
  * spec gives no error texts for these endpoints; ours live here. URL and header rules are the
  * webhooks' (the gateway runs the same URL check).
  */
@@ -34,7 +34,7 @@ export const InboundErrorText = {
   strictRepliesInvalid: 'strict_replies must be a boolean',
 } as const;
 
-/** Username rules (SPEC.md "Incoming email address"): case-insensitive, stored lowercase. */
+/** Username rules (docs/api/inbound.md): case-insensitive, stored lowercase. */
 export const INBOUND_USERNAME = /^[a-zA-Z0-9._+-]{2,64}$/;
 
 const str = (required: string, invalid: string) =>

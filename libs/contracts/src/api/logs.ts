@@ -10,7 +10,7 @@ import {
 } from './query-params';
 import type { RecipientType } from './send';
 
-/** SPEC.md "Email log entry": uppercase status values, matched exactly when filtering. */
+/** docs/api/logs.md: uppercase status values, matched exactly when filtering. */
 export const EMAIL_LOG_STATUSES = [
   'QUEUED',
   'FAILED',
@@ -26,7 +26,7 @@ export { parseTimeBound, type TimeBound } from './query-params';
 
 export const RECIPIENT_TYPES = ['to', 'cc', 'bcc'] as const satisfies readonly RecipientType[];
 
-/** GET /v1/email/logs query (DESIGN.md "log query names"). */
+/** GET /v1/email/logs query (docs/api/logs.md). */
 export const LogsQuerySchema = z
   .object({
     /** Recipient address, matched case-insensitively. */
@@ -75,7 +75,7 @@ export type LogsQuery = z.output<typeof LogsQuerySchema>;
 /** Parses the query; the first problem's message, e.g. `status must be one of ...`. */
 export const parseLogsQuery = (input: unknown) => parseWithFieldMessages(LogsQuerySchema, input);
 
-/** One recipient of one copy (DESIGN.md "log response"). Timestamps RFC 3339, null when unset. */
+/** One recipient of one copy (docs/api/logs.md). Timestamps RFC 3339, null when unset. */
 export interface EmailLogEntry {
   ref_id: string;
   recipient: string;

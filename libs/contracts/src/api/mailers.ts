@@ -3,7 +3,7 @@ import { ErrorText } from '../errors';
 import { type ConfigType, type MailerState, SMTP_SECURE_MODES, type SmtpSecureMode } from '../mailers/types';
 import { webhookHeadersSchema } from '../validation/webhook-headers';
 
-/** Texts of the mailer endpoints (SPEC.md leaves them open; README lists them). */
+/** Texts of the mailer endpoints (the API contract leaves them open; docs/api/mailers.md lists them). */
 export const MailerErrorText = {
   mailerIdRequired: 'mailer_id is required',
   mailerNotFound: 'Mailer not found',
@@ -123,7 +123,7 @@ export const ImapConfigSchema = z.object(
   { required_error: MailerErrorText.configRequired, invalid_type_error: MailerErrorText.configRequired },
 );
 
-/** POST /v1/mailer/smtp and POST /v1/smtpbasic/verify (DESIGN.md: the spec's create payload). */
+/** POST /v1/mailer/smtp and POST /v1/smtpbasic/verify (docs/api/mailers.md: verify takes the create payload). */
 export const CreateSmtpMailerSchema = z.object({
   name,
   email,

@@ -1,6 +1,6 @@
 /**
- * OAuth apps, login, callback and activation (DESIGN.md "OAuth apps", "OAuth login and
- * activation"; docs/oauth.md). A tenant registers its own app with Google or Microsoft (client id
+ * OAuth apps, login, callback and activation (docs/api/oauth.md,
+ * docs/oauth.md). A tenant registers its own app with Google or Microsoft (client id
  * and secret, the secret sealed at rest), or uses the deployment's app configured by environment
  * (app ids `google` and `microsoft`). Login returns the provider's consent URL, or exchanges a
  * refresh `token` at once; the callback or that exchange creates or updates the mailer whose id
@@ -18,7 +18,7 @@ export type OAuthProviderName = (typeof OAUTH_PROVIDERS)[number];
 export const OAUTH_MAILER_TYPES = ['smtp', 'imap', 'smtp_imap'] as const;
 export type OAuthMailerType = (typeof OAUTH_MAILER_TYPES)[number];
 
-/** config_type and id prefix of the mailer a login of each `type` creates (SPEC.md "Mailer"). */
+/** config_type and id prefix of the mailer a login of each `type` creates (docs/mailers.md "The table"). */
 export const OAUTH_MAILER_KINDS: Readonly<
   Record<OAuthMailerType, { configType: ConfigType; prefix: IdPrefixValue }>
 > = Object.freeze({

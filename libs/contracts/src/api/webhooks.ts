@@ -5,7 +5,7 @@ import { WebhookHeaderText, webhookHeadersSchema } from '../validation/webhook-h
 import { pageSizeParam, queryParam, timeBoundParam } from './query-params';
 
 /**
- * Tenant-level webhook registration (SPEC.md "Webhook registration", "Webhooks (tenant-level)")
+ * Tenant-level webhook registration (docs/api/webhooks.md)
  * and the deliveries API (docs/webhooks.md). The spec's three error texts live in ErrorText;
  * the rest of the texts are ours and live here.
  */
@@ -13,7 +13,7 @@ import { pageSizeParam, queryParam, timeBoundParam } from './query-params';
 export const WEBHOOK_EVENTS = ['EMAIL_EVENT', 'DOMAIN_VERIFICATION'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
-/** `webhook_options.events` toggles, all boolean and false by default (SPEC.md). */
+/** `webhook_options.events` toggles, all boolean and false by default (docs/api/webhooks.md). */
 export const WEBHOOK_EVENT_TOGGLES = [
   'delivery',
   'open',
@@ -99,7 +99,7 @@ const eventSchema = z.enum(WEBHOOK_EVENTS, {
   }),
 });
 
-/** `POST` only (SPEC.md); the case of the method name does not matter. */
+/** `POST` only (docs/api/webhooks.md); the case of the method name does not matter. */
 const methodSchema = z
   .string({
     required_error: WebhookErrorText.methodRequired,
@@ -134,7 +134,7 @@ export type UpdateWebhookInput = z.output<typeof UpdateWebhookSchema>;
 export const WebhookEventBodySchema = z.object({ event: eventSchema });
 
 /**
- * Rules 1 and 3 of SPEC.md "Webhooks (tenant-level)": the toggles an EMAIL_EVENT webhook keeps,
+ * Field rules of docs/api/webhooks.md: the toggles an EMAIL_EVENT webhook keeps,
  * null for a DOMAIN_VERIFICATION webhook, or the spec's message. `required` is false on update
  * when webhook_options is omitted (the stored options stay).
  */
@@ -158,7 +158,7 @@ export function checkWebhookOptions(
 /** Parses a webhook request body with field-naming messages; the first problem wins. */
 export const parseWebhookBody = parseWithFieldMessages;
 
-/** SPEC.md "Webhook registration" as GET /v1/webhook returns it. */
+/** The webhook object as GET /v1/webhook returns it (docs/api/webhooks.md). */
 export interface WebhookRegistration {
   webhook_id: string;
   event: WebhookEvent;
@@ -246,5 +246,5 @@ export interface ListDeliveriesResponse {
   totalCount: number;
 }
 
-/** Shared with the inbound routing API (SPEC.md "Inbound": URL and header rules as for webhooks). */
+/** Shared with the inbound routing API (docs/api/inbound.md: URL and header rules as for webhooks). */
 export const WebhookHeadersSchema = headersSchema;

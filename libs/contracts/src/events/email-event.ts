@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Email events (SPEC.md "Events", "Event object"). Published on Exchange.events with routing
+ * Email events (docs/events.md "The event object"). Published on Exchange.events with routing
  * key RoutingKey.emailEvent(event), wrapped in an envelope of type EMAIL_EVENT_MESSAGE whose
  * tenant_id is the sending tenant and whose payload is the spec's event object, as a webhook
  * receives it (the dispatcher fills `details.webhook_id`).
@@ -24,7 +24,7 @@ export const EMAIL_EVENT_TYPES = [
 ] as const;
 export type EmailEventType = (typeof EMAIL_EVENT_TYPES)[number];
 
-/** `webhook_options.events` toggle that subscribes to each event type (SPEC.md "Email events"). */
+/** `webhook_options.events` toggle that subscribes to each event type (docs/api/webhooks.md). */
 export const EMAIL_EVENT_SUBSCRIPTION_KEY: Record<EmailEventType, string> = {
   MAIL_DELIVERED: 'delivery',
   MAIL_OPENED: 'open',
@@ -39,7 +39,7 @@ export const EMAIL_EVENT_SUBSCRIPTION_KEY: Record<EmailEventType, string> = {
   PHISHING: 'phishing',
 };
 
-/** `success` is true only for these (SPEC.md "Event object"). */
+/** `success` is true only for these (docs/events.md "The event object"). */
 export const SUCCESS_EMAIL_EVENTS: readonly EmailEventType[] = [
   'MAIL_DELIVERED',
   'MAIL_OPENED',
@@ -51,7 +51,7 @@ export const SUCCESS_EMAIL_EVENTS: readonly EmailEventType[] = [
 export const SEND_FAILURE_EMAIL_EVENTS: readonly EmailEventType[] = ['SMTP_ERROR'];
 
 /**
- * Events that end a recipient's send (DESIGN.md invariant 2): exactly one per recipient. An
+ * Events that end a recipient's send (docs/architecture.md, reliability 2): exactly one per recipient. An
  * SMTP_ERROR is terminal only with `retry_scheduled: false`.
  */
 export const TERMINAL_SEND_EVENTS: readonly EmailEventType[] = [

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The `INCOMING_EMAIL` event (SPEC.md "Incoming email event"): posted as a single object to an
+ * The `INCOMING_EMAIL` event (docs/inbound.md "The INCOMING_EMAIL object"): posted as a single object to an
  * inbound domain's webhook (live SMTP mail) or to an IMAP-capable mailer's webhook (IMAP
  * backfill). Both producers build it with the same pure builder (libs/platform mail/incoming-email)
  * so receivers see one shape. Every `details` field is always present; absent values are ''.

@@ -12,7 +12,7 @@ import {
 } from './capabilities';
 import { CONFIG_TYPES, type ConfigType, MAILER_STATES } from './types';
 
-/** SPEC.md "Mailer": what each config_type is, row by row (sends, receives, path, provider, credential, verified by). */
+/** docs/mailers.md "The table": what each config_type is, row by row (sends, receives, path, provider, credential, verified by). */
 const EXPECTED: Record<ConfigType, [boolean, boolean, string | null, string, string, string]> = {
   domain: [true, false, null, 'mx', 'dkim', 'dns'],
   smtp: [true, false, 'smtp', 'smtp', 'password', 'none'],
@@ -52,7 +52,7 @@ describe('the mailer capability table', () => {
       expect(prefixes).toContain(p);
   });
 
-  it('derives the MAILER_DEACTIVATED routing sets of SPEC.md', () => {
+  it('derives the MAILER_DEACTIVATED routing sets of docs/webhooks.md', () => {
     expect([...IMAP_CAPABLE_CONFIG_TYPES].sort()).toEqual(['basic_imap', 'imap', 'oauth_imap', 'smtp_imap']);
     expect([...SMTP_ONLY_CONFIG_TYPES].sort()).toEqual(['basic_smtp', 'oauth_smtp', 'smtp']);
     expect(isImapCapable('smtp_imap')).toBe(true);

@@ -1,5 +1,5 @@
 /**
- * Mailer capabilities as data (docs/mailers.md): one row per `config_type` of SPEC.md "Mailer"
+ * Mailer capabilities as data (docs/mailers.md): one row per `config_type` of the API contract
  * saying what a mailer of that type can do, and the one send policy both the gateway's send
  * acceptance and the send service apply. Every "is this type IMAP-capable / may it send / is it
  * OAuth / which update path owns it / how is it delivered" question reads this table; a new
@@ -32,7 +32,7 @@ export type VerifiedBy = 'dns' | 'login' | 'oauth' | 'none';
 
 export interface MailerCapabilities {
   configType: ConfigType;
-  /** Id prefixes mailers of this type are issued with (SPEC.md "Id prefixes seen"). */
+  /** Id prefixes mailers of this type are issued with (docs/mailers.md "The table"). */
   idPrefixes: readonly IdPrefixValue[];
   sends: boolean;
   /** IMAP-capable: receives mail, has its own incoming webhook (MAILER_DEACTIVATED goes there). */
@@ -50,7 +50,7 @@ export interface MailerCapabilities {
 
 const row = (c: MailerCapabilities): MailerCapabilities => Object.freeze(c);
 
-/** The table (SPEC.md "Mailer": id prefixes and config_type values). */
+/** The table (docs/mailers.md "The table": id prefixes and config_type values). */
 export const MAILER_CAPABILITIES: Readonly<Record<ConfigType, MailerCapabilities>> = Object.freeze({
   domain: row({
     configType: 'domain',
@@ -158,7 +158,7 @@ export function mailerCapabilities(configType: ConfigType): MailerCapabilities {
 export const IMAP_CAPABLE_CONFIG_TYPES: readonly ConfigType[] = Object.values(MAILER_CAPABILITIES)
   .filter((c) => c.receives)
   .map((c) => c.configType);
-/** Config types that send and do not receive (SPEC.md "SMTP-only configs"). */
+/** Config types that send and do not receive (docs/mailers.md "The table"). */
 export const SMTP_ONLY_CONFIG_TYPES: readonly ConfigType[] = Object.values(MAILER_CAPABILITIES)
   .filter((c) => c.sends && !c.receives && c.protocol === 'smtp')
   .map((c) => c.configType);

@@ -5,5 +5,5 @@ export function defaultSmtpPort(mode: SmtpSecureMode): number {
   return mode === 'SSL' ? 465 : 587;
 }
 
-/** Basic IMAP is port 993 with implicit TLS only (SPEC.md "Limits"). */
+/** Basic IMAP is port 993 with implicit TLS only (docs/api/mailers.md). */
 export const BASIC_IMAP_PORT = 993;

@@ -1,4 +1,4 @@
-/** SPEC.md "Mailer (email configuration)" and "Mailer activity". */
+/** Mailers and their states (docs/api/mailers.md, docs/mailers.md). */
 export const CONFIG_TYPES = [
   'domain',
   'imap',

@@ -7,7 +7,7 @@ import {
 
 const conn = { host: 'smtp.example.com', port: 587, username: 'u', secure: 'Tls' };
 
-describe('credentialNeededAgain (DESIGN.md Security 7)', () => {
+describe('credentialNeededAgain (docs/architecture.md, security 7)', () => {
   it('asks for a stored credential again only when its destination moves and it is not given', () => {
     const before = mailerDestination(conn);
     for (const field of MAILER_DESTINATION) {

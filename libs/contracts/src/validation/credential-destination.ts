@@ -1,5 +1,5 @@
 /**
- * DESIGN.md Security 7: a stored credential goes only to the destination it was given for.
+ * docs/architecture.md, security 7: a stored credential goes only to the destination it was given for.
  * Changing where it is sent requires it again; an update that moves the destination without
  * the credential is a 400 (the caller's message says which field is missing), never a silent
  * forward of the stored secret to a new host. One rule for every stored credential:

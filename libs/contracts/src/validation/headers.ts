@@ -1,7 +1,7 @@
 /** RFC 5322 field-name: printable US-ASCII except the colon. */
 const FIELD_NAME = /^[\x21-\x39\x3B-\x7E]+$/;
 
-/** Custom headers a send may set that the service honors specially (SPEC.md "Message-ID handling"). */
+/** Custom headers a send may set that the service honors specially (docs/api/send.md). */
 export const THREADING_HEADERS = ['message-id', 'in-reply-to', 'references', 'thread-id'] as const;
 
 /**

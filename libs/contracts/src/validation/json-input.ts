@@ -16,7 +16,7 @@ export const JSON_INPUT_LIMITS = {
   maxSendValues: 100_000,
 } as const;
 
-/** Texts of the edge checks (README "API conventions"). */
+/** Texts of the edge checks (docs/api/conventions.md "Requests"). */
 export const InputErrorText = {
   tooDeep: (max: number) => `JSON body is nested too deeply (at most ${max} levels)`,
   tooManyValues: (max: number) => `JSON body has too many values (at most ${max})`,

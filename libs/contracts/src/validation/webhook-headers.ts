@@ -57,7 +57,7 @@ export const WebhookHeaderText = {
     `${field} names must be HTTP header names (at most ${WEBHOOK_HEADER_NAME_MAX} characters)`,
   reserved: (field: string, name: string) => `${field}.${name} cannot be set: the service sets this header`,
   twice: (field: string, name: string) => `${field}.${name} is given twice`,
-  /** DESIGN.md Security 7 (credential-destination.ts): stored headers do not follow a URL to a new origin. */
+  /** docs/architecture.md, security 7 (credential-destination.ts): stored headers do not follow a URL to a new origin. */
   neededAgain: (field: string, urlField: string) =>
     `${field} is required when ${urlField} changes scheme, host or port: the stored headers are not sent to a new destination`,
   value: (field: string, name: string) =>

@@ -12,7 +12,7 @@ export { topicMatches } from './topic-match';
 export { DEFAULT_PREFETCH, DEFAULT_RETRY_DELAYS_MS } from './delivery';
 
 /**
- * RabbitMQ when AMQP_URL is set, else the in-process bus (DESIGN.md "Data stores"). The RabbitMQ
+ * RabbitMQ when AMQP_URL is set, else the in-process bus (docs/architecture.md "Stores and the bus"). The RabbitMQ
  * client (./amqp, amqplib) is loaded only then: an embedded process never loads it.
  */
 export async function openBus(

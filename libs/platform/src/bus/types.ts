@@ -53,7 +53,7 @@ export interface ParkedMessage {
 }
 
 /**
- * The bus between services (DESIGN.md "Bus"). Implementations: RabbitMQ (amqplib) and
+ * The bus between services (docs/architecture.md "Stores and the bus"). Implementations: RabbitMQ (amqplib) and
  * in-process; both pass `test/bus.contract.ts`.
  */
 export interface Bus {

@@ -9,7 +9,7 @@ import libmime from 'libmime';
 import { type AddressObject, type Attachment, type ParsedMail, simpleParser } from 'mailparser';
 
 /**
- * Raw RFC 5322 message -> the spec's `INCOMING_EMAIL` object (SPEC.md "Incoming email event").
+ * Raw RFC 5322 message -> the spec's `INCOMING_EMAIL` object (docs/inbound.md "The INCOMING_EMAIL object").
  * Pure apart from parsing (no I/O): shared by the MX service (services/inbound-smtp) and IMAP
  * backfill, so live and historical mail have one shape.
  *
@@ -62,7 +62,7 @@ export async function buildIncomingEmails(
   });
 }
 
-/** The error form (SPEC.md: MIME, encoding or extraction failures). */
+/** The error form (docs/inbound.md "The INCOMING_EMAIL object": MIME, encoding or extraction failures). */
 export function incomingEmailError(error: string, context: IncomingEmailContext): IncomingEmailPayload {
   return errorForm(error, context);
 }

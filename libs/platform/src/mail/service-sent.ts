@@ -1,7 +1,7 @@
 /**
  * Messages the service itself sent carry the header `X-Is-Svc` (services/send/src/mime).
- * IMAP backfill does not post them when found in the SENT folder (SPEC.md "Incoming email
- * event"); the inbound service recognises the returned original inside a bounce or complaint
+ * IMAP backfill does not post them when found in the SENT folder (docs/backfill.md
+ * "Worker"); the inbound service recognises the returned original inside a bounce or complaint
  * as ours, and never takes our own outgoing mail arriving at the bounce domain for a report.
  * Looks only at the header block (up to the first empty line), case-insensitively, so a body
  * line cannot trigger it. Linear time.

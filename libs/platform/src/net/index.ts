@@ -1,5 +1,5 @@
 /**
- * The one guarded outbound API (docs/security.md "Outbound connections"): every connection the
+ * The one guarded outbound API (docs/architecture.md "Outbound connections"): every connection the
  * project opens to a target a user supplied goes through it. Three entry points, all refusing IP
  * literals and names that are or resolve to private, loopback, link-local, reserved or metadata
  * addresses (address-policy.ts), and names that do not resolve:

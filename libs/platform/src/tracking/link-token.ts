@@ -1,5 +1,5 @@
 /**
- * Signed tracking links (DESIGN.md Security 4: no open redirect, no forged events).
+ * Signed tracking links (docs/architecture.md, security 4: no open redirect, no forged events).
  *
  * The send service signs, the tracking service verifies; both derive the same key from
  * SECRET_KEY (`linkTokenKey`, HKDF-SHA256 with its own `info`, so the sealing key itself is never

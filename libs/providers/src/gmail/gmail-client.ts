@@ -5,7 +5,7 @@
  *
  * - send: `users.messages.send` as a media upload of the raw MIME (multipart with `{threadId}`
  *   metadata when threading, up to Gmail's 35 MB), returning Gmail's message id and thread id.
- *   Gmail assigns the Message-ID itself (SPEC.md "Message-ID handling"); it joins the thread
+ *   Gmail assigns the Message-ID itself (docs/providers.md "Gmail API client (`GmailClient`)"); it joins the thread
  *   only when the message also carries In-Reply-To/References and a matching Subject.
  * - profile: the account's address and current historyId.
  * - listMessages / listAllMessages: `users.messages.list` with the search built by gmail-query.ts,

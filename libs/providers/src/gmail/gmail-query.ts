@@ -6,7 +6,7 @@
  *   zone). Google does not document whether the bounds are inclusive, so the query is one
  *   second wider on both sides than the inclusive window [since, until] and callers keep the
  *   messages whose internalDate is inside it (`inGmailWindow`).
- * - Participant: `{from:a to:a cc:a}` (braces are OR). SPEC.md matches Gmail participants with
+ * - Participant: `{from:a to:a cc:a}` (braces are OR). The API contract matches Gmail participants with
  *   `from:` OR `to:`; `cc:` is added so a Gmail backfill finds what an IMAP one (FROM OR TO OR
  *   CC) finds.
  * - Folder: `labelIds` (INBOX, SENT, SPAM, TRASH or a user label id); SPAM and TRASH are only

@@ -1,6 +1,6 @@
 /**
  * Walks a Graph participant search over a time window despite the 1000-result cap of `$search`
- * (SPEC.md "Limits": Outlook participant search, 1000 results per query): a window whose search
+ * (Outlook participant search answers at most 1000 results per query; docs/providers.md): a window whose search
  * reaches the cap is split in two halves, each searched (and split) again, newest half first,
  * until every window answers below the cap or is too short to split (KQL dates are days, so a
  * window under a day cannot be narrowed further; its results are kept and the walk reports

@@ -2,7 +2,7 @@
  * Every connection to a tenant's IMAP server is made here (history backfill, live sync, the
  * gateway's login check), so each gets the same bounds:
  *
- * - the guarded connect (DESIGN.md Security 3): the host is resolved once and checked
+ * - the guarded connect (docs/architecture.md, security 3): the host is resolved once and checked
  *   (resolveGuarded: OutboundTargetError for private or unresolvable targets unless
  *   MAILER_ALLOW_PRIVATE_HOSTS), imapflow connects to that address with the host name as TLS
  *   server name, so the certificate is checked against the name; implicit TLS only;

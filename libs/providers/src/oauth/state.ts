@@ -1,5 +1,5 @@
 /**
- * The OAuth `state` parameter (DESIGN.md Security 1): the callback is reached without an API key,
+ * The OAuth `state` parameter (docs/architecture.md, security 1): the callback is reached without an API key,
  * by the user's browser coming back from the provider, so the state itself says whose login it
  * is: tenant, app, mailer type, the mailer to update (if any), the redirect URI used, a nonce and
  * an expiry. It is signed with HMAC-SHA256 under a key derived from SECRET_KEY and checked with a

@@ -9,7 +9,7 @@
 /** Whose OAuth service and API the mailer uses. */
 export type OAuthProvider = 'google' | 'microsoft';
 
-/** Where the provider endpoints are (DESIGN.md "provider endpoints"); tests point them at stand-ins. */
+/** Where the provider endpoints are (docs/configuration.md "OAuth providers (gateway, send, imap-backfill)"); tests point them at stand-ins. */
 export interface ProviderEndpoints {
   /** GOOGLE_OAUTH_URL: authorize + token (+ userinfo / revoke) base. */
   googleOAuthUrl: string;

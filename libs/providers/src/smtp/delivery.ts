@@ -13,7 +13,7 @@ export type Envelope = {
 /**
  * What happened to one envelope recipient. A provider API that assigns its own ids (Gmail API,
  * Microsoft Graph) reports them as `messageId` / `threadId`; the send events carry them as
- * `message_id` / `thread_id` instead of the built Message-ID (docs/sending.md "Message-ID").
+ * `message_id` / `thread_id` instead of the built Message-ID (docs/oauth.md "Sending").
  */
 export type RecipientResult =
   | { email: string; ok: true; response: string; messageId?: string; threadId?: string }

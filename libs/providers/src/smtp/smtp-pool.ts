@@ -2,7 +2,7 @@
  * A small pool of nodemailer SMTPConnections to one destination. The send service hands over
  * messages that are already built and signed, so nodemailer's Mail layer (plugins, message
  * objects, stream pipelines) is pure overhead there: going to SMTPConnection directly costs about
- * a quarter of the CPU per message (see bench/README.md "send").
+ * a quarter of the CPU per message (the send notes in bench/history/).
  *
  * - Up to `maxConnections` connections, each sending one message at a time; extra sends wait.
  * - A connection is logged in (when credentials are given and the server offers AUTH) once, then

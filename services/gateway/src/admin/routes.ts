@@ -9,7 +9,7 @@ import { createTenant, issueKey, revokeKey } from '@mailyard/store';
 import { Router } from 'express';
 import type { KeyCache } from '../auth/key-cache';
 
-/** DESIGN.md "tenant and key issuance": /admin/v1, mounted behind adminAuth (ADMIN_API_KEY). */
+/** Tenant and key issuance (docs/api/admin-tenants.md): /admin/v1, mounted behind adminAuth (ADMIN_API_KEY). */
 export function adminRoutes(db: Db, keyCache: KeyCache): Router {
   const router = Router();
 

@@ -30,7 +30,7 @@ export function tenantOf(res: Pick<HttpResponse, 'locals'>): KeyOwner {
 /**
  * The key cache's name for a key: its SHA-256 in hex (what hashApiKey stores, as hex), so the
  * cache never holds a key itself. One-shot `crypto.hash`: a createHash object per request cost
- * about 1.6 µs more (bench/README.md "gateway-chain").
+ * about 1.6 µs more (bench/history/05-2026-11-27-gateway-chain-the-send-route-s-steps-and-three-cuts.md).
  */
 export const keyCacheName = (key: string): string => hash('sha256', key, 'hex');
 

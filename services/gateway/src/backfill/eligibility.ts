@@ -1,6 +1,6 @@
 /**
- * Who may start a history backfill (SPEC.md "IMAP history backfill", Eligibility; DESIGN.md
- * "backfill with no webhook on the mailer: 422"): the mailer exists for this tenant (else 404),
+ * Who may start a history backfill (docs/api/backfill.md; a mailer
+ * without a webhook is 422): the mailer exists for this tenant (else 404),
  * is IMAP-capable (send-only mailers 422, `oauth_smtp` included), has credentials (an IMAP
  * password, or an OAuth grant read through the Gmail API / Graph) and an incoming webhook (422),
  * and is active (a disabled or deactivated mailer cannot fetch mail: 422).

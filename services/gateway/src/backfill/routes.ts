@@ -1,5 +1,5 @@
 /**
- * IMAP history backfill API (SPEC.md "IMAP history backfill"): start, status and abort, under
+ * IMAP history backfill API (docs/api/backfill.md): start, status and abort, under
  * `/v1/imap/{mailerID}/history[...]` and the legacy aliases `/v1/{mailerID}/backfill[...]`.
  *
  * Eligibility (eligibility.ts) is checked before the body. One active job per mailer: a Redis

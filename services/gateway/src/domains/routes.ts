@@ -26,7 +26,7 @@ function domainParam(req: Request): string {
 }
 
 /**
- * Sending domains (SPEC.md "Domains"; paths and layouts of DESIGN.md): add (DKIM key + DNS
+ * Sending domains (docs/api/domains.md): add (DKIM key + DNS
  * records to publish), verify against DNS, details, list, delete.
  */
 export function domainRoutes(

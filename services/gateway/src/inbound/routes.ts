@@ -44,7 +44,7 @@ const addressParam = (raw: unknown): { username: string; domain: string } => {
 };
 
 /**
- * SPEC.md "Inbound": where an incoming domain's mail is posted and which addresses accept mail.
+ * docs/api/inbound.md: where an incoming domain's mail is posted and which addresses accept mail.
  * The domain must be a verified sending domain of the tenant (422 otherwise, 404 for a domain
  * that is not the tenant's at all); URL rules and header rules are the webhooks' (same check);
  * header values are sealed and GET shows them masked. Another tenant's domain reads as 404.

@@ -32,7 +32,7 @@ function assertWebhookProtocol(url: string, allowInsecure: boolean): void {
 /**
  * The incoming webhook a PUT /v1/mailer/imap sets: undefined leaves it, null removes it, an
  * object replaces it. Without `headers` the stored headers stay, but only for the same origin: a
- * new scheme, host or port needs them again (400; headers-destination.ts, DESIGN.md Security 7).
+ * new scheme, host or port needs them again (400; headers-destination.ts, docs/architecture.md, security 7).
  */
 export async function webhookForUpdate(
   deps: { db: Db; sealer: Sealer; allowInsecure: boolean },

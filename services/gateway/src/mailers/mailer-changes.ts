@@ -2,8 +2,8 @@
  * What the mailer API changes, apart from HTTP: create (optionally logging in first), update
  * (name/email always; the connection of password mailers, checked again where the type's
  * capabilities say so), manual enable/disable. Every change to where a password is sent passes
- * the SSRF host check first (host-guard.ts, DESIGN.md Security 3) and needs the password again
- * (DESIGN.md Security 7). What a type allows is read from libs/contracts mailers/capabilities.ts.
+ * the SSRF host check first (host-guard.ts, docs/architecture.md, security 3) and needs the password again
+ * (docs/architecture.md, security 7). What a type allows is read from libs/contracts mailers/capabilities.ts.
  */
 import {
   type ConfigType,
@@ -111,7 +111,7 @@ export async function updateMailer(
     const conn = { ...mailer.config, ...settings } as MailerConnection;
     if (settings.secure && settings.port === undefined && protocol === 'smtp')
       conn.port = mailer.config.port ?? defaultSmtpPort(conn.secure as SmtpSecureMode);
-    // Where the password goes: a change of it needs the password again (DESIGN.md Security 7).
+    // Where the password goes: a change of it needs the password again (docs/architecture.md, security 7).
     const again = credentialNeededAgain({
       before: mailerDestination(mailer.config as Partial<MailerConnection>),
       after: mailerDestination(conn),
@@ -144,7 +144,7 @@ export async function disableMailer(db: Db, tenantId: string, id: string): Promi
 
 /**
  * Manual enable: disabled -> active. A deactivated password mailer logs in with its stored
- * credentials first (SPEC.md: only a successful re-authentication re-activates it); an OAuth one
+ * credentials first (only a successful re-authentication re-activates it; docs/api/mailers.md); an OAuth one
  * must be re-authorised. Returns whether it was already active.
  */
 export async function enableMailer(

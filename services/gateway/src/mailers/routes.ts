@@ -1,5 +1,5 @@
 /**
- * Mailer configurations over HTTP (DESIGN.md paths): SMTP and IMAP create/update, the basic
+ * Mailer configurations over HTTP (docs/api/mailers.md): SMTP and IMAP create/update, the basic
  * verify endpoints (connect and authenticate before saving), get/list/delete, manual
  * disable/enable. Routes parse, call mailer-changes.ts and shape the response; host checks
  * (host-guard.ts), logins (mailer-login.ts) and state changes live in those modules.

@@ -1,6 +1,6 @@
 /**
- * POST /v1/oauth/activate {mailer_id, active?}: the manual switch of an OAuth mailer (SPEC.md
- * "Mailer activity"; no event either way). `active: true` enables a disabled mailer; a
+ * POST /v1/oauth/activate {mailer_id, active?}: the manual switch of an OAuth mailer (docs/oauth.md
+ * "Activation"; no event either way). `active: true` enables a disabled mailer; a
  * deactivated one (its grant was revoked) is re-activated only by re-authenticating through
  * POST /v1/oauth/login (422). `active: false` disables an active mailer; a deactivated one stays
  * as it is (409).

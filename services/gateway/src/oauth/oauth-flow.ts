@@ -1,5 +1,5 @@
 /**
- * The login and callback steps (DESIGN.md "OAuth login and activation", docs/oauth.md):
+ * The login and callback steps (docs/oauth.md "Login and callback (authorization code with PKCE)"):
  *
  * - login without `token`: resolve the app (the tenant's, or the deployment's `google` /
  *   `microsoft`), the mailer type (a re-authentication keeps the mailer's) and the redirect URI

@@ -1,5 +1,5 @@
 /**
- * OAuth apps, login, callback and activation over HTTP (DESIGN.md, docs/oauth.md). Routes parse
+ * OAuth apps, login, callback and activation over HTTP (docs/api/oauth.md, docs/oauth.md). Routes parse
  * and shape answers; oauth-flow.ts, oauth-apps.ts, activate.ts do the work. The callback is the
  * one /v1 route without an API key (app.ts lets it through): the user's browser arrives from the
  * provider and the signed state names the tenant.

@@ -778,7 +778,7 @@ export const OPERATIONS: Operation[] = [
     },
     errors: [404, 422],
   },
-  // Inbound routing (SPEC.md "Inbound"; docs/inbound.md)
+  // Inbound routing (docs/api/inbound.md, docs/inbound.md)
   {
     method: 'POST',
     path: '/v1/inbound/relay_webhook',
@@ -874,7 +874,7 @@ export const OPERATIONS: Operation[] = [
     },
     errors: [404],
   },
-  // IMAP history backfill (SPEC.md "IMAP history backfill"; docs/backfill.md), with legacy aliases
+  // IMAP history backfill (docs/api/backfill.md, docs/backfill.md), with legacy aliases
   ...(['/v1/imap/:mailerID/history', '/v1/:mailerID/backfill'] as const).flatMap((base): Operation[] => [
     {
       method: 'POST',

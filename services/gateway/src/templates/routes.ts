@@ -14,7 +14,7 @@ import { tenantOf } from '../auth/api-key-auth';
 import { readPage } from '../paging/read-page';
 import { templateReader } from './template-reader';
 
-/** SPEC.md "Templates": create, read, list, partial update, permanent delete. */
+/** docs/api/templates.md: create, read, list, partial update, permanent delete. */
 export function templateRoutes(db: Db): Router {
   const router = Router();
   const readTemplate = templateReader(db);

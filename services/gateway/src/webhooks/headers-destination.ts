@@ -1,7 +1,7 @@
 /**
  * Stored custom headers of a webhook (tenant webhook, inbound route, IMAP mailer's incoming
  * webhook) often hold a credential: they follow a URL change only within the same origin. A new
- * scheme, host or port without `headers` given again is a 400 (DESIGN.md Security 7, the rule
+ * scheme, host or port without `headers` given again is a 400 (docs/architecture.md, security 7, the rule
  * mailer passwords follow: libs/contracts credential-destination.ts). Checked before the new URL
  * is probed, so nothing is sent to the new host either.
  */

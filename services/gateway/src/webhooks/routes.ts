@@ -38,9 +38,9 @@ const body = <T extends z.ZodTypeAny>(schema: T, input: unknown): z.output<T> =>
 };
 
 /**
- * SPEC.md "Webhooks (tenant-level)": register, update (also `active`), list, delete; plus
- * signing-secret rotation and the deliveries list/replay (docs/webhooks.md). Rules 1-5 and the
- * spec's messages; header values and the secret are sealed, never returned (the secret once, at
+ * docs/api/webhooks.md: register, update (also `active`), list, delete; plus
+ * signing-secret rotation and the deliveries list/replay (docs/webhooks.md). The field rules
+ * and their messages; header values and the secret are sealed, never returned (the secret once, at
  * register and rotation). Stored headers follow a URL change only within its origin
  * (headers-destination.ts); replays share the original's body and are limited per delivery
  * (WEBHOOK_REPLAY_LIMIT per WEBHOOK_REPLAY_WINDOW_SECONDS).

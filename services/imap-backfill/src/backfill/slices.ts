@@ -1,7 +1,7 @@
 /**
  * How a job walks its window (pure): newest first, in time slices of `sliceMs` from the window's
  * end back to its start, so a `count` cap takes the newest messages and an abort is seen at the
- * next slice. Progress is time-based (SPEC.md "Status response": `percent` over the requested
+ * next slice. Progress is time-based (docs/api/backfill.md: `percent` over the requested
  * window): the share of the window already walked. Bounds are inclusive, in whole seconds.
  *
  * The slice length adapts to the mailbox (nextSliceMs): a slice that held few messages makes

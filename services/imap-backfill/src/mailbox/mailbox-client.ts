@@ -16,7 +16,7 @@
  * - `terminal`: anything else that will not get better by retrying.
  */
 
-/** The folders a backfill may walk (SPEC.md start request `folders`). */
+/** The folders a backfill may walk (docs/api/backfill.md, start request `folders`). */
 export const FOLDER_ROLES = ['inbox', 'sent', 'spam', 'trash'] as const;
 export type FolderRole = (typeof FOLDER_ROLES)[number];
 

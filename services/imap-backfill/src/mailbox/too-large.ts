@@ -2,7 +2,7 @@
  * The per-message size cap of backfill and live sync (IMAP_MAX_MESSAGE_BYTES, 25 MB like the
  * MX). A message over it is not read whole (IMAP: its RFC822.SIZE says so and it is not fetched,
  * or a fetch of the first cap + 1 bytes got them all) and is posted as the INCOMING_EMAIL error
- * form (SPEC.md "Incoming email event": MIME, encoding or extraction failures), naming the
+ * form (docs/inbound.md "The INCOMING_EMAIL object": MIME, encoding or extraction failures), naming the
  * message, its size and the limit: the receiver learns a mail is there that it did not get,
  * as the MX's sender learns it from 552. It takes its place in a job's `count` like any post.
  */

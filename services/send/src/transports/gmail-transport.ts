@@ -1,7 +1,7 @@
 /**
  * OAuth mailers of a Google account: sends through the Gmail API (`users.messages.send`, the
- * raw MIME uploaded as built), threading with the send's `Thread-Id` (SPEC.md "Message-ID
- * handling": Gmail assigns its own Message-ID, so the events report Gmail's message id as
+ * raw MIME uploaded as built), threading with the send's `Thread-Id` (docs/oauth.md
+ * "Sending": Gmail assigns its own Message-ID, so the events report Gmail's message id as
  * `message_id` and its thread id as `thread_id`). Recipients come from the headers
  * (`recipientsFromHeaders`); Bcc recipients are added as a Bcc header, which Gmail strips from
  * what recipients see. Throttling is a temporary failure (retried), a revoked grant or refused

@@ -1,6 +1,5 @@
 /**
- * The IMAP MailboxClient (imapflow). Basic IMAP is port 993 with implicit TLS only (SPEC.md
- * "Limits"); one connection per job or watcher, opened by libs/providers openImapConnection
+ * The IMAP MailboxClient (imapflow). Basic IMAP is port 993 with implicit TLS only (docs/api/mailers.md); one connection per job or watcher, opened by libs/providers openImapConnection
  * like every IMAP connection: the guarded connect (a name that resolves to a private address is
  * refused unless MAILER_ALLOW_PRIVATE_HOSTS; the certificate is checked against the name) and
  * bounds on what the server can make this process hold (no literal over the message cap plus
