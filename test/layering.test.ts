@@ -1,5 +1,5 @@
 /**
- * The layering rules (README "How we write code", DESIGN.md "Shape") as a test over the sources:
+ * The layering rules (docs/architecture.md "Where code lives") as a test over the sources:
  * 1. All SQL lives in libs/store and libs/platform: no string or template literal in
  *    services/* /src (tests excluded) holds an SQL statement (INSERT INTO, UPDATE ... SET,
  *    DELETE FROM, SELECT ... FROM, and the DDL verbs).

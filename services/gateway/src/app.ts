@@ -90,7 +90,7 @@ export function buildGatewayApp(
       kv: config.REDIS_URL,
       bus: config.AMQP_URL,
     }),
-    // Keys are checked before any body is read (README "API conventions").
+    // Keys are checked before any body is read (docs/api/conventions.md "Requests").
     guards: (app) => {
       app.use('/admin/v1', adminAuth(config.ADMIN_API_KEY));
       app.use('/v1', exceptPublic(v1Auth), exceptPublic(v1RateLimit));

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 /**
- * The gateway's own variables (README "Configuration"), parsed with its own zod schema over
+ * The gateway's own variables (docs/configuration.md "Gateway"), parsed with its own zod schema over
  * `config.env`; the core ones (ports, store URLs, secrets, DNS, the shared outbound opt-outs)
  * come from the platform's Config. A bad value is one ConfigError line at start-up (main.ts
  * passes gatewaySettings to runProcess). Names and defaults are the documented ones.

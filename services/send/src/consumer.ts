@@ -218,7 +218,7 @@ export async function processCommand(deps: ConsumerDeps, cmd: SendEmailCommand):
     return;
   }
   // A mailer missing, deleted, disabled, deactivated or with an unverified domain when the
-  // attempt runs is a mailer-config load failure (SPEC events rule 1, DESIGN.md Reliability 2):
+  // attempt runs is a mailer-config load failure (docs/architecture.md, reliability 2):
   // a final SMTP_ERROR with attempt metadata for every intended recipient.
   const refusal = sendRefusal(mailer);
   if (refusal || !mailer) {
@@ -437,7 +437,7 @@ async function sendCopy(
   for (const row of toSend) {
     const result = byEmail.get(lower(row.email));
     if (result?.ok) {
-      // A provider that assigns its own ids (Gmail API, Graph) reports those (SPEC.md "Message-ID handling").
+      // A provider that assigns its own ids (Gmail API, Graph) reports those (docs/oauth.md "Sending").
       attempt.delivered(row, result.messageId || messageId, result.threadId ?? '');
       continue;
     }

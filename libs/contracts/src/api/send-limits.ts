@@ -1,4 +1,4 @@
-/** Limits of one POST /v1/email/send (README "Sending"). */
+/** Limits of one POST /v1/email/send (docs/api/send.md). */
 export const SEND_LIMITS = {
   /** Deliveries per request: to+cc+bcc, or with substitutions copies x (1 + cc + bcc). */
   maxRecipients: 1000,

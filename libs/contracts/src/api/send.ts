@@ -94,7 +94,7 @@ const contentList = z.array(ContentSchema).superRefine((list, ctx) => {
   else if (new Set(list.map((c) => c.type)).size !== list.length) issue(ctx, ErrorText.contentTypeTwice);
 });
 
-/** SPEC "Send payload" substitutions, normalized by normalizeSubstitutions (send-substitutions.ts). */
+/** The send payload's substitutions (docs/api/send.md), normalized by normalizeSubstitutions (send-substitutions.ts). */
 const substitutionsSchema = z.unknown().transform((subs, ctx) => {
   const out = normalizeSubstitutions(subs, ctx.path, (message, path) => issue(ctx, message, path));
   return out ?? z.NEVER;
@@ -185,7 +185,7 @@ const customArgsSchema = z.record(z.string(), z.unknown()).superRefine((args, ct
 });
 
 /**
- * SPEC.md "Send payload", validated and normalized: addresses in ASCII (IDNA) form,
+ * The send payload (docs/api/send.md), validated and normalized: addresses in ASCII (IDNA) form,
  * attachments without line breaks, substitutions keyed by lowercased address, tracking
  * settings explicit (default off). Unknown fields are dropped. `cc` is accepted beside the
  * spec's `bcc` (same shape). Cross-field rules are in parseSendRequest (send-parse.ts).
@@ -231,7 +231,7 @@ export type StoredSendRequest = Omit<SendRequest, 'subject' | 'content'> & {
   content: Content[];
 };
 
-/** 200 answer of POST /v1/email/send (DESIGN.md). */
+/** 200 answer of POST /v1/email/send (docs/api/send.md). */
 export interface SendResponse {
   success: true;
   ref_id: string;
@@ -279,7 +279,7 @@ export function isTracked(req: Pick<RecipientFields, 'settings'>): boolean {
 export const copyId = (refId: string, n: number): string => `${refId}.${n}`;
 
 /**
- * The copies of a send (DESIGN.md "recipients"). Without substitutions: one copy `<ref_id>.1`
+ * The copies of a send (docs/events.md "Copies"). Without substitutions: one copy `<ref_id>.1`
  * to every to, cc and bcc recipient. With substitutions: copy `<ref_id>.<n>` per `to`
  * recipient (in request order, n from 1), each also carrying every cc and bcc recipient, as a
  * mail merge does. With open or click tracking, each of those copies is further split into one

@@ -2,8 +2,8 @@ import { z } from 'zod';
 
 /**
  * DOMAIN_VERIFICATION on Exchange.events, routing key RoutingKey.domainVerification; the
- * envelope's tenant_id is the domain's tenant. The payload is the webhook body of SPEC.md
- * "Domain verification event"; `details.webhook_id` is "" on the bus and filled in by the
+ * envelope's tenant_id is the domain's tenant. The payload is the webhook body docs/events.md
+ * describes under DOMAIN_VERIFICATION; `details.webhook_id` is "" on the bus and filled in by the
  * webhook dispatcher.
  */
 export const DOMAIN_VERIFICATION_EVENT = 'domain.verification';

@@ -3,8 +3,8 @@ import { CONFIG_TYPES } from '../mailers/types';
 
 /**
  * MAILER_DEACTIVATED on Exchange.events, routing key RoutingKey.mailerDeactivated; the
- * envelope's tenant_id is the mailer's tenant. The payload is the webhook body of SPEC.md
- * "Mailer deactivation event". Routing (done by the webhook dispatcher): IMAP-capable config
+ * envelope's tenant_id is the mailer's tenant. The payload is the webhook body docs/events.md
+ * describes under MAILER_DEACTIVATED. Routing (done by the webhook dispatcher): IMAP-capable config
  * types go to the mailer's own incoming webhook as one object; SMTP-only ones to the tenant's
  * EMAIL_EVENT webhook as a one-element array, bypassing the events.* filters.
  * Emitted only for automatic deactivation (libs/store deactivateMailer).

@@ -22,7 +22,7 @@ export const MailerWebhookMessageSchema = z.object({
 });
 export type MailerWebhookMessage = z.infer<typeof MailerWebhookMessageSchema>;
 
-/** Lifecycle events of a history backfill job (SPEC.md "Backfill events"; layout is Mailyard's). */
+/** Lifecycle events of a history backfill job (docs/events.md "Mailbox events"). */
 export const BACKFILL_EVENTS = [
   'HISTORY_BACKFILL_STARTED',
   'HISTORY_BACKFILL_PROGRESS',

@@ -81,7 +81,7 @@ export const BusMessages = {
     exchange: Exchange.commands,
     routingKey: () => RoutingKey.sendEmail,
   } satisfies BusMessageDef<SendEmailGroup>,
-  /** `email.event`: one spec event object (SPEC.md "Event object"), routed by its event. */
+  /** `email.event`: one spec event object (docs/events.md "The event object"), routed by its event. */
   emailEvent: {
     name: EMAIL_EVENT_MESSAGE,
     version: EMAIL_EVENT_MESSAGE_VERSION,

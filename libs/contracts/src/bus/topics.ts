@@ -1,4 +1,4 @@
-/** Exchanges (DESIGN.md "Bus"): one durable topic exchange per direction. */
+/** Exchanges (docs/architecture.md "Stores and the bus"): one durable topic exchange per direction. */
 export const Exchange = {
   commands: 'mailyard.commands',
   events: 'mailyard.events',

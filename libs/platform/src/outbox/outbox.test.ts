@@ -40,7 +40,7 @@ describe('outboxMessage', () => {
     expect(() =>
       outboxMessage(BusMessages.sendEmail, { ref_id: 'R', tenant_id: 't', copy_id: 'R.1', attempt: 0 }),
     ).toThrow(OutboxPayloadError);
-    // An SMTP_ERROR without its attempt metadata (SPEC events rule 1) is refused too.
+    // An SMTP_ERROR without its attempt metadata (docs/architecture.md, reliability 2) is refused too.
     expect(() =>
       outboxMessage(BusMessages.emailEvent, {
         event: 'SMTP_ERROR',
