@@ -4,7 +4,8 @@ import { addressKey, parseAddress } from '../validation/address';
 import { decodedBase64Length, isBase64, stripBase64Whitespace } from '../validation/base64';
 import { hasControlChars } from '../validation/control';
 import { isFieldName, isProtectedHeader } from '../validation/headers';
-import { fieldErrorMap, fieldPath } from '../validation/messages';
+import { fieldPath } from '../validation/messages';
+import { type RuleCtx, optional, rule, stringRule } from '../validation/rule';
 import { SEND_LIMITS } from './send-limits';
 import { normalizeSubstitutions } from './send-substitutions';
 import { type Content, ContentSchema } from './templates';
@@ -14,26 +15,22 @@ export { SEND_LIMITS } from './send-limits';
 export const ATTACHMENT_DISPOSITIONS = ['attachment', 'inline'] as const;
 export type AttachmentDisposition = (typeof ATTACHMENT_DISPOSITIONS)[number];
 
-const issue = (ctx: z.RefinementCtx, message: string, path?: (string | number)[]) =>
+const issue = (ctx: RuleCtx, message: string, path?: (string | number)[]) =>
   ctx.addIssue({ code: z.ZodIssueCode.custom, message, ...(path ? { path } : {}) });
 const controlMessage = (field: string) => `${field} must not contain line breaks or other control characters`;
 
-/** null and absent mean the same for optional fields (many JSON clients send null). */
-const optional = <T extends z.ZodTypeAny>(schema: T) =>
-  schema.nullish().transform((v): z.output<T> | undefined => (v === null ? undefined : v));
-
 /** A string; `header` ones end up in a message header and may hold no control characters. */
 function text(o: { max: number; header?: boolean; required?: boolean }) {
-  return z.string().superRefine((v, ctx) => {
-    const f = fieldPath(ctx.path);
-    if (o.required && v.trim() === '') issue(ctx, `${f} is required`);
-    else if (o.header && hasControlChars(v)) issue(ctx, controlMessage(f));
-    else if (v.length > o.max) issue(ctx, `${f} must be at most ${o.max} characters`);
+  return stringRule((v, ctx) => {
+    if (o.required && v.trim() === '') issue(ctx, `${fieldPath(ctx.path)} is required`);
+    else if (o.header && hasControlChars(v)) issue(ctx, controlMessage(fieldPath(ctx.path)));
+    else if (v.length > o.max) issue(ctx, `${fieldPath(ctx.path)} must be at most ${o.max} characters`);
+    return v;
   });
 }
 
 /** A bare addr-spec, normalized to `local@ascii-domain` (IDNA). */
-export const EmailAddressSchema = z.string().transform((v, ctx) => {
+export const EmailAddressSchema = stringRule((v, ctx) => {
   const parsed = parseAddress(v);
   if (parsed) return parsed.email;
   const f = fieldPath(ctx.path);
@@ -56,7 +53,7 @@ const NAME_ADDR = /^\s*(?:"((?:[^"\\]|\\.)*)"|([^"<>]*?))\s*<([^<>]*)>\s*$/;
  * `"Name" <address>` with the name quoted (quotes and backslashes escaped), which the MIME
  * builder writes as is. Control characters (header injection) are refused.
  */
-export const ReplyToSchema = z.string().transform((v, ctx) => {
+export const ReplyToSchema = stringRule((v, ctx) => {
   const f = fieldPath(ctx.path);
   if (v === '') {
     issue(ctx, `${f} is required`);
@@ -95,7 +92,7 @@ const contentList = z.array(ContentSchema).superRefine((list, ctx) => {
 });
 
 /** The send payload's substitutions (docs/api/send.md), normalized by normalizeSubstitutions (send-substitutions.ts). */
-const substitutionsSchema = z.unknown().transform((subs, ctx) => {
+const substitutionsSchema = rule((subs, ctx) => {
   const out = normalizeSubstitutions(subs, ctx.path, (message, path) => issue(ctx, message, path));
   return out ?? z.NEVER;
 });
