@@ -8,7 +8,6 @@ import { ErrorText } from '../errors';
 import { addressKey } from '../validation/address';
 import { fieldErrorMap, fieldPath } from '../validation/messages';
 import { type SendRequest, SendRequestSchema, deliveryCount, isPerRecipient } from './send';
-import { fastSendRequest } from './send-fast';
 import { SEND_LIMITS } from './send-limits';
 
 export type ParseSendResult =
@@ -23,10 +22,7 @@ export type ParseSendResult =
  * 30 MB) need the template and are checked by the gateway.
  */
 export function parseSendRequest(input: unknown): ParseSendResult {
-  const fast = fastSendRequest(input);
-  const result = fast
-    ? { success: true as const, data: fast }
-    : SendRequestSchema.safeParse(input ?? {}, { errorMap: fieldErrorMap });
+  const result = SendRequestSchema.safeParse(input ?? {}, { errorMap: fieldErrorMap });
   if (!result.success) {
     const issues = result.error.issues;
     const first = issues[0];

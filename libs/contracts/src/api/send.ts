@@ -5,7 +5,7 @@ import { decodedBase64Length, isBase64, stripBase64Whitespace } from '../validat
 import { hasControlChars } from '../validation/control';
 import { isFieldName, isProtectedHeader } from '../validation/headers';
 import { fieldPath } from '../validation/messages';
-import { type RuleCtx, optional, rule, stringRule } from '../validation/rule';
+import { type RuleCtx, at, isObject, optional, rule, stringRule, typeIssue } from '../validation/rule';
 import { SEND_LIMITS } from './send-limits';
 import { normalizeSubstitutions } from './send-substitutions';
 import { type Content, ContentSchema } from './templates';
@@ -19,18 +19,24 @@ const issue = (ctx: RuleCtx, message: string, path?: (string | number)[]) =>
   ctx.addIssue({ code: z.ZodIssueCode.custom, message, ...(path ? { path } : {}) });
 const controlMessage = (field: string) => `${field} must not contain line breaks or other control characters`;
 
-/** A string; `header` ones end up in a message header and may hold no control characters. */
-function text(o: { max: number; header?: boolean; required?: boolean }) {
-  return stringRule((v, ctx) => {
-    if (o.required && v.trim() === '') issue(ctx, `${fieldPath(ctx.path)} is required`);
-    else if (o.header && hasControlChars(v)) issue(ctx, controlMessage(fieldPath(ctx.path)));
-    else if (v.length > o.max) issue(ctx, `${fieldPath(ctx.path)} must be at most ${o.max} characters`);
-    return v;
-  });
+interface TextRule {
+  max: number;
+  header?: boolean;
+  required?: boolean;
 }
 
+/** A string; `header` ones end up in a message header and may hold no control characters. */
+function checkText(o: TextRule, v: string, ctx: RuleCtx): string {
+  if (o.required && v.trim() === '') issue(ctx, `${fieldPath(ctx.path)} is required`);
+  else if (o.header && hasControlChars(v)) issue(ctx, controlMessage(fieldPath(ctx.path)));
+  else if (v.length > o.max) issue(ctx, `${fieldPath(ctx.path)} must be at most ${o.max} characters`);
+  return v;
+}
+
+const text = (o: TextRule) => stringRule((v, ctx) => checkText(o, v, ctx));
+
 /** A bare addr-spec, normalized to `local@ascii-domain` (IDNA). */
-export const EmailAddressSchema = stringRule((v, ctx) => {
+function checkEmail(v: string, ctx: RuleCtx): string {
   const parsed = parseAddress(v);
   if (parsed) return parsed.email;
   const f = fieldPath(ctx.path);
@@ -43,7 +49,7 @@ export const EmailAddressSchema = stringRule((v, ctx) => {
         : `${f} must be a valid email address`,
   );
   return z.NEVER;
-});
+}
 
 const NAME_ADDR = /^\s*(?:"((?:[^"\\]|\\.)*)"|([^"<>]*?))\s*<([^<>]*)>\s*$/;
 
@@ -53,7 +59,7 @@ const NAME_ADDR = /^\s*(?:"((?:[^"\\]|\\.)*)"|([^"<>]*?))\s*<([^<>]*)>\s*$/;
  * `"Name" <address>` with the name quoted (quotes and backslashes escaped), which the MIME
  * builder writes as is. Control characters (header injection) are refused.
  */
-export const ReplyToSchema = stringRule((v, ctx) => {
+export const ReplyToSchema = stringRule((v, ctx): string => {
   const f = fieldPath(ctx.path);
   if (v === '') {
     issue(ctx, `${f} is required`);
@@ -80,11 +86,28 @@ export const ReplyToSchema = stringRule((v, ctx) => {
   return `"${name.replace(/["\\]/g, (c) => `\\${c}`)}" <${parsed.email}>`;
 });
 
-export const RecipientSchema = z.object({
-  email: EmailAddressSchema,
-  name: optional(text({ max: SEND_LIMITS.maxNameLength, header: true })),
+export interface Recipient {
+  email: string;
+  name?: string | undefined;
+}
+
+const NAME: TextRule = { max: SEND_LIMITS.maxNameLength, header: true };
+
+/**
+ * `{ email, name? }`, checked as a zod object of those two fields would be (same issues in the
+ * same order, unknown fields dropped, `name` present when given, null read as absent).
+ */
+export const RecipientSchema = rule((v, ctx): Recipient => {
+  if (!isObject(v)) return typeIssue(ctx, z.ZodParsedType.object, v);
+  const email =
+    typeof v.email === 'string' ? checkEmail(v.email, at(ctx, 'email')) : typeIssue(at(ctx, 'email'), 'string', v.email);
+  const name = v.name;
+  if (name === null || name === undefined) return 'name' in v ? { email, name: undefined } : { email };
+  return {
+    email,
+    name: typeof name === 'string' ? checkText(NAME, name, at(ctx, 'name')) : typeIssue(at(ctx, 'name'), 'string', name),
+  };
 });
-export type Recipient = z.infer<typeof RecipientSchema>;
 
 const contentList = z.array(ContentSchema).superRefine((list, ctx) => {
   if (list.length === 0) issue(ctx, ErrorText.contentRequired);
@@ -176,9 +199,14 @@ export type Attachment = z.infer<typeof AttachmentSchema>;
 const toggle = z.object({ enable: z.boolean() });
 const settingsSchema = z.object({ open_tracking: optional(toggle), click_tracking: optional(toggle) });
 
-const customArgsSchema = z.record(z.string(), z.unknown()).superRefine((args, ctx) => {
+/** A JSON object of at most SEND_LIMITS.maxCustomArgsBytes, copied as a zod record would be. */
+const customArgsSchema = rule((v, ctx) => {
+  if (!isObject(v)) return typeIssue(ctx, z.ZodParsedType.object, v);
+  const args: Record<string, unknown> = {};
+  for (const key in v) if (key !== '__proto__') args[key] = v[key];
   if (Buffer.byteLength(JSON.stringify(args), 'utf8') > SEND_LIMITS.maxCustomArgsBytes)
     issue(ctx, ErrorText.customArgsTooLarge);
+  return args;
 });
 
 /**

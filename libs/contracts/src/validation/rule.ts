@@ -24,6 +24,7 @@ export type RuleCtx = z.RefinementCtx;
 /** The refinement context of one node's run, made only when read. */
 class LazyRuleCtx implements RuleCtx {
   failed = false;
+  aborted = false;
   private ctx: z.ParseContext | undefined;
 
   constructor(
@@ -37,10 +38,45 @@ class LazyRuleCtx implements RuleCtx {
 
   addIssue(arg: z.IssueData): void {
     this.ctx ??= this.owner.contextOf(this.input);
-    z.addIssueToContext(this.ctx, arg);
+    // `fatal` ends this node's run (INVALID, as zod's own type checks do); the issue is zod's.
+    const { fatal, ...issue } = arg;
+    z.addIssueToContext(this.ctx, issue);
     this.failed = true;
+    if (fatal) this.aborted = true;
   }
 }
+
+/** The context of `key` inside the value a rule checks (a field of an object, an item of a list). */
+class FieldCtx implements RuleCtx {
+  constructor(
+    private readonly parent: RuleCtx,
+    private readonly key: string | number,
+  ) {}
+
+  get path(): (string | number)[] {
+    return [...this.parent.path, this.key];
+  }
+
+  addIssue(arg: z.IssueData): void {
+    this.parent.addIssue({ ...arg, path: [this.key, ...(arg.path ?? [])] });
+  }
+}
+
+/** Where a rule checks `key` of its value with another rule. */
+export const at = (ctx: RuleCtx, key: string | number): RuleCtx => new FieldCtx(ctx, key);
+
+/**
+ * zod's own issue for a value of the wrong type (worded by the parse's error map, e.g. `from
+ * must be an object`, `to[0].email is required`); it ends the value's checks, as a type check does.
+ */
+export function typeIssue(ctx: RuleCtx, expected: z.ZodParsedType, value: unknown): typeof z.NEVER {
+  ctx.addIssue({ code: z.ZodIssueCode.invalid_type, expected, received: z.getParsedType(value), fatal: true });
+  return z.NEVER;
+}
+
+/** `value` is what zod reads as an object (a plain record: not an array, date, map, set or promise). */
+export const isObject = (value: unknown): value is Record<string, unknown> =>
+  z.getParsedType(value) === z.ZodParsedType.object;
 
 interface ZodRuleDef<Out> extends z.ZodTypeDef {
   check: (value: unknown, ctx: RuleCtx) => Out;
@@ -64,7 +100,7 @@ class ZodRule<Out> extends z.ZodType<Out, ZodRuleDef<Out>, unknown> {
     }
     const ctx = new LazyRuleCtx(input, this);
     const value = this._def.check(input.data, ctx);
-    return ctx.failed ? z.DIRTY(value) : z.OK(value);
+    return ctx.aborted ? z.INVALID : ctx.failed ? z.DIRTY(value) : z.OK(value);
   }
 }
 
