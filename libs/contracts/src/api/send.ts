@@ -8,7 +8,7 @@ import { fieldPath } from '../validation/messages';
 import { type RuleCtx, at, isObject, optional, rule, stringRule, typeIssue } from '../validation/rule';
 import { SEND_LIMITS } from './send-limits';
 import { normalizeSubstitutions } from './send-substitutions';
-import { type Content, ContentSchema } from './templates';
+import { type Content, checkContent } from './templates';
 
 export { SEND_LIMITS } from './send-limits';
 
@@ -109,9 +109,20 @@ export const RecipientSchema = rule((v, ctx): Recipient => {
   };
 });
 
-const contentList = z.array(ContentSchema).superRefine((list, ctx) => {
+/** The content items: at least one, at most one per type (checked once every item is valid). */
+const contentList = rule((v, ctx): Content[] => {
+  if (!Array.isArray(v)) return typeIssue(ctx, z.ZodParsedType.array, v);
+  const list: Content[] = [];
+  let valid = true;
+  for (let i = 0; i < v.length; i++) {
+    const content = checkContent(v[i], at(ctx, i));
+    if (content) list.push(content);
+    else valid = false;
+  }
+  if (!valid) return z.NEVER;
   if (list.length === 0) issue(ctx, ErrorText.contentRequired);
   else if (new Set(list.map((c) => c.type)).size !== list.length) issue(ctx, ErrorText.contentTypeTwice);
+  return list;
 });
 
 /** The send payload's substitutions (docs/api/send.md), normalized by normalizeSubstitutions (send-substitutions.ts). */

@@ -1,22 +1,71 @@
 import { z } from 'zod';
 import { ErrorText } from '../errors';
 import { hasControlChars } from '../validation/control';
+import { type RuleCtx, at, isObject, rule } from '../validation/rule';
 
 export const CONTENT_TYPES = ['text/html', 'text/plain'] as const;
+export type ContentType = (typeof CONTENT_TYPES)[number];
 
-export const ContentSchema = z.object(
-  {
-    type: z.enum(CONTENT_TYPES, {
-      errorMap: () => ({ message: 'content type must be text/html or text/plain' }),
-    }),
-    value: z.string({
-      required_error: 'content value is required',
-      invalid_type_error: 'content value must be a string',
-    }),
-  },
-  { invalid_type_error: 'content items must be objects' },
-);
-export type Content = z.infer<typeof ContentSchema>;
+export interface Content {
+  type: ContentType;
+  value: string;
+}
+
+const CONTENT_TYPE_MESSAGE = 'content type must be text/html or text/plain';
+
+/**
+ * One content item `{ type, value }` (unknown fields dropped), or undefined after reporting each
+ * problem (the issues a zod object of an enum and a string with these messages reports; each
+ * ends the checks of the node it is reported to, as a zod object's type issues do).
+ */
+export function checkContent(v: unknown, ctx: RuleCtx): Content | undefined {
+  if (!isObject(v)) {
+    const message = v === undefined ? {} : { message: 'content items must be objects' };
+    ctx.addIssue({
+      code: z.ZodIssueCode.invalid_type,
+      expected: z.ZodParsedType.object,
+      received: z.getParsedType(v),
+      fatal: true,
+      ...message,
+    });
+    return undefined;
+  }
+  const { type, value } = v;
+  let valid = true;
+  if (typeof type !== 'string') {
+    at(ctx, 'type').addIssue({
+      code: z.ZodIssueCode.invalid_type,
+      expected: CONTENT_TYPES.map((t) => `'${t}'`).join(' | ') as z.ZodParsedType,
+      received: z.getParsedType(type),
+      message: CONTENT_TYPE_MESSAGE,
+      fatal: true,
+    });
+    valid = false;
+  } else if (!CONTENT_TYPES.includes(type as ContentType)) {
+    at(ctx, 'type').addIssue({
+      code: z.ZodIssueCode.invalid_enum_value,
+      received: type,
+      options: [...CONTENT_TYPES],
+      message: CONTENT_TYPE_MESSAGE,
+      fatal: true,
+    });
+    valid = false;
+  }
+  if (typeof value !== 'string') {
+    at(ctx, 'value').addIssue({
+      code: z.ZodIssueCode.invalid_type,
+      expected: z.ZodParsedType.string,
+      received: z.getParsedType(value),
+      message: value === undefined ? 'content value is required' : 'content value must be a string',
+      fatal: true,
+    });
+    valid = false;
+  }
+  return valid ? { type: type as ContentType, value: value as string } : undefined;
+}
+
+/** A content item. */
+export const ContentSchema = rule((v, ctx): Content => checkContent(v, ctx) ?? z.NEVER);
 
 const contentList = z
   .array(ContentSchema, {
