@@ -16,21 +16,21 @@ export type SubstitutionIssue = (message: string, path?: (string | number)[]) =>
 export const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** `subs` normalized, or null when anything in it is invalid (each problem told to `issue`). */
+/** `subs` normalized, or null when anything in it is invalid (each problem told to `issue`; `path` is the field's, read only then). */
 export function normalizeSubstitutions(
   subs: unknown,
-  path: ReadonlyArray<string | number>,
+  path: () => ReadonlyArray<string | number>,
   issue: SubstitutionIssue = () => {},
 ): Substitutions | null {
   if (!isPlainObject(subs)) {
-    issue(`${fieldPath(path)} must be an object`);
+    issue(`${fieldPath(path())} must be an object`);
     return null;
   }
   const out: Substitutions = {};
   let valid = true;
   for (const [key, vars] of Object.entries(subs)) {
     if (!isPlainObject(vars)) {
-      issue(`${fieldPath([...path, key])} must be an object`, [key]);
+      issue(`${fieldPath([...path(), key])} must be an object`, [key]);
       valid = false;
       continue;
     }
@@ -40,7 +40,7 @@ export function normalizeSubstitutions(
       else if (typeof v === 'number' || typeof v === 'boolean') values[name] = String(v);
       else if (v === null) values[name] = '';
       else {
-        issue(`${fieldPath([...path, key, name])} must be a string, number or boolean`, [key, name]);
+        issue(`${fieldPath([...path(), key, name])} must be a string, number or boolean`, [key, name]);
         valid = false;
       }
     }

@@ -127,7 +127,7 @@ const contentList = rule((v, ctx): Content[] => {
 
 /** The send payload's substitutions (docs/api/send.md), normalized by normalizeSubstitutions (send-substitutions.ts). */
 const substitutionsSchema = rule((subs, ctx) => {
-  const out = normalizeSubstitutions(subs, ctx.path, (message, path) => issue(ctx, message, path));
+  const out = normalizeSubstitutions(subs, () => ctx.path, (message, path) => issue(ctx, message, path));
   return out ?? z.NEVER;
 });
 
@@ -210,6 +210,17 @@ export type Attachment = z.infer<typeof AttachmentSchema>;
 const toggle = z.object({ enable: z.boolean() });
 const settingsSchema = z.object({ open_tracking: optional(toggle), click_tracking: optional(toggle) });
 
+interface TrackingSettings {
+  open_tracking: { enable: boolean };
+  click_tracking: { enable: boolean };
+}
+
+/** The tracking settings, explicit: what is not given is off. */
+const trackingSettings = (settings: z.output<typeof settingsSchema> | undefined): TrackingSettings => ({
+  open_tracking: { enable: settings?.open_tracking?.enable ?? false },
+  click_tracking: { enable: settings?.click_tracking?.enable ?? false },
+});
+
 /** A JSON object of at most SEND_LIMITS.maxCustomArgsBytes, copied as a zod record would be. */
 const customArgsSchema = rule((v, ctx) => {
   if (!isObject(v)) return typeIssue(ctx, z.ZodParsedType.object, v);
@@ -244,13 +255,15 @@ export const SendRequestSchema = z
     campaign_id: optional(text({ max: SEND_LIMITS.maxIdLength, header: true, required: true })),
     custom_args: optional(customArgsSchema),
   })
-  .transform(({ settings, ...rest }) => ({
-    ...rest,
-    settings: {
-      open_tracking: { enable: settings?.open_tracking?.enable ?? false },
-      click_tracking: { enable: settings?.click_tracking?.enable ?? false },
-    },
-  }));
+  .transform((req) => {
+    const settings = trackingSettings(req.settings);
+    // Listed last, as the output always has; most requests leave it out, so no key moves (and
+    // no copy of the object is made).
+    if ('settings' in req) delete req.settings;
+    const out = req as Omit<typeof req, 'settings'> & { settings: TrackingSettings };
+    out.settings = settings;
+    return out;
+  });
 
 /** The payload as a client writes it. */
 export type SendRequestInput = z.input<typeof SendRequestSchema>;
