@@ -97,7 +97,7 @@ const NAME: TextRule = { max: SEND_LIMITS.maxNameLength, header: true };
  * `{ email, name? }`, checked as a zod object of those two fields would be (same issues in the
  * same order, unknown fields dropped, `name` present when given, null read as absent).
  */
-export const RecipientSchema = rule((v, ctx): Recipient => {
+function checkRecipient(v: unknown, ctx: RuleCtx): Recipient {
   if (!isObject(v)) return typeIssue(ctx, z.ZodParsedType.object, v);
   const email =
     typeof v.email === 'string' ? checkEmail(v.email, at(ctx, 'email')) : typeIssue(at(ctx, 'email'), 'string', v.email);
@@ -107,7 +107,28 @@ export const RecipientSchema = rule((v, ctx): Recipient => {
     email,
     name: typeof name === 'string' ? checkText(NAME, name, at(ctx, 'name')) : typeIssue(at(ctx, 'name'), 'string', name),
   };
-});
+}
+
+export const RecipientSchema = rule(checkRecipient);
+
+/** A list of recipients (as a zod array of them, `required`: at least one). */
+const recipients = (required: boolean) =>
+  rule((v, ctx): Recipient[] => {
+    if (!Array.isArray(v)) return typeIssue(ctx, z.ZodParsedType.array, v);
+    if (required && v.length === 0) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.too_small,
+        minimum: 1,
+        type: 'array',
+        inclusive: true,
+        exact: false,
+        message: ErrorText.toRequired,
+      });
+    }
+    const list: Recipient[] = [];
+    for (let i = 0; i < v.length; i++) list.push(checkRecipient(v[i], at(ctx, i)));
+    return list;
+  });
 
 /** The content items: at least one, at most one per type (checked once every item is valid). */
 const contentList = rule((v, ctx): Content[] => {
@@ -240,9 +261,9 @@ const customArgsSchema = rule((v, ctx) => {
 export const SendRequestSchema = z
   .object({
     from: RecipientSchema,
-    to: z.array(RecipientSchema).min(1, ErrorText.toRequired),
-    cc: optional(z.array(RecipientSchema)),
-    bcc: optional(z.array(RecipientSchema)),
+    to: recipients(true),
+    cc: optional(recipients(false)),
+    bcc: optional(recipients(false)),
     mailer_id: text({ max: SEND_LIMITS.maxIdLength, header: true, required: true }),
     subject: optional(text({ max: SEND_LIMITS.maxSubjectLength, header: true, required: true })),
     content: optional(contentList),

@@ -124,11 +124,14 @@ class ZodOptionalField<T extends z.ZodTypeAny> extends z.ZodType<
   z.input<T> | null | undefined
 > {
   _parse(input: z.ParseInput): z.ParseReturnType<z.output<T> | undefined> {
-    if (input.data === null || input.data === undefined) return z.OK(undefined);
+    if (input.data === null || input.data === undefined) return ABSENT;
     const result = this._def.inner._parse(input) as z.SyncParseReturnType<z.output<T>>;
     return z.isValid(result) ? result : z.INVALID;
   }
 }
+
+/** What an absent optional field parses to (one object: zod only reads parse results). */
+const ABSENT: z.OK<undefined> = Object.freeze(z.OK(undefined));
 
 /** null and absent mean the same for optional fields (many JSON clients send null). */
 export function optional<T extends z.ZodTypeAny>(
