@@ -29,7 +29,7 @@ class LazyRuleCtx implements RuleCtx {
 
   constructor(
     private readonly input: z.ParseInput,
-    private readonly owner: ZodRule<unknown>,
+    private readonly owner: ZodRule<unknown, unknown>,
   ) {}
 
   get path(): (string | number)[] {
@@ -83,7 +83,7 @@ interface ZodRuleDef<Out> extends z.ZodTypeDef {
   strings: boolean;
 }
 
-class ZodRule<Out> extends z.ZodType<Out, ZodRuleDef<Out>, unknown> {
+class ZodRule<Out, In = unknown> extends z.ZodType<Out, ZodRuleDef<Out>, In> {
   contextOf(input: z.ParseInput): z.ParseContext {
     return this._getOrReturnCtx(input);
   }
@@ -111,7 +111,7 @@ export function rule<Out>(check: (value: unknown, ctx: RuleCtx) => Out): z.ZodTy
 
 /** A node whose rule is `check` on a string (anything else: zod's invalid_type issue). */
 export function stringRule<Out>(check: (value: string, ctx: RuleCtx) => Out): z.ZodType<Out, z.ZodTypeDef, string> {
-  return new ZodRule<Out>({ check: check as (value: unknown, ctx: RuleCtx) => Out, strings: true });
+  return new ZodRule<Out, string>({ check: check as (value: unknown, ctx: RuleCtx) => Out, strings: true });
 }
 
 interface ZodOptionalFieldDef<T extends z.ZodTypeAny> extends z.ZodTypeDef {
