@@ -1,8 +1,6 @@
 /**
  * The one entry point of send validation (POST /v1/email/send): the field rules of
- * SendRequestSchema (send.ts), decided by send-fast.ts for the common valid payloads, then the
- * rules across fields. Its own module so that send-fast.ts (which reads send.ts's types) and
- * send.ts do not import each other.
+ * SendRequestSchema (send.ts, the one validator of the payload), then the rules across fields.
  */
 import { ErrorText } from '../errors';
 import { addressKey } from '../validation/address';
@@ -17,8 +15,7 @@ export type ParseSendResult =
 /**
  * Validates a send payload: field rules (first problem's message, e.g. `to[0].email must be a
  * valid email address`), then no address twice across to/cc/bcc and at most
- * SEND_LIMITS.maxRecipients deliveries. Common valid payloads are checked without zod
- * (send-fast.ts, same result). Template-dependent rules (subject/content required,
+ * SEND_LIMITS.maxRecipients deliveries. Template-dependent rules (subject/content required,
  * 30 MB) need the template and are checked by the gateway.
  */
 export function parseSendRequest(input: unknown): ParseSendResult {

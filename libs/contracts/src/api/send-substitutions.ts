@@ -2,8 +2,8 @@
  * The `substitutions` field of a send, normalized: keyed by lowercased recipient address, values
  * as strings (numbers and booleans in their string form, null as empty). A plain loop rather
  * than nested zod records: a mail merge may carry 100,000 values, which zod's per-value
- * machinery turned into seconds of blocked event loop. Shared by the zod schema (send.ts, which
- * reports each problem) and the fast path (send-fast.ts, which only needs to know there is one).
+ * machinery turned into seconds of blocked event loop. The rule of the send schema's
+ * `substitutions` field (send.ts), which reports each problem.
  */
 import { addressKey, parseAddress } from '../validation/address';
 import { fieldPath } from '../validation/messages';

@@ -100,12 +100,17 @@ const NAME: TextRule = { max: SEND_LIMITS.maxNameLength, header: true };
 function checkRecipient(v: unknown, ctx: RuleCtx): Recipient {
   if (!isObject(v)) return typeIssue(ctx, z.ZodParsedType.object, v);
   const email =
-    typeof v.email === 'string' ? checkEmail(v.email, at(ctx, 'email')) : typeIssue(at(ctx, 'email'), 'string', v.email);
+    typeof v.email === 'string'
+      ? checkEmail(v.email, at(ctx, 'email'))
+      : typeIssue(at(ctx, 'email'), 'string', v.email);
   const name = v.name;
   if (name === null || name === undefined) return 'name' in v ? { email, name: undefined } : { email };
   return {
     email,
-    name: typeof name === 'string' ? checkText(NAME, name, at(ctx, 'name')) : typeIssue(at(ctx, 'name'), 'string', name),
+    name:
+      typeof name === 'string'
+        ? checkText(NAME, name, at(ctx, 'name'))
+        : typeIssue(at(ctx, 'name'), 'string', name),
   };
 }
 
@@ -148,7 +153,11 @@ const contentList = rule((v, ctx): Content[] => {
 
 /** The send payload's substitutions (docs/api/send.md), normalized by normalizeSubstitutions (send-substitutions.ts). */
 const substitutionsSchema = rule((subs, ctx) => {
-  const out = normalizeSubstitutions(subs, () => ctx.path, (message, path) => issue(ctx, message, path));
+  const out = normalizeSubstitutions(
+    subs,
+    () => ctx.path,
+    (message, path) => issue(ctx, message, path),
+  );
   return out ?? z.NEVER;
 });
 
@@ -280,7 +289,7 @@ export const SendRequestSchema = z
     const settings = trackingSettings(req.settings);
     // Listed last, as the output always has; most requests leave it out, so no key moves (and
     // no copy of the object is made).
-    if ('settings' in req) delete req.settings;
+    if ('settings' in req) Reflect.deleteProperty(req, 'settings');
     const out = req as Omit<typeof req, 'settings'> & { settings: TrackingSettings };
     out.settings = settings;
     return out;

@@ -1,5 +1,5 @@
 /**
- * Test support of this package's generated-input test (send-fast.test.ts): a small seeded generator (mulberry32), so every run makes the same inputs. Not exported by the package.
+ * Test support of this package's generated-input test (api/send-generated.test.ts): a small seeded generator (mulberry32), so every run makes the same inputs. Not exported by the package.
  */
 export function seededRandom(seed: number): () => number {
   let a = seed;

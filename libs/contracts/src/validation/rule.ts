@@ -70,7 +70,12 @@ export const at = (ctx: RuleCtx, key: string | number): RuleCtx => new FieldCtx(
  * must be an object`, `to[0].email is required`); it ends the value's checks, as a type check does.
  */
 export function typeIssue(ctx: RuleCtx, expected: z.ZodParsedType, value: unknown): typeof z.NEVER {
-  ctx.addIssue({ code: z.ZodIssueCode.invalid_type, expected, received: z.getParsedType(value), fatal: true });
+  ctx.addIssue({
+    code: z.ZodIssueCode.invalid_type,
+    expected,
+    received: z.getParsedType(value),
+    fatal: true,
+  });
   return z.NEVER;
 }
 
@@ -105,12 +110,16 @@ class ZodRule<Out, In = unknown> extends z.ZodType<Out, ZodRuleDef<Out>, In> {
 }
 
 /** A node whose rule is `check` on any value. */
-export function rule<Out>(check: (value: unknown, ctx: RuleCtx) => Out): z.ZodType<Out, z.ZodTypeDef, unknown> {
+export function rule<Out>(
+  check: (value: unknown, ctx: RuleCtx) => Out,
+): z.ZodType<Out, z.ZodTypeDef, unknown> {
   return new ZodRule<Out>({ check, strings: false });
 }
 
 /** A node whose rule is `check` on a string (anything else: zod's invalid_type issue). */
-export function stringRule<Out>(check: (value: string, ctx: RuleCtx) => Out): z.ZodType<Out, z.ZodTypeDef, string> {
+export function stringRule<Out>(
+  check: (value: string, ctx: RuleCtx) => Out,
+): z.ZodType<Out, z.ZodTypeDef, string> {
   return new ZodRule<Out, string>({ check: check as (value: unknown, ctx: RuleCtx) => Out, strings: true });
 }
 
