@@ -7,9 +7,9 @@ import { HttpError, answerError } from './errors';
 import {
   type FastRoute,
   declaredFastRoutes,
+  exactUrlEntry,
   fastRouteEntry,
   fastRouteRunner,
-  fastRoutes,
 } from './fast-route';
 import { type ReadinessCheck, opsRouter, probesRouter } from './health';
 import { inputGuard } from './input-guard';
@@ -180,7 +180,7 @@ export function createHttpApp(opts: HttpAppOptions): Express {
   app.use((_req, _res, next) => next(new HttpError(404, ErrorText.notFound)));
   app.use(errorHandler(resolveError));
   if (fast.length) {
-    const exact = fastRoutes(fast);
+    const exact = exactUrlEntry(fast);
     // In front of express's own handle (which swaps req/res prototypes and walks the router).
     const app_ = app as unknown as {
       handle: (req: IncomingMessage, res: ServerResponse, next?: unknown) => void;

@@ -8,7 +8,7 @@
  * express's res.json writes it (writeJson): same status, headers in the same order, same bytes.
  *
  * Two entries reach the runner (createHttpApp wires both):
- * - `fastRoutes`, in front of express: a request whose method and raw URL equal the route's
+ * - `exactUrlEntry`, in front of express: a request whose method and raw URL equal the route's
  *   exactly (no query string, no trailing slash, same case) is run without express at all;
  * - `fastRouteEntry`, the first layer of express's chain: the other URL forms express's router
  *   matches to the route (trailing slash, query string, other case) are run by the same runner,
@@ -108,7 +108,7 @@ export interface RunnableRoute {
 }
 
 /** The exact-URL entry, in front of express: answers and returns true for a fast route's request, else false. */
-export function fastRoutes(routes: readonly RunnableRoute[]) {
+export function exactUrlEntry(routes: readonly RunnableRoute[]) {
   const byKey = new Map(routes.map((r) => [`${r.route.method} ${r.route.path}`, r.run]));
   return (req: HttpRequest, res: ServerResponse): boolean => {
     const runner = byKey.get(`${req.method} ${req.url}`);
