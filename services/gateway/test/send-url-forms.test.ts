@@ -390,8 +390,21 @@ const CASES: Case[] = [
     name: 'upper case path',
     raw: asTenant((i) => body(i), { url: '/V1/email/send' }),
   },
+  {
+    name: 'NUL in the query (400, the URL guard)',
+    raw: asTenant((i) => body(i), { url: '/V1/Email/Send/?q=%00' }),
+  },
+  {
+    name: 'unknown key with a query (401 before the URL guard)',
+    raw: send(
+      () => ({ ...auth('myk_not_a_key_0123456789'), ...json }),
+      (i) => body(i),
+      { url: '/v1/email/send?q=%00' },
+    ),
+  },
   { name: 'HEAD', raw: send((i) => auth(i.key), undefined, { method: 'HEAD' }) },
   { name: 'OPTIONS', raw: send((i) => auth(i.key), undefined, { method: 'OPTIONS' }) },
+  { name: 'OPTIONS without a key (401)', raw: send(() => ({}), undefined, { method: 'OPTIONS' }) },
   { name: 'GET', raw: send((i) => auth(i.key), undefined, { method: 'GET' }) },
 ];
 
