@@ -8,7 +8,7 @@ import { fieldPath } from '../validation/messages';
 import { type RuleCtx, at, isObject, optional, rule, stringRule, typeIssue } from '../validation/rule';
 import { SEND_LIMITS } from './send-limits';
 import { normalizeSubstitutions } from './send-substitutions';
-import { type Content, checkContent } from './templates';
+import { type Content, ContentSchema, checkContent } from './templates';
 
 export { SEND_LIMITS } from './send-limits';
 
@@ -114,11 +114,14 @@ function checkRecipient(v: unknown, ctx: RuleCtx): Recipient {
   };
 }
 
-export const RecipientSchema = rule(checkRecipient);
+export const RecipientSchema = rule(
+  z.object({ email: stringRule(checkEmail), name: optional(text(NAME)) }),
+  checkRecipient,
+);
 
 /** A list of recipients (as a zod array of them, `required`: at least one). */
 const recipients = (required: boolean) =>
-  rule((v, ctx): Recipient[] => {
+  rule(required ? z.array(RecipientSchema).min(1) : z.array(RecipientSchema), (v, ctx): Recipient[] => {
     if (!Array.isArray(v)) return typeIssue(ctx, z.ZodParsedType.array, v);
     if (required && v.length === 0) {
       ctx.addIssue({
@@ -136,7 +139,7 @@ const recipients = (required: boolean) =>
   });
 
 /** The content items: at least one, at most one per type (checked once every item is valid). */
-const contentList = rule((v, ctx): Content[] => {
+const contentList = rule(z.array(ContentSchema), (v, ctx): Content[] => {
   if (!Array.isArray(v)) return typeIssue(ctx, z.ZodParsedType.array, v);
   const list: Content[] = [];
   let valid = true;
@@ -152,7 +155,7 @@ const contentList = rule((v, ctx): Content[] => {
 });
 
 /** The send payload's substitutions (docs/api/send.md), normalized by normalizeSubstitutions (send-substitutions.ts). */
-const substitutionsSchema = rule((subs, ctx) => {
+const substitutionsSchema = rule(z.unknown(), (subs, ctx) => {
   const out = normalizeSubstitutions(
     subs,
     () => ctx.path,
@@ -252,7 +255,7 @@ const trackingSettings = (settings: z.output<typeof settingsSchema> | undefined)
 });
 
 /** A JSON object of at most SEND_LIMITS.maxCustomArgsBytes, copied as a zod record would be. */
-const customArgsSchema = rule((v, ctx) => {
+const customArgsSchema = rule(z.record(z.string(), z.unknown()), (v, ctx) => {
   if (!isObject(v)) return typeIssue(ctx, z.ZodParsedType.object, v);
   const args: Record<string, unknown> = {};
   for (const key in v) if (key !== '__proto__') args[key] = v[key];

@@ -65,7 +65,10 @@ export function checkContent(v: unknown, ctx: RuleCtx): Content | undefined {
 }
 
 /** A content item. */
-export const ContentSchema = rule((v, ctx): Content => checkContent(v, ctx) ?? z.NEVER);
+export const ContentSchema = rule(
+  z.object({ type: z.enum(CONTENT_TYPES), value: z.string() }),
+  (v, ctx): Content => checkContent(v, ctx) ?? z.NEVER,
+);
 
 const contentList = z
   .array(ContentSchema, {

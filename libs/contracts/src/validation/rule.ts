@@ -5,7 +5,9 @@
  * and reports problems with `ctx.addIssue` (ctx.path is the field's full path, as in a zod
  * transform), so the schema stays the one source of its rules and messages. `stringRule(fn)` is
  * the same after zod's own string check (its invalid_type issue, worded by the parse's error
- * map). `optional(schema)` is `schema` with null and absent both read as undefined.
+ * map). `optional(schema)` is `schema` with null and absent both read as undefined. Each node
+ * reads to schema tools (zod-to-json-schema, /openapi.json) as a refinement of the zod schema of
+ * what it accepts, so the documented shape is what it was with plain zod nodes.
  *
  * Why not `z.string().transform()` / `.superRefine()` / `.nullish().transform()`: zod 3's
  * ZodEffects allocates a refinement context with an accessor and a bound addIssue, a ParseStatus
@@ -83,7 +85,23 @@ export function typeIssue(ctx: RuleCtx, expected: z.ZodParsedType, value: unknow
 export const isObject = (value: unknown): value is Record<string, unknown> =>
   z.getParsedType(value) === z.ZodParsedType.object;
 
-interface ZodRuleDef<Out> extends z.ZodTypeDef {
+/**
+ * What tools that read a schema's definition (zod-to-json-schema for /openapi.json) see of a
+ * rule node: a refinement of `input`, the shape of what it accepts. Parsing never reads it.
+ */
+interface Described extends z.ZodTypeDef {
+  typeName: z.ZodFirstPartyTypeKind.ZodEffects;
+  schema: z.ZodTypeAny;
+  effect: { type: 'refinement'; refinement: () => void };
+}
+
+const described = (input: z.ZodTypeAny): Described => ({
+  typeName: z.ZodFirstPartyTypeKind.ZodEffects,
+  schema: input,
+  effect: { type: 'refinement', refinement: () => {} },
+});
+
+interface ZodRuleDef<Out> extends Described {
   check: (value: unknown, ctx: RuleCtx) => Out;
   strings: boolean;
 }
@@ -109,21 +127,26 @@ class ZodRule<Out, In = unknown> extends z.ZodType<Out, ZodRuleDef<Out>, In> {
   }
 }
 
-/** A node whose rule is `check` on any value. */
+/** A node whose rule is `check` on any value; `input` describes what it accepts (for JSON Schema). */
 export function rule<Out>(
+  input: z.ZodTypeAny,
   check: (value: unknown, ctx: RuleCtx) => Out,
 ): z.ZodType<Out, z.ZodTypeDef, unknown> {
-  return new ZodRule<Out>({ check, strings: false });
+  return new ZodRule<Out>({ ...described(input), check, strings: false });
 }
 
 /** A node whose rule is `check` on a string (anything else: zod's invalid_type issue). */
 export function stringRule<Out>(
   check: (value: string, ctx: RuleCtx) => Out,
 ): z.ZodType<Out, z.ZodTypeDef, string> {
-  return new ZodRule<Out, string>({ check: check as (value: unknown, ctx: RuleCtx) => Out, strings: true });
+  return new ZodRule<Out, string>({
+    ...described(z.string()),
+    check: check as (value: unknown, ctx: RuleCtx) => Out,
+    strings: true,
+  });
 }
 
-interface ZodOptionalFieldDef<T extends z.ZodTypeAny> extends z.ZodTypeDef {
+interface ZodOptionalFieldDef<T extends z.ZodTypeAny> extends Described {
   inner: T;
 }
 
@@ -146,5 +169,5 @@ const ABSENT: z.OK<undefined> = Object.freeze(z.OK(undefined));
 export function optional<T extends z.ZodTypeAny>(
   schema: T,
 ): z.ZodType<z.output<T> | undefined, z.ZodTypeDef, z.input<T> | null | undefined> {
-  return new ZodOptionalField<T>({ inner: schema });
+  return new ZodOptionalField<T>({ ...described(schema.nullish()), inner: schema });
 }
