@@ -5,7 +5,16 @@ import { decodedBase64Length, isBase64, stripBase64Whitespace } from '../validat
 import { hasControlChars } from '../validation/control';
 import { isFieldName, isProtectedHeader } from '../validation/headers';
 import { fieldPath } from '../validation/messages';
-import { type RuleCtx, at, isObject, optional, rule, stringRule, typeIssue } from '../validation/rule';
+import {
+  type RuleCtx,
+  at,
+  fields,
+  isObject,
+  optional,
+  rule,
+  stringRule,
+  typeIssue,
+} from '../validation/rule';
 import { SEND_LIMITS } from './send-limits';
 import { normalizeSubstitutions } from './send-substitutions';
 import { type Content, ContentSchema, checkContent } from './templates';
@@ -270,33 +279,31 @@ const customArgsSchema = rule(z.record(z.string(), z.unknown()), (v, ctx) => {
  * settings explicit (default off). Unknown fields are dropped. `cc` is accepted beside the
  * spec's `bcc` (same shape). Cross-field rules are in parseSendRequest (send-parse.ts).
  */
-export const SendRequestSchema = z
-  .object({
-    from: RecipientSchema,
-    to: recipients(true),
-    cc: optional(recipients(false)),
-    bcc: optional(recipients(false)),
-    mailer_id: text({ max: SEND_LIMITS.maxIdLength, header: true, required: true }),
-    subject: optional(text({ max: SEND_LIMITS.maxSubjectLength, header: true, required: true })),
-    content: optional(contentList),
-    template_id: optional(text({ max: SEND_LIMITS.maxIdLength, required: true })),
-    substitutions: optional(substitutionsSchema),
-    replyTo: optional(ReplyToSchema),
-    headers: optional(headersSchema),
-    attachments: optional(z.array(AttachmentSchema)),
-    settings: optional(settingsSchema),
-    campaign_id: optional(text({ max: SEND_LIMITS.maxIdLength, header: true, required: true })),
-    custom_args: optional(customArgsSchema),
-  })
-  .transform((req) => {
-    const settings = trackingSettings(req.settings);
-    // Listed last, as the output always has; most requests leave it out, so no key moves (and
-    // no copy of the object is made).
-    if ('settings' in req) Reflect.deleteProperty(req, 'settings');
-    const out = req as Omit<typeof req, 'settings'> & { settings: TrackingSettings };
-    out.settings = settings;
-    return out;
-  });
+export const SendRequestSchema = fields({
+  from: RecipientSchema,
+  to: recipients(true),
+  cc: optional(recipients(false)),
+  bcc: optional(recipients(false)),
+  mailer_id: text({ max: SEND_LIMITS.maxIdLength, header: true, required: true }),
+  subject: optional(text({ max: SEND_LIMITS.maxSubjectLength, header: true, required: true })),
+  content: optional(contentList),
+  template_id: optional(text({ max: SEND_LIMITS.maxIdLength, required: true })),
+  substitutions: optional(substitutionsSchema),
+  replyTo: optional(ReplyToSchema),
+  headers: optional(headersSchema),
+  attachments: optional(z.array(AttachmentSchema)),
+  settings: optional(settingsSchema),
+  campaign_id: optional(text({ max: SEND_LIMITS.maxIdLength, header: true, required: true })),
+  custom_args: optional(customArgsSchema),
+}).transform((req) => {
+  const settings = trackingSettings(req.settings);
+  // Listed last, as the output always has; most requests leave it out, so no key moves (and
+  // no copy of the object is made).
+  if ('settings' in req) Reflect.deleteProperty(req, 'settings');
+  const out = req as Omit<typeof req, 'settings'> & { settings: TrackingSettings };
+  out.settings = settings;
+  return out;
+});
 
 /** The payload as a client writes it. */
 export type SendRequestInput = z.input<typeof SendRequestSchema>;
