@@ -14,10 +14,10 @@
  * have lost. Commands for the same copy are processed one at a time per process.
  */
 import {
+  BusMessages,
   type CopyRecipient,
   type EmailEventType,
   ErrorText,
-  BusMessages,
   Queue,
   type SendEmailCommand,
   type SendingMailer,

@@ -41,7 +41,10 @@ describe('send.email messages', () => {
   it('commands one copy (a retry, a recovered copy) as a group of one send', () => {
     const one = { ref_id: 'r', tenant_id: 't', copy_id: 'r.1', attempt: 3 };
     const message = commandOfOneCopy(one, 'tp');
-    expect(message).toEqual({ sends: [{ tenant_id: 't', ref_id: 'r', copy_ids: ['r.1'], traceparent: 'tp' }], attempt: 3 });
+    expect(message).toEqual({
+      sends: [{ tenant_id: 't', ref_id: 'r', copy_ids: ['r.1'], traceparent: 'tp' }],
+      attempt: 3,
+    });
     expect(BusMessages.sendEmail.schema.parse(message)).toEqual(message);
     expect(decodeSendEmailMessage(SEND_EMAIL_COMMAND_VERSION, wire(commandOfOneCopy(one)))).toEqual({
       ok: true,
@@ -55,9 +58,21 @@ describe('send.email messages', () => {
     const many = decodeSendEmailMessage(1, { ref_id: 'r', tenant_id: 't', copy_ids: ['a', 'b'], attempt: 1 });
     expect(many.ok && many.sends[0]!.copies.map((c) => c.copy_id)).toEqual(['a', 'b']);
     // A payload with a copy list is never read as its one copy_id.
-    const both = decodeSendEmailMessage(1, { ref_id: 'r', tenant_id: 't', copy_id: 'a', copy_ids: ['a', 'b'], attempt: 1 });
+    const both = decodeSendEmailMessage(1, {
+      ref_id: 'r',
+      tenant_id: 't',
+      copy_id: 'a',
+      copy_ids: ['a', 'b'],
+      attempt: 1,
+    });
     expect(both.ok && both.sends[0]!.copies.map((c) => c.copy_id)).toEqual(['a', 'b']);
-    for (const bad of [{ ref_id: 'r', tenant_id: 't', attempt: 1 }, { ...one, tenant_id: '' }, { ...one, copy_ids: [] }, null, 'x'])
+    for (const bad of [
+      { ref_id: 'r', tenant_id: 't', attempt: 1 },
+      { ...one, tenant_id: '' },
+      { ...one, copy_ids: [] },
+      null,
+      'x',
+    ])
       expect(error(1, bad)).not.toBe('accepted');
     expect(error(1, group)).not.toBe('accepted');
   });

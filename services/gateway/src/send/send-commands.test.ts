@@ -33,7 +33,10 @@ describe('sendCommands of one send', () => {
 
   it('1 per command writes a group of one copy per message', () => {
     expect(payloads(3, 1).map(untraced)).toEqual(
-      ids('r', 3).map((copy_id) => ({ sends: [{ ref_id: 'r', tenant_id: 't1', copy_ids: [copy_id] }], attempt: 1 })),
+      ids('r', 3).map((copy_id) => ({
+        sends: [{ ref_id: 'r', tenant_id: 't1', copy_ids: [copy_id] }],
+        attempt: 1,
+      })),
     );
   });
 
@@ -67,7 +70,9 @@ describe('sendCommands of several sends', () => {
       attempt: 1,
     });
     const singles = sendCommands([send('t1', 'a', 2), send('t2', 'b', 1)], 1);
-    expect(singles.map((r) => [r.envelope.version, r.envelope.tenant_id, untraced(r.envelope.payload as never)])).toEqual([
+    expect(
+      singles.map((r) => [r.envelope.version, r.envelope.tenant_id, untraced(r.envelope.payload as never)]),
+    ).toEqual([
       [2, 't1', { sends: [{ ref_id: 'a', tenant_id: 't1', copy_ids: ['a.1'] }], attempt: 1 }],
       [2, 't1', { sends: [{ ref_id: 'a', tenant_id: 't1', copy_ids: ['a.2'] }], attempt: 1 }],
       [2, 't2', { sends: [{ ref_id: 'b', tenant_id: 't2', copy_ids: ['b.1'] }], attempt: 1 }],

@@ -41,7 +41,10 @@ export function sendCommands(sends: readonly SendCopies[], perCommand = COPIES_P
   for (const send of sends) {
     for (let i = 0; i < send.copyIds.length; ) {
       const take = Math.min(room, send.copyIds.length - i);
-      current.push({ send, copyIds: take === send.copyIds.length ? send.copyIds : send.copyIds.slice(i, i + take) });
+      current.push({
+        send,
+        copyIds: take === send.copyIds.length ? send.copyIds : send.copyIds.slice(i, i + take),
+      });
       i += take;
       room -= take;
       if (room === 0) {
