@@ -109,8 +109,8 @@ const deliverySeconds = histogram(
 /**
  * The bus handler: decodes the message (copies of one or several sends, send-command.ts) and runs
  * each copy it names as its own SendEmailCommand, attempts of one copy one after another. Each
- * send's copies run in that send's trace (the item's traceparent, else the envelope's), so their events,
- * logs and retries continue the trace of the request that accepted the send, and each copy is
+ * send's copies run in that send's trace (the item's traceparent, else the envelope's), so their
+ * events, logs and retries continue the trace of the request that accepted the send, and each copy is
  * loaded by its own (tenant_id, ref_id, copy_id). All copies start at once, so their loads share
  * one statement (CopyLoader) and their events share group commits (EventWriter); the work per
  * copy is bounded by the byte budget and the copy slots, not by the number of messages. The
