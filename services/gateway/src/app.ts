@@ -3,11 +3,10 @@
  * /healthz and /readyz (/metrics is on the ops port only), guards, URL and JSON body checks,
  * routes, 404, error envelope) with the gateway's guards (admin key on /admin/v1; API key then
  * rate limit on /v1) and its routers.
- * POST /v1/email/send, the busiest request, is answered in front of express (platform
- * fast-route.ts) when its URL is exactly `/v1/email/send`: the same guard instances, body limits,
- * handler (send/routes.ts sendHandler) and error envelope, called directly. The other forms
- * express routes there (trailing slash, query string, other case) reach the same handler through
- * express (services/gateway/test/send-url-forms.test.ts).
+ * POST /v1/email/send, the busiest request, is a fast route (platform fast-route.ts): its whole
+ * chain (the same guard instances, URL check, body limits, handler send/routes.ts sendHandler and
+ * error envelope) is one runner, reached in front of express for the exact URL and from the first
+ * layer of express's chain for its other forms (trailing slash, query string, other case).
  */
 import { JSON_INPUT_LIMITS } from '@mailyard/contracts';
 import {
@@ -30,7 +29,7 @@ import { mailerRoutes } from './mailers/routes';
 import { PUBLIC_V1_ROUTES, oauthRoutes } from './oauth/routes';
 import { openApiRoutes } from './openapi/routes';
 import { rateLimit } from './rate-limit/rate-limit';
-import { SEND_PATH, sendHandler, sendRoutes } from './send/routes';
+import { SEND_PATH, sendHandler } from './send/routes';
 import { gatewayContext } from './settings';
 import { suppressionRoutes } from './suppressions/routes';
 import { templateRoutes } from './templates/routes';
@@ -60,8 +59,8 @@ export function buildGatewayApp(
   const ctx = gatewayContext(serviceCtx);
   const { config, db, kv, logger } = ctx;
   const keyCache = new KeyCache(config.API_KEY_CACHE_MS);
-  // One instance of each guard and of the send handler: express and the fast send route share
-  // the key cache, the rate limiter's batching and warnings, and the send group commit.
+  // One instance of each guard: express's chain (every other /v1 route) and the send route's
+  // runner share the key cache and the rate limiter's batching and warnings.
   const v1Auth = apiKeyAuth(db, keyCache);
   const v1RateLimit = rateLimit(kv, logger, {
     limits: { standard: config.RATE_LIMIT_STANDARD, enterprise: config.RATE_LIMIT_ENTERPRISE },
@@ -95,13 +94,11 @@ export function buildGatewayApp(
       app.use('/admin/v1', adminAuth(config.ADMIN_API_KEY));
       app.use('/v1', exceptPublic(v1Auth), exceptPublic(v1RateLimit));
     },
-    // POST /v1/email/send (exact URL) without express: the same guards, body limits and handler
-    // (platform fast-route.ts).
+    // POST /v1/email/send, run by platform fast-route.ts: the /v1 guards, the body limits of
+    // largeBodyRoutes, the handler. createHttpApp declares it among the routes (listed, OPTIONS).
     fastRoutes: [{ method: 'POST', path: SEND_PATH, guards: [v1Auth, v1RateLimit], handler: send }],
-    // Each router is entered only by paths its routes can match (prefixedRouter). The send route
-    // first: it is the busiest, and no other router serves POST /v1/email/send.
+    // Each router is entered only by paths its routes can match (prefixedRouter).
     routes: (app) => {
-      app.use(prefixedRouter(sendRoutes(send)));
       app.use(prefixedRouter(openApiRoutes()));
       app.use(prefixedRouter(adminRoutes(db, keyCache)));
       app.use(prefixedRouter(templateRoutes(db)));

@@ -3,20 +3,21 @@ import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { boundPort, closeServer, listen, metricsRegistry } from '@mailyard/platform';
 import { createTenant } from '@mailyard/store';
+import { endpointKeys } from '@mailyard/testkit/app-routes';
 import { type SharedStores, type TestGateway, createStores, startGateway } from './support/harness';
 import { addDomainMailer } from './support/mailers.fixture';
 
 /**
- * POST /v1/email/send has one handler (send/routes.ts sendHandler) reached two ways: the exact
- * URL `/v1/email/send` is answered in front of express (platform fast-route.ts), every other form
- * express routes there (trailing slash, query string, other case) through express. The same raw
- * requests go to the exact URL on one gateway and to `/v1/email/send/` on another (same stores,
- * over real sockets), and the raw responses (status line, every header in order, body) must be
- * equal once the values that differ per request anyway (Date, generated ids, the span of
+ * POST /v1/email/send has one chain, the route's runner (platform fast-route.ts), reached two
+ * ways: the exact URL `/v1/email/send` in front of express, every other form express routes there
+ * (trailing slash, query string, other case) from the first layer of express's chain. The same
+ * raw requests go to the exact URL on one gateway and to `/v1/email/send/` on another (same
+ * stores, over real sockets), and the raw responses (status line, every header in order, body)
+ * must be equal once the values that differ per request anyway (Date, generated ids, the span of
  * traceparent, ref_id, clock-derived seconds) are masked. The duration metric must get the same
  * labels. Each side has its own tenant and mailers, so rate-limit counts and replays line up.
  * The URL forms themselves (query string, trailing slash, upper case, HEAD, OPTIONS, GET) go to
- * both sides alike.
+ * both sides alike; HEAD, OPTIONS and GET go through express's chain on both.
  */
 
 interface Side {
@@ -376,7 +377,7 @@ const CASES: Case[] = [
     name: 'rate limit: over the limit (429)',
     raw: asLimitedTenant,
   },
-  // Not the exact URL: both sides hand these to express.
+  // Not the exact URL: both sides take these through express's entry.
   {
     name: 'query string',
     raw: asTenant((i) => body(i), { url: '/v1/email/send?a=1' }),
@@ -389,12 +390,25 @@ const CASES: Case[] = [
     name: 'upper case path',
     raw: asTenant((i) => body(i), { url: '/V1/email/send' }),
   },
+  {
+    name: 'NUL in the query (400, the URL guard)',
+    raw: asTenant((i) => body(i), { url: '/V1/Email/Send/?q=%00' }),
+  },
+  {
+    name: 'unknown key with a query (401 before the URL guard)',
+    raw: send(
+      () => ({ ...auth('myk_not_a_key_0123456789'), ...json }),
+      (i) => body(i),
+      { url: '/v1/email/send?q=%00' },
+    ),
+  },
   { name: 'HEAD', raw: send((i) => auth(i.key), undefined, { method: 'HEAD' }) },
   { name: 'OPTIONS', raw: send((i) => auth(i.key), undefined, { method: 'OPTIONS' }) },
+  { name: 'OPTIONS without a key (401)', raw: send(() => ({}), undefined, { method: 'OPTIONS' }) },
   { name: 'GET', raw: send((i) => auth(i.key), undefined, { method: 'GET' }) },
 ];
 
-describe('POST /v1/email/send: the exact URL and its express-routed forms answer alike', () => {
+describe('POST /v1/email/send: the exact URL and its express-routed forms answer alike, through one runner', () => {
   let stores: SharedStores;
   const sides: Record<'direct' | 'express', Side> = {} as never;
 
@@ -449,8 +463,8 @@ describe('POST /v1/email/send: the exact URL and its express-routed forms answer
   });
 
   it('answers the exact URL itself (not express) on the direct side', async () => {
-    // A sanity check that the comparison above compares two paths: express's per-request
-    // prototype swap gives its req an `app`; the direct route's request never gets one.
+    // A sanity check that the comparison above compares two entries: express's per-request
+    // prototype swap gives its req an `app`; the exact-URL entry's request never gets one.
     const seen: string[] = [];
     for (const side of [sides.direct, sides.express]) {
       const listener = (req: { app?: unknown }) => {
@@ -461,5 +475,10 @@ describe('POST /v1/email/send: the exact URL and its express-routed forms answer
       side.server.off('request', listener);
     }
     expect(seen).toEqual(['direct', 'express']);
+  });
+
+  it('lists the route once among the routes express serves', () => {
+    const listed = endpointKeys(sides.express.gw.app).filter((k) => k === 'POST /v1/email/send');
+    expect(listed).toEqual(['POST /v1/email/send']);
   });
 });

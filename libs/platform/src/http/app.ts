@@ -4,7 +4,13 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import type { Logger } from '../logger/logger';
 import { type Dependency, type DependencyEndpoint, dependencyOutage } from './dependency-outage';
 import { HttpError, answerError } from './errors';
-import { type FastRoute, fastRoutes } from './fast-route';
+import {
+  type FastRoute,
+  declaredFastRoutes,
+  exactUrlEntry,
+  fastRouteEntry,
+  fastRouteRunner,
+} from './fast-route';
 import { type ReadinessCheck, opsRouter, probesRouter } from './health';
 import { inputGuard } from './input-guard';
 import { type JsonBodyLimits, bodyLimitsOf, jsonBody, parseByteSize } from './json-body';
@@ -50,8 +56,10 @@ export interface HttpAppOptions {
   /** Adds the service's routes, after body parsing and before the 404 / error handlers. */
   routes?: (app: Express) => void;
   /**
-   * Routes also answered without express (fast-route.ts): an exact METHOD + URL runs the same
-   * steps as the chain above, called directly. Each must also be served by `guards` + `routes`.
+   * Routes whose chain is fast-route.ts's runner (the steps of the chain above, called directly):
+   * an exact METHOD + URL is run in front of express, the other URL forms express matches to the
+   * route by the first layer of its chain. `guards` must hold the same guard instances for their
+   * paths (HEAD and OPTIONS on them still go through the chain); `routes` must not serve them.
    */
   fastRoutes?: readonly FastRoute[];
 }
@@ -136,12 +144,6 @@ export function createHttpApp(opts: HttpAppOptions): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  app.use(requestContext);
-  app.use(observe);
-  const checks = opts.readiness ?? {};
-  app.use(prefixedRouter(opts.metrics ? opsRouter(checks) : probesRouter(checks)));
-  opts.guards?.(app);
-  app.use(inputGuard);
   const limits = (
     limit: string | number,
     maxValues: number = JSON_INPUT_LIMITS.maxValues,
@@ -158,21 +160,34 @@ export function createHttpApp(opts: HttpAppOptions): Express {
       ...limits(r.limit, r.maxValues),
     })),
   };
+  const resolveError = errorResolver(opts.logger, opts.dependencies);
+  const steps = { bodyLimits: bodyLimitsOf(bodyOptions), resolveError, urlGuard: inputGuard };
+  const fast = (opts.ignoreBodies ? [] : (opts.fastRoutes ?? [])).map((route) => ({
+    route,
+    run: fastRouteRunner(route, steps),
+  }));
+  if (fast.length) app.use(fastRouteEntry(fast));
+  app.use(requestContext);
+  app.use(observe);
+  const checks = opts.readiness ?? {};
+  app.use(prefixedRouter(opts.metrics ? opsRouter(checks) : probesRouter(checks)));
+  opts.guards?.(app);
+  app.use(inputGuard);
   if (opts.ignoreBodies) app.use(drainBody);
   else app.use(jsonBody(bodyOptions));
+  if (fast.length) app.use(prefixedRouter(declaredFastRoutes(fast)));
   opts.routes?.(app);
   app.use((_req, _res, next) => next(new HttpError(404, ErrorText.notFound)));
-  const resolveError = errorResolver(opts.logger, opts.dependencies);
   app.use(errorHandler(resolveError));
-  if (opts.fastRoutes?.length && !opts.ignoreBodies) {
-    const fast = fastRoutes(opts.fastRoutes, { bodyLimits: bodyLimitsOf(bodyOptions), resolveError });
+  if (fast.length) {
+    const exact = exactUrlEntry(fast);
     // In front of express's own handle (which swaps req/res prototypes and walks the router).
     const app_ = app as unknown as {
       handle: (req: IncomingMessage, res: ServerResponse, next?: unknown) => void;
     };
     const expressHandle = app_.handle.bind(app);
     app_.handle = (req, res, next) => {
-      if (!fast(req, res)) expressHandle(req, res, next);
+      if (!exact(req, res)) expressHandle(req, res, next);
     };
   }
   return app;

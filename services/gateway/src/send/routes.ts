@@ -1,6 +1,5 @@
 import { type SendResponse, parseSendRequest } from '@mailyard/contracts';
 import { type HttpRequest, type HttpResponse, badRequest } from '@mailyard/platform';
-import { Router } from 'express';
 import { tenantOf } from '../auth/api-key-auth';
 import { type SendDeps, acceptSend } from './accept-send';
 import { SendGroupCommit } from './group-commit';
@@ -10,8 +9,8 @@ export const SEND_PATH = '/v1/email/send';
 
 /**
  * POST /v1/email/send: validate, accept durably, answer `{success, ref_id, message: "queued"}`.
- * The handler resolves with the 200 body; the direct route of the exact URL (app.ts, platform
- * fast-route.ts) and express's route of its other forms (sendRoutes) both write it as JSON.
+ * The handler resolves with the 200 body; the route's runner (app.ts fastRoutes, platform
+ * fast-route.ts) writes it as JSON.
  */
 export function sendHandler(deps: SendDeps) {
   const group = deps.group ?? new SendGroupCommit(deps.db);
@@ -25,13 +24,4 @@ export function sendHandler(deps: SendDeps) {
     if (result.replayed) res.setHeader('Idempotent-Replayed', 'true');
     return { success: true, ref_id: result.refId, message: 'queued' };
   };
-}
-
-/** The send route as an express router, around `handle` (one sendHandler shared with the fast route). */
-export function sendRoutes(handle: ReturnType<typeof sendHandler>): Router {
-  const router = Router();
-  router.post(SEND_PATH, async (req, res) => {
-    res.json(await handle(req, res));
-  });
-  return router;
 }
