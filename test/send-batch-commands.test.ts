@@ -83,11 +83,11 @@ it('a 250-recipient batch is ceil(250 / 100) commands and every recipient gets e
     );
     return rows[0]!.n === recipients.length;
   }, 'every log row delivered');
-  const mine = () => [...commands.values()].filter((c) => c.ref_id === refId);
+  const mine = () => [...commands.values()].filter((c) => c.sends.some((s) => s.ref_id === refId));
   await eventually(() => mine().length >= 3, 'the commands tapped');
   // Three distinct commands (the relay publishes them in no promised order) that split the
   // 250 copies between them: each copy in exactly one.
-  const copyLists = mine().map((c) => ('copy_ids' in c ? c.copy_ids : [c.copy_id]));
+  const copyLists = mine().map((c) => c.sends.filter((s) => s.ref_id === refId).flatMap((s) => s.copy_ids));
   expect(copyLists.map((ids) => ids.length).sort((a, b) => b - a)).toEqual([100, 100, 50]);
   expect(new Set(copyLists.flat()).size).toBe(recipients.length);
   const got = received();

@@ -10,7 +10,7 @@ import {
   type BusEnvelope,
   Exchange,
   RoutingKey,
-  SEND_EMAIL_GROUP_VERSION,
+  SEND_EMAIL_COMMAND_VERSION,
   decodeEmailEventMessage,
   decodeSendEmailMessage,
   ulid,
@@ -88,7 +88,7 @@ function tapped(refs: Set<string>) {
     .map((env) => {
       const d = decodeSendEmailMessage(env.version, env.payload);
       if (!d.ok) throw new Error(d.error);
-      // First attempts only: a retry (one copy, version 1) is not the gateway's grouping.
+      // First attempts only: a retry (a message of one copy) is not the gateway's grouping.
       const copies = d.sends.flatMap((s) =>
         s.copies.filter((c) => c.attempt === 1).map((c) => `${c.tenant_id}/${c.ref_id}/${c.copy_id}`),
       );
@@ -157,11 +157,11 @@ it('concurrent sends of several tenants share version-2 messages; every recipien
         tapped(refs).reduce((n, c) => n + c.copies.length, 0) === sent.reduce((n, s) => n + s.to.length, 0),
       'every copy commanded',
     );
-    if (tapped(refs).some((c) => c.version === SEND_EMAIL_GROUP_VERSION && c.tenants.size > 1)) break;
+    if (tapped(refs).some((c) => c.version === SEND_EMAIL_COMMAND_VERSION && c.tenants.size > 1)) break;
   }
   const refs = new Set(sent.map((s) => s.refId));
   const messages = tapped(refs);
-  expect(messages.some((c) => c.version === SEND_EMAIL_GROUP_VERSION && c.tenants.size > 1)).toBe(true);
+  expect(messages.some((c) => c.version === SEND_EMAIL_COMMAND_VERSION && c.tenants.size > 1)).toBe(true);
   // Fewer messages than sends, and every copy commanded once, under its own send's tenant.
   expect(messages.length).toBeLessThan(sent.length);
   const named = messages.flatMap((c) => c.copies).sort();

@@ -77,12 +77,7 @@ function acceptedRows(tenantId: string, request: StoredSendRequest): AcceptedSen
     outbox.push(
       outboxMessage(
         BusMessages.sendEmail,
-        {
-          ref_id: refId,
-          tenant_id: tenantId,
-          ...(chunk.length === 1 ? { copy_id: chunk[0]! } : { copy_ids: chunk }),
-          attempt: 1,
-        },
+        { sends: [{ tenant_id: tenantId, ref_id: refId, copy_ids: chunk }], attempt: 1 },
         { tenantId },
       ),
     );

@@ -12,7 +12,7 @@
  *   pnpm exec tsx bench/gateway/publish.ts
  */
 import { readFileSync } from 'node:fs';
-import { BusMessages, RoutingKey, ulid } from '@mailyard/contracts';
+import { BusMessages, RoutingKey, commandOfOneCopy, ulid } from '@mailyard/contracts';
 import { createLogger, openBus, outboxMessage } from '@mailyard/platform';
 import { createTestVhost } from '@mailyard/testkit/servers';
 import amqplib from 'amqplib';
@@ -35,7 +35,12 @@ async function main(): Promise<void> {
   const row = () =>
     outboxMessage(
       BusMessages.sendEmail,
-      { ref_id: ulid(), tenant_id: 'ten_01JBENCHPUBLISH00000000000', copy_id: ulid(), attempt: 1 },
+      commandOfOneCopy({
+        ref_id: ulid(),
+        tenant_id: 'ten_01JBENCHPUBLISH00000000000',
+        copy_id: ulid(),
+        attempt: 1,
+      }),
       { tenantId: 'ten_01JBENCHPUBLISH00000000000' },
     );
   const run = async (n: number) => {

@@ -129,12 +129,14 @@ export async function sendSteps(inputs: StepInputs): Promise<Record<string, numb
   out['  of it: sendCommands (one copy)'] = await measure(
     (i) =>
       sendCommands(
-        {
-          tenantId: 'tenant_bench',
-          refId: `01JBENCHSTEPS${i}`,
-          copyIds: [`01JBENCHSTEPS${i}.1`],
-          traceparent: undefined,
-        },
+        [
+          {
+            tenantId: 'tenant_bench',
+            refId: `01JBENCHSTEPS${i}`,
+            copyIds: [`01JBENCHSTEPS${i}.1`],
+            traceparent: undefined,
+          },
+        ],
         100,
       ),
     false,

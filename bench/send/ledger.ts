@@ -118,8 +118,7 @@ export async function account(c: pg.Client, tenantId: string, ledger: RequestLed
             json_agg(json_build_object('status', l.status, 'attempts', l.attempts, 'last_event', l.last_event,
                                        'failure_reason', l.failure_reason) ORDER BY l.id) AS logs,
             (SELECT count(*)::int FROM outbox o
-              WHERE o.message->'payload'->>'ref_id' = l.ref_id
-                 OR o.message->'payload'->'sends' @> jsonb_build_array(jsonb_build_object('ref_id', l.ref_id))
+              WHERE o.message->'payload'->'sends' @> jsonb_build_array(jsonb_build_object('ref_id', l.ref_id))
             ) AS outbox_pending
        FROM email_logs l
       WHERE l.tenant_id = $1 AND l.ref_id = ANY($2::text[]) AND l.status <> 'MAIL_DELIVERED' GROUP BY l.ref_id`,

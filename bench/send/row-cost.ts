@@ -23,7 +23,13 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { BusMessages, type EmailEvent, type StoredSendRequest, ulid } from '@mailyard/contracts';
+import {
+  BusMessages,
+  type EmailEvent,
+  type StoredSendRequest,
+  commandOfOneCopy,
+  ulid,
+} from '@mailyard/contracts';
 import {
   type Db,
   configFrom,
@@ -158,7 +164,7 @@ async function accept(side: Side, n: number): Promise<void> {
         outbox: [
           outboxMessage(
             BusMessages.sendEmail,
-            { ref_id: refId, tenant_id: side.tenantId, copy_id: copyId, attempt: 1 },
+            commandOfOneCopy({ ref_id: refId, tenant_id: side.tenantId, copy_id: copyId, attempt: 1 }),
             { tenantId: side.tenantId },
           ),
         ],

@@ -10,6 +10,7 @@ import {
   SendRequestSchema,
   type SmtpSecureMode,
   type StoredSendRequest,
+  commandOfOneCopy,
   domainOf,
   newId,
   planCopies,
@@ -171,7 +172,10 @@ export async function acceptSend(
     commands.map((command) => ({
       exchange: Exchange.commands,
       routingKey: RoutingKey.sendEmail,
-      envelope: envelope(SEND_EMAIL_COMMAND, command, { tenantId, version: SEND_EMAIL_COMMAND_VERSION }),
+      envelope: envelope(SEND_EMAIL_COMMAND, commandOfOneCopy(command), {
+        tenantId,
+        version: SEND_EMAIL_COMMAND_VERSION,
+      }),
     })),
   );
   return { refId, copyIds: copies.map((c) => c.copy_id), commands };

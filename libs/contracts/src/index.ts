@@ -13,7 +13,6 @@ export * from './bus/envelope';
 export * from './mailers/types';
 export * from './mailers/capabilities';
 export * from './bus/send-command';
-export * from './bus/send-command-group';
 export * from './events/email-event';
 export * from './bus/email-event-message';
 export * from './events/email-status';

@@ -5,7 +5,7 @@ import {
   RoutingKey,
   SEND_EMAIL_COMMAND,
   type SendEmailMessage,
-  copiesOfCommand,
+  commandsOf,
 } from '@mailyard/contracts';
 import { OutboxRelay, createLogger } from '@mailyard/platform';
 import { MODES } from '@mailyard/testkit/modes';
@@ -137,9 +137,10 @@ for (const mode of MODES) {
           exchange: string;
           routing_key: string;
           message: BusEnvelope<SendEmailMessage>;
-        }>("SELECT exchange, routing_key, message FROM outbox WHERE message->'payload'->>'ref_id' = $1", [
-          refId,
-        ]);
+        }>(
+          `SELECT exchange, routing_key, message FROM outbox WHERE message->'payload'->'sends' @> jsonb_build_array(jsonb_build_object('ref_id', $1::text))`,
+          [refId],
+        );
         // Up to COPIES_PER_COMMAND (100) copies of a send share one command.
         expect(outbox).toHaveLength(1);
         expect(outbox[0]).toMatchObject({
@@ -147,12 +148,12 @@ for (const mode of MODES) {
           routing_key: RoutingKey.sendEmail,
           message: {
             type: SEND_EMAIL_COMMAND,
-            version: 1,
+            version: 2,
             tenant_id: gw.tenantId,
             payload: {
-              ref_id: refId,
-              tenant_id: gw.tenantId,
-              copy_ids: [1, 2, 3, 4].map((n) => `${refId}.${n}`),
+              sends: [
+                { ref_id: refId, tenant_id: gw.tenantId, copy_ids: [1, 2, 3, 4].map((n) => `${refId}.${n}`) },
+              ],
               attempt: 1,
             },
           },
@@ -187,10 +188,10 @@ for (const mode of MODES) {
           ...copy(3, 'a3@dest.test'),
         ]);
         const commands = await q<{ payload: SendEmailMessage }>(
-          "SELECT message->'payload' AS payload FROM outbox WHERE message->'payload'->>'ref_id' = $1 ORDER BY id",
+          `SELECT message->'payload' AS payload FROM outbox WHERE message->'payload'->'sends' @> jsonb_build_array(jsonb_build_object('ref_id', $1::text)) ORDER BY id`,
           [refId],
         );
-        expect(commands.flatMap((c) => copiesOfCommand(c.payload)).map((c) => c.copy_id)).toEqual([
+        expect(commands.flatMap((c) => c.payload.sends.flatMap((s) => s.copy_ids))).toEqual([
           `${refId}.1`,
           `${refId}.2`,
           `${refId}.3`,
@@ -215,7 +216,7 @@ for (const mode of MODES) {
       it('writes everything in one transaction: a failing outbox insert leaves no rows', async () => {
         await gw.ctx.db.query(`CREATE OR REPLACE FUNCTION test_fail_third_copy() RETURNS trigger AS $$
           BEGIN
-            IF NEW.message->'payload'->>'copy_ids' LIKE '%.3"%' THEN RAISE EXCEPTION 'test: outbox insert refused'; END IF;
+            IF NEW.message->'payload'->>'sends' LIKE '%.3"%' THEN RAISE EXCEPTION 'test: outbox insert refused'; END IF;
             RETURN NEW;
           END $$ LANGUAGE plpgsql`);
         await gw.ctx.db.query(
@@ -271,23 +272,25 @@ for (const mode of MODES) {
           const deadline = Date.now() + 15_000;
           // Distinct messages (by envelope id): delivery is at-least-once, a duplicate is allowed.
           const mine = () => [
-            ...new Map(received.filter((e) => e.payload.ref_id === refId).map((e) => [e.id, e])).values(),
+            ...new Map(
+              received.filter((e) => e.payload.sends.some((s) => s.ref_id === refId)).map((e) => [e.id, e]),
+            ).values(),
           ];
           while (mine().length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
           expect(mine()).toHaveLength(1);
-          expect(copiesOfCommand(mine()[0]!.payload)).toEqual([
+          expect(commandsOf(mine()[0]!.payload).flatMap((s) => s.copies)).toEqual([
             { ref_id: refId, tenant_id: gw.tenantId, copy_id: `${refId}.1`, attempt: 1 },
             { ref_id: refId, tenant_id: gw.tenantId, copy_id: `${refId}.2`, attempt: 1 },
           ]);
           for (const e of mine())
-            expect(e).toMatchObject({ type: SEND_EMAIL_COMMAND, version: 1, tenant_id: gw.tenantId });
+            expect(e).toMatchObject({ type: SEND_EMAIL_COMMAND, version: 2, tenant_id: gw.tenantId });
           // The relay settles rows (deletes them; with a retention, marks them sent) after the
           // broker confirmed them, which can be after the consumer already has them: wait for
           // that rather than read it once.
           const unsent = async () =>
             (
               await q<{ n: number }>(
-                "SELECT count(*)::int AS n FROM outbox WHERE sent_at IS NULL AND message->'payload'->>'ref_id' = $1",
+                `SELECT count(*)::int AS n FROM outbox WHERE sent_at IS NULL AND message->'payload'->'sends' @> jsonb_build_array(jsonb_build_object('ref_id', $1::text))`,
                 [refId],
               )
             )[0]!.n;

@@ -1,5 +1,5 @@
 /**
- * Handles `send.email` messages: each copy a message names (send-command.ts, send-command-group.ts)
+ * Handles `send.email` messages: each copy a message names (libs/contracts bus/send-command.ts)
  * is one attempt at one copy of an accepted send, handled as below.
  *
  * Order: load the copy (recipients + events so far) -> skip what is already done -> mailer
@@ -14,15 +14,15 @@
  * have lost. Commands for the same copy are processed one at a time per process.
  */
 import {
+  BusMessages,
   type CopyRecipient,
   type EmailEventType,
   ErrorText,
   Queue,
-  SEND_EMAIL_COMMAND,
-  SEND_EMAIL_COMMAND_VERSION,
   type SendEmailCommand,
   type SendingMailer,
   addressKey,
+  commandOfOneCopy,
   decodeSendEmailMessage,
   isPerRecipient,
   isTerminalSendEvent,
@@ -107,11 +107,10 @@ const deliverySeconds = histogram(
 );
 
 /**
- * The bus handler: decodes the message (send.email version 1: copies of one send; version 2:
- * copies of several sends, send-command-group.ts) and runs each copy it names as its own
- * single-copy command, attempts of one copy one after another. Each send's copies run in that
- * send's trace (version 2: the item's traceparent; version 1: the envelope's), so their events,
- * logs and retries continue the trace of the request that accepted the send, and each copy is
+ * The bus handler: decodes the message (copies of one or several sends, send-command.ts) and runs
+ * each copy it names as its own SendEmailCommand, attempts of one copy one after another. Each
+ * send's copies run in that send's trace (the item's traceparent, else the envelope's), so their
+ * events, logs and retries continue the trace of the request that accepted the send, and each copy is
  * loaded by its own (tenant_id, ref_id, copy_id). All copies start at once, so their loads share
  * one statement (CopyLoader) and their events share group commits (EventWriter); the work per
  * copy is bounded by the byte budget and the copy slots, not by the number of messages. The
@@ -292,13 +291,18 @@ async function commit(deps: ConsumerDeps, ctx: EventContext, attempt: Attempt): 
   }
 }
 
-/** `retryAfterMs`: the provider's Retry-After, when it named one (retry-delay.ts). */
+/**
+ * The next attempt at the copy, a message of one copy continuing the copy's trace in a span of its
+ * own. `retryAfterMs`: the provider's Retry-After, when it named one (retry-delay.ts).
+ */
 async function publishRetry(deps: ConsumerDeps, cmd: SendEmailCommand, retryAfterMs?: number): Promise<void> {
-  const next: SendEmailCommand = { ...cmd, attempt: cmd.attempt + 1 };
+  const traceparent = childTraceparent(currentTrace()?.traceparent);
+  const next = commandOfOneCopy({ ...cmd, attempt: cmd.attempt + 1 }, traceparent);
   const delay = withRetryAfter(retryDelayMs(deps.settings, cmd.attempt), retryAfterMs);
+  const { name, version } = BusMessages.sendEmail;
   await deps.bus.publishDelayed(
     Queue.send,
-    envelope(SEND_EMAIL_COMMAND, next, { version: SEND_EMAIL_COMMAND_VERSION, tenantId: cmd.tenant_id }),
+    envelope(name, next, { version, tenantId: cmd.tenant_id, parentTraceparent: traceparent }),
     delay,
   );
 }

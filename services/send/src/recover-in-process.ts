@@ -1,4 +1,4 @@
-import { BusMessages } from '@mailyard/contracts';
+import { BusMessages, commandOfOneCopy } from '@mailyard/contracts';
 import { type Db, outboxMessage, writeOutboxBatch } from '@mailyard/platform';
 import { findUnfinishedCopies } from '@mailyard/store';
 
@@ -17,7 +17,12 @@ export async function recommandUnfinishedCopies(db: Db, maxAttempts: number): Pr
     .map((r) =>
       outboxMessage(
         BusMessages.sendEmail,
-        { ref_id: r.ref_id, tenant_id: r.tenant_id, copy_id: r.copy_id, attempt: r.last_attempt + 1 },
+        commandOfOneCopy({
+          ref_id: r.ref_id,
+          tenant_id: r.tenant_id,
+          copy_id: r.copy_id,
+          attempt: r.last_attempt + 1,
+        }),
         { tenantId: r.tenant_id },
       ),
     );

@@ -7,17 +7,24 @@
  * another tenant's send loads nothing; that a transient failure of one copy makes the broker
  * redeliver the whole message and the copies already done are skipped; and that a send service
  * older than version 2 (it reads every send.email payload as version 1) parks the message
- * without sending anything.
+ * without sending anything. And that a version-1 message of the previous release still waiting
+ * in the queue (a delayed retry, one copy) is delivered exactly once, in its envelope's trace.
  */
 import {
   type BusEnvelope,
   BusMessages,
   Exchange,
-  type SendEmailGroup,
+  type SendEmailMessage,
   decodeEmailEventMessage,
   ulid,
 } from '@mailyard/contracts';
-import { type Consumer, type Delivery, type ServiceContext, outboxMessage } from '@mailyard/platform';
+import {
+  type Consumer,
+  type Delivery,
+  type ServiceContext,
+  envelope,
+  outboxMessage,
+} from '@mailyard/platform';
 import { eventually } from '@mailyard/testkit/eventually';
 import { acceptSend, dkimKeyPair, insertDomainMailer, newTenant } from '@mailyard/testkit/fixtures';
 import type { SmtpSink } from '@mailyard/testkit/peers/smtp-sink';
@@ -92,8 +99,8 @@ async function privateQueue(handler: (d: Delivery<unknown>) => Promise<void>) {
 }
 
 /** The group message as the gateway writes it (no envelope tenant: the items span tenants). */
-function groupEnvelope(group: SendEmailGroup): BusEnvelope {
-  return outboxMessage(BusMessages.sendEmailGroup, group).envelope;
+function groupEnvelope(group: SendEmailMessage): BusEnvelope {
+  return outboxMessage(BusMessages.sendEmail, group).envelope;
 }
 
 /** The trace ids of the email.event messages the send service wrote for `refId`, by event. */
@@ -249,4 +256,32 @@ it('a send service older than version 2 parks the group: nothing sent, nothing a
   const { publish: upgraded } = await privateQueue(handler);
   await upgraded(parked[0]!.envelope);
   await eventually(async () => (await deliveredLogs(sendA.refId))[0]?.n === 2, 'delivered after the upgrade');
+});
+
+it('a version-1 message of the previous release (a delayed retry of one copy) is delivered exactly once', async () => {
+  const a = await tenantWithMailer('v1-a.example');
+  const sendA = await storedSend(a, ['v1a@rcpt.example', 'v1b@rcpt.example']);
+  const { queue, publish } = await privateQueue(createSendHandler(productionDeps()));
+  const before = sink.messages().length;
+  // Exactly what the previous release's send service published for a retry.
+  const old = envelope(
+    'send.email',
+    { ref_id: sendA.refId, tenant_id: a.tenantId, copy_id: sendA.copyIds[0]!, attempt: 1 },
+    { version: 1, tenantId: a.tenantId, parentTraceparent: TRACE(7) },
+  );
+  await publish(old);
+  await eventually(async () => (await deliveredLogs(sendA.refId))[0]?.n === 1, 'the old message delivered');
+  // Delivered again (an ack lost): the attempt is recorded, nothing is sent twice.
+  await publish(old);
+  await eventually(
+    async () => (await eventTraces(sendA.refId)).length > 0 && (await ctx.bus.parked(queue)).length === 0,
+    'events recorded',
+  );
+  await new Promise((r) => setTimeout(r, 300));
+  expect(received().get('v1a@rcpt.example')).toBe(1);
+  expect(received().get('v1b@rcpt.example')).toBeUndefined();
+  expect(sink.messages().length - before).toBe(1);
+  expect(await deliveredLogs(sendA.refId)).toEqual([{ tenant_id: a.tenantId, n: 1 }]);
+  expect(new Set(await eventTraces(sendA.refId))).toEqual(new Set([traceIdOf(TRACE(7))]));
+  expect(await ctx.bus.parked(queue)).toEqual([]);
 });

@@ -6,8 +6,8 @@
  * loader, event writer, transports, PostgreSQL); the failure is a database error on the load of
  * three copies, on the first delivery only.
  */
-import { Exchange, RoutingKey, SEND_EMAIL_COMMAND, type SendEmailMessage } from '@mailyard/contracts';
-import { type Delivery, type ServiceContext, envelope } from '@mailyard/platform';
+import { BusMessages, Exchange, RoutingKey, type SendEmailMessage } from '@mailyard/contracts';
+import { type Delivery, type ServiceContext, outboxMessage } from '@mailyard/platform';
 import { acceptSend, dkimKeyPair, insertDomainMailer, newTenant } from '@mailyard/testkit/fixtures';
 import type { SmtpSink } from '@mailyard/testkit/peers/smtp-sink';
 import { createSendHandler } from '../src/consumer';
@@ -45,7 +45,10 @@ it('a command redelivered after some copies failed sends only the copies not yet
     substitutions: Object.fromEntries(recipients.map((r, i) => [r, { name: `n${i}` }])),
   });
   expect(copyIds).toHaveLength(recipients.length);
-  const cmd: SendEmailMessage = { ref_id: refId, tenant_id: tenantId, copy_ids: copyIds, attempt: 1 };
+  const cmd: SendEmailMessage = {
+    sends: [{ tenant_id: tenantId, ref_id: refId, copy_ids: copyIds }],
+    attempt: 1,
+  };
 
   const deps = consumerDeps(ctx, sendSettings(ctx.config), stack.transports);
   const failing = new Set(copyIds.slice(3, 6));
@@ -59,7 +62,7 @@ it('a command redelivered after some copies failed sends only the copies not yet
   } as CopyLoader;
   const handler = createSendHandler(deps);
   const delivery = (failures: number): Delivery<unknown> => ({
-    envelope: envelope(SEND_EMAIL_COMMAND, cmd, { tenantId }),
+    envelope: outboxMessage(BusMessages.sendEmail, cmd, { tenantId }).envelope,
     exchange: Exchange.commands,
     routingKey: RoutingKey.sendEmail,
     failures,

@@ -3,7 +3,7 @@
  * attempt, the last value repeats when the list is shorter than the retries, and the next
  * attempt does not run before that delay.
  */
-import { Queue, type SendEmailCommand } from '@mailyard/contracts';
+import { Queue, type SendEmailMessage, commandOfOneCopy } from '@mailyard/contracts';
 import { eventually } from '@mailyard/testkit/eventually';
 import { acceptSend, eventsOf, insertSmtpMailer, logsOf, newTenant } from '@mailyard/testkit/fixtures';
 import { type SmtpReceiver, startSmtpReceiver } from '@mailyard/testkit/peers/smtp-receiver';
@@ -56,12 +56,14 @@ it('publishes each retry with the delay of its attempt; the last delay repeats',
     ['SMTP_ERROR', 3],
     ['MAIL_DELIVERED', 4],
   ]);
-  const retries = h.delayed.filter((d) => (d.payload as SendEmailCommand).ref_id === refId);
-  expect(retries).toEqual([
-    { queue: Queue.send, payload: { ...commands[0], attempt: 2 }, delayMs: 500 },
-    { queue: Queue.send, payload: { ...commands[0], attempt: 3 }, delayMs: 1500 },
-    { queue: Queue.send, payload: { ...commands[0], attempt: 4 }, delayMs: 1500 },
-  ]);
+  const retries = h.delayed.filter((d) => (d.payload as SendEmailMessage).sends[0]!.ref_id === refId);
+  // Each retry a message of the one copy, in a span of its own of the copy's trace.
+  const retry = (attempt: number, delayMs: number) => ({
+    queue: Queue.send,
+    payload: commandOfOneCopy({ ...commands[0]!, attempt }, expect.any(String)),
+    delayMs,
+  });
+  expect(retries).toEqual([retry(2, 500), retry(3, 1500), retry(4, 1500)]);
   // The bus held each retry back: attempts are at least their delay apart (a lower bound only;
   // a slow machine makes the gaps longer, never shorter).
   expect(dataAt).toHaveLength(4);

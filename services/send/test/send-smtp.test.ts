@@ -8,6 +8,7 @@ import {
   SEND_EMAIL_COMMAND,
   SEND_EMAIL_COMMAND_VERSION,
   type StoredSendRequest,
+  commandOfOneCopy,
 } from '@mailyard/contracts';
 import { envelope, metricsRegistry } from '@mailyard/platform';
 import { suppressions } from '@mailyard/store';
@@ -640,7 +641,10 @@ describe('idempotency', () => {
       await h.ctx.bus.publish(
         Exchange.commands,
         RoutingKey.sendEmail,
-        envelope(SEND_EMAIL_COMMAND, commands[0], { tenantId, version: SEND_EMAIL_COMMAND_VERSION }),
+        envelope(SEND_EMAIL_COMMAND, commandOfOneCopy(commands[0]!), {
+          tenantId,
+          version: SEND_EMAIL_COMMAND_VERSION,
+        }),
       );
     }
     await eventually(async () => (await skipped()) >= before + 3, 'the duplicates were consumed');

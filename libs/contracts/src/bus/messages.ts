@@ -48,7 +48,6 @@ import {
   type SendEmailMessage,
   SendEmailMessageSchema,
 } from './send-command';
-import { SEND_EMAIL_GROUP_VERSION, type SendEmailGroup, SendEmailGroupSchema } from './send-command-group';
 import { Exchange, type ExchangeName, RoutingKey } from './topics';
 
 export interface BusMessageDef<T> {
@@ -62,7 +61,7 @@ export interface BusMessageDef<T> {
 }
 
 export const BusMessages = {
-  /** `send.email`: send one or several copies of an accepted send (see send-command.ts). */
+  /** `send.email`: send copies of accepted sends, each with its own trace (see send-command.ts). */
   sendEmail: {
     name: SEND_EMAIL_COMMAND,
     version: SEND_EMAIL_COMMAND_VERSION,
@@ -70,17 +69,6 @@ export const BusMessages = {
     exchange: Exchange.commands,
     routingKey: () => RoutingKey.sendEmail,
   } satisfies BusMessageDef<SendEmailMessage>,
-  /**
-   * `send.email` version 2: first attempts at copies of several sends (of any tenants) in one
-   * message, each send with its own trace (see send-command-group.ts).
-   */
-  sendEmailGroup: {
-    name: SEND_EMAIL_COMMAND,
-    version: SEND_EMAIL_GROUP_VERSION,
-    schema: SendEmailGroupSchema,
-    exchange: Exchange.commands,
-    routingKey: () => RoutingKey.sendEmail,
-  } satisfies BusMessageDef<SendEmailGroup>,
   /** `email.event`: one spec event object (docs/events.md "The event object"), routed by its event. */
   emailEvent: {
     name: EMAIL_EVENT_MESSAGE,

@@ -5,13 +5,18 @@ describe('outboxMessage', () => {
   it('builds the envelope, exchange and routing key from the message definition', () => {
     const row = outboxMessage(
       BusMessages.sendEmail,
-      { ref_id: 'R', tenant_id: 't', copy_id: 'R.1', attempt: 1 },
+      { sends: [{ tenant_id: 't', ref_id: 'R', copy_ids: ['R.1'] }], attempt: 1 },
       { tenantId: 't' },
     );
     expect(row).toMatchObject({
       exchange: Exchange.commands,
       routingKey: 'send.email',
-      envelope: { type: 'send.email', version: 1, tenant_id: 't', payload: { copy_id: 'R.1' } },
+      envelope: {
+        type: 'send.email',
+        version: 2,
+        tenant_id: 't',
+        payload: { sends: [{ copy_ids: ['R.1'] }] },
+      },
     });
     const event = outboxMessage(BusMessages.emailEvent, {
       event: 'MAIL_OPENED',
@@ -38,7 +43,10 @@ describe('outboxMessage', () => {
 
   it('refuses a payload that does not match its schema', () => {
     expect(() =>
-      outboxMessage(BusMessages.sendEmail, { ref_id: 'R', tenant_id: 't', copy_id: 'R.1', attempt: 0 }),
+      outboxMessage(BusMessages.sendEmail, {
+        sends: [{ tenant_id: 't', ref_id: 'R', copy_ids: ['R.1'] }],
+        attempt: 0,
+      }),
     ).toThrow(OutboxPayloadError);
     // An SMTP_ERROR without its attempt metadata (docs/architecture.md, reliability 2) is refused too.
     expect(() =>

@@ -133,7 +133,7 @@ export async function acceptSend(
       q,
       { ...send, idempotencyKey: key, requestHash: hash },
       recipients,
-      sendCommands(commanded),
+      sendCommands([commanded]),
     );
   let inserted: boolean;
   if (group) inserted = await group.write({ send, recipients, copies: commanded }).then(() => true);

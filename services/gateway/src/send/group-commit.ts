@@ -5,7 +5,7 @@
  * rows, the `send.email` commands of its copies) is inserted for all of them in ONE statement
  * (libs/store sends.insertAcceptedBatch), so a busy gateway commits once per batch instead of once
  * per send. The commands of the batch are built for the batch as a whole
- * (send-commands.ts groupedSendCommands: the copies of several sends share one bus message).
+ * (send-commands.ts sendCommands: the copies of several sends share one bus message).
  *
  * Durability does not change: a request is answered only after the statement holding its send
  * committed (each call resolves after its batch's commit). Failure isolation: the statement is
@@ -26,7 +26,7 @@ import {
   type SendFields,
   sends,
 } from '@mailyard/store';
-import { type SendCopies, groupedSendCommands } from './send-commands';
+import { type SendCopies, sendCommands } from './send-commands';
 
 const batchSize = histogram(
   'mailyard_send_accept_batch_size',
@@ -93,7 +93,7 @@ function insert(db: Db, batch: readonly GroupedSend[]): Promise<void> {
   return sends.insertAcceptedBatch(
     db,
     batch.map(({ send, recipients }) => ({ send, recipients, outbox: [] })),
-    groupedSendCommands(batch.map((b) => b.copies)),
+    sendCommands(batch.map((b) => b.copies)),
   );
 }
 

@@ -1,11 +1,6 @@
-import {
-  BusMessages,
-  SendEmailMessageSchema,
-  copiesOfCommand,
-  decodeSendEmailMessage,
-} from '@mailyard/contracts';
+import { BusMessages, SendEmailMessageSchema, decodeSendEmailMessage } from '@mailyard/contracts';
 import { runWithTrace } from '@mailyard/platform';
-import { type SendCopies, groupedSendCommands, sendCommands, sendCopies } from './send-commands';
+import { type SendCopies, sendCommands, sendCopies } from './send-commands';
 
 const ids = (ref: string, n: number) => Array.from({ length: n }, (_, i) => `${ref}.${i + 1}`);
 const send = (tenantId: string, refId: string, n: number): SendCopies => ({
@@ -15,37 +10,48 @@ const send = (tenantId: string, refId: string, n: number): SendCopies => ({
   traceparent: undefined,
 });
 const payloads = (n: number, per: number) =>
-  sendCommands(send('t1', 'r', n), per).map((m) => SendEmailMessageSchema.parse(m.envelope.payload));
+  sendCommands([send('t1', 'r', n)], per).map((m) => SendEmailMessageSchema.parse(m.envelope.payload));
 /** The copies each message commands, as `tenant/copy_id`. */
-const copiesOf = (rows: ReturnType<typeof groupedSendCommands>) =>
+const copiesOf = (rows: ReturnType<typeof sendCommands>) =>
   rows.map((r) => {
     const d = decodeSendEmailMessage(r.envelope.version, r.envelope.payload);
     if (!d.ok) throw new Error(d.error);
     return d.sends.flatMap((s) => s.copies.map((c) => `${c.tenant_id}/${c.copy_id}`));
   });
+/** A payload without its items' traces (random spans). */
+const untraced = (p: { sends: Array<{ traceparent?: string }> }) => ({
+  ...p,
+  sends: p.sends.map(({ traceparent: _, ...item }) => item),
+});
 
-describe('sendCommands', () => {
+describe('sendCommands of one send', () => {
   it('chunks the copies of a send, in order, every copy once', () => {
     const cmds = payloads(250, 100);
-    expect(cmds.map((c) => copiesOfCommand(c).length)).toEqual([100, 100, 50]);
-    expect(cmds.flatMap((c) => copiesOfCommand(c).map((x) => x.copy_id))).toEqual(ids('r', 250));
+    expect(cmds.map((c) => c.sends[0]!.copy_ids.length)).toEqual([100, 100, 50]);
+    expect(cmds.flatMap((c) => c.sends.flatMap((s) => s.copy_ids))).toEqual(ids('r', 250));
   });
 
-  it('1 per command writes the single-copy shape older send services read (the rolling-upgrade switch)', () => {
-    expect(payloads(3, 1)).toEqual(
-      ids('r', 3).map((copy_id) => ({ ref_id: 'r', tenant_id: 't1', copy_id, attempt: 1 })),
+  it('1 per command writes a group of one copy per message', () => {
+    expect(payloads(3, 1).map(untraced)).toEqual(
+      ids('r', 3).map((copy_id) => ({
+        sends: [{ ref_id: 'r', tenant_id: 't1', copy_ids: [copy_id] }],
+        attempt: 1,
+      })),
     );
   });
 
-  it('a chunk of one copy is single-copy too', () => {
-    expect(payloads(101, 100)[1]).toEqual({ ref_id: 'r', tenant_id: 't1', copy_id: 'r.101', attempt: 1 });
+  it('a chunk of one copy is a group of one copy too', () => {
+    expect(untraced(payloads(101, 100)[1]!)).toEqual({
+      sends: [{ ref_id: 'r', tenant_id: 't1', copy_ids: ['r.101'] }],
+      attempt: 1,
+    });
   });
 });
 
-describe('groupedSendCommands', () => {
+describe('sendCommands of several sends', () => {
   it('packs the copies of several sends (of several tenants) into messages of at most perCommand copies', () => {
     const sends = [send('t1', 'a', 1), send('t2', 'b', 1), send('t1', 'c', 3), send('t3', 'd', 1)];
-    const rows = groupedSendCommands(sends, 4);
+    const rows = sendCommands(sends, 4);
     expect(copiesOf(rows)).toEqual([
       ['t1/a.1', 't2/b.1', 't1/c.1', 't1/c.2'],
       ['t1/c.3', 't3/d.1'],
@@ -56,18 +62,20 @@ describe('groupedSendCommands', () => {
     expect(rows.every((r) => r.routingKey === BusMessages.sendEmail.routingKey())).toBe(true);
   });
 
-  it('writes the version-1 shapes for a message of one send: a quiet gateway, and perCommand 1', () => {
-    const [one] = groupedSendCommands([send('t1', 'a', 2)], 100);
-    expect(one!.envelope).toMatchObject({
-      version: 1,
-      tenant_id: 't1',
-      payload: { ref_id: 'a', tenant_id: 't1', copy_ids: ['a.1', 'a.2'], attempt: 1 },
+  it('writes a message of one send as a group of one: a quiet gateway, and perCommand 1', () => {
+    const [one] = sendCommands([send('t1', 'a', 2)], 100);
+    expect(one!.envelope).toMatchObject({ version: 2, tenant_id: 't1' });
+    expect(untraced(one!.envelope.payload as never)).toEqual({
+      sends: [{ ref_id: 'a', tenant_id: 't1', copy_ids: ['a.1', 'a.2'] }],
+      attempt: 1,
     });
-    const singles = groupedSendCommands([send('t1', 'a', 2), send('t2', 'b', 1)], 1);
-    expect(singles.map((r) => [r.envelope.version, r.envelope.payload])).toEqual([
-      [1, { ref_id: 'a', tenant_id: 't1', copy_id: 'a.1', attempt: 1 }],
-      [1, { ref_id: 'a', tenant_id: 't1', copy_id: 'a.2', attempt: 1 }],
-      [1, { ref_id: 'b', tenant_id: 't2', copy_id: 'b.1', attempt: 1 }],
+    const singles = sendCommands([send('t1', 'a', 2), send('t2', 'b', 1)], 1);
+    expect(
+      singles.map((r) => [r.envelope.version, r.envelope.tenant_id, untraced(r.envelope.payload as never)]),
+    ).toEqual([
+      [2, 't1', { sends: [{ ref_id: 'a', tenant_id: 't1', copy_ids: ['a.1'] }], attempt: 1 }],
+      [2, 't1', { sends: [{ ref_id: 'a', tenant_id: 't1', copy_ids: ['a.2'] }], attempt: 1 }],
+      [2, 't2', { sends: [{ ref_id: 'b', tenant_id: 't2', copy_ids: ['b.1'] }], attempt: 1 }],
     ]);
   });
 
@@ -79,7 +87,7 @@ describe('groupedSendCommands', () => {
     const sends = traces.map((tp, i) =>
       runWithTrace({ traceparent: tp }, () => sendCopies('t1', `r${i}`, [`r${i}.1`])),
     );
-    const [row] = groupedSendCommands(sends, 100);
+    const [row] = sendCommands(sends, 100);
     expect(row!.envelope.tenant_id).toBe('t1');
     const payload = row!.envelope.payload as { sends: Array<{ traceparent: string }> };
     expect(payload.sends.map((s) => s.traceparent.slice(0, 35))).toEqual(traces.map((t) => t.slice(0, 35)));

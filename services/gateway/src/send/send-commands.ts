@@ -1,17 +1,12 @@
 /**
- * The first-attempt `send.email` commands of accepted sends (libs/contracts send-command.ts and
- * send-command-group.ts), as outbox rows written with the sends:
- *
- * - sendCommands: the commands of ONE send, chunks of COPIES_PER_COMMAND copies (version 1; a
- *   chunk of one copy in the single-copy shape). What a send written alone (Idempotency-Key) gets.
- * - groupedSendCommands: the commands of the sends of one group commit together: their copies,
- *   send after send in plan order, packed into messages of at most COPIES_PER_COMMAND copies (a
- *   send that does not fit in what is left of a message continues in the next). A message holding
- *   the copies of several sends is version 2 (one item per send, with the send's tenant and
- *   trace); a message holding copies of one send only is written exactly as sendCommands writes
- *   it, so a quiet gateway (groups of one send) writes the version-1 shapes.
+ * The first-attempt `send.email` commands of accepted sends (libs/contracts bus/send-command.ts),
+ * as outbox rows written with the sends: sendCommands packs the copies of the sends written
+ * together (a group commit, or one send written alone), send after send in plan order, into
+ * messages of at most COPIES_PER_COMMAND copies (a send that does not fit in what is left of a
+ * message continues in the next). Every message has the one shape: an item per send, with the
+ * send's tenant and trace; a message of one send is a group of one.
  */
-import { BusMessages, MAX_COPIES_PER_COMMAND, type SendEmailGroupItem } from '@mailyard/contracts';
+import { BusMessages, MAX_COPIES_PER_COMMAND, type SendEmailItem } from '@mailyard/contracts';
 import { childTraceparent, currentTrace, outboxMessage } from '@mailyard/platform';
 import type { OutboxMessage } from '@mailyard/store';
 
@@ -32,42 +27,24 @@ export function sendCopies(tenantId: string, refId: string, copyIds: readonly st
   return { tenantId, refId, copyIds, traceparent: currentTrace()?.traceparent };
 }
 
-/** One version-1 command for copies of one send. */
-function oneSendCommand(s: SendCopies, copyIds: readonly string[]): OutboxMessage {
-  const copies = copyIds.length === 1 ? { copy_id: copyIds[0]! } : { copy_ids: [...copyIds] };
-  return outboxMessage(
-    BusMessages.sendEmail,
-    { ref_id: s.refId, tenant_id: s.tenantId, ...copies, attempt: 1 },
-    { tenantId: s.tenantId, traceparent: s.traceparent },
-  );
+interface Part {
+  send: SendCopies;
+  copyIds: readonly string[];
 }
 
-const commandSize = (perCommand: number) => Math.max(1, Math.min(perCommand, MAX_COPIES_PER_COMMAND));
-
-/**
- * The send's first-attempt commands: chunks of `perCommand` copies in plan order, a chunk of one
- * written in the single-copy shape.
- */
-export function sendCommands(s: SendCopies, perCommand = COPIES_PER_COMMAND): OutboxMessage[] {
-  const size = commandSize(perCommand);
-  const out: OutboxMessage[] = [];
-  for (let i = 0; i < s.copyIds.length; i += size) out.push(oneSendCommand(s, s.copyIds.slice(i, i + size)));
-  return out;
-}
-
-/** The commands of the sends of one group commit, several sends per message (see the file top). */
-export function groupedSendCommands(
-  sends: readonly SendCopies[],
-  perCommand = COPIES_PER_COMMAND,
-): OutboxMessage[] {
-  const size = commandSize(perCommand);
-  const messages: Array<Array<{ send: SendCopies; copyIds: readonly string[] }>> = [];
-  let current: Array<{ send: SendCopies; copyIds: readonly string[] }> = [];
+/** The commands of the sends written together, several sends per message (see the file top). */
+export function sendCommands(sends: readonly SendCopies[], perCommand = COPIES_PER_COMMAND): OutboxMessage[] {
+  const size = Math.max(1, Math.min(perCommand, MAX_COPIES_PER_COMMAND));
+  const messages: Part[][] = [];
+  let current: Part[] = [];
   let room = size;
   for (const send of sends) {
     for (let i = 0; i < send.copyIds.length; ) {
       const take = Math.min(room, send.copyIds.length - i);
-      current.push({ send, copyIds: send.copyIds.slice(i, i + take) });
+      current.push({
+        send,
+        copyIds: take === send.copyIds.length ? send.copyIds : send.copyIds.slice(i, i + take),
+      });
       i += take;
       room -= take;
       if (room === 0) {
@@ -78,23 +55,25 @@ export function groupedSendCommands(
     }
   }
   if (current.length > 0) messages.push(current);
-  return messages.map((parts) => {
-    if (parts.length === 1) return oneSendCommand(parts[0]!.send, parts[0]!.copyIds);
-    const tenants = new Set(parts.map((p) => p.send.tenantId));
-    const items: SendEmailGroupItem[] = parts.map(({ send, copyIds }) => ({
-      tenant_id: send.tenantId,
-      ref_id: send.refId,
-      copy_ids: [...copyIds],
-      // A span of its own in the send's trace, as the envelope of a per-send command would be.
-      traceparent: childTraceparent(send.traceparent),
-    }));
-    return outboxMessage(
-      BusMessages.sendEmailGroup,
-      { sends: items, attempt: 1 },
-      {
-        ...(tenants.size === 1 ? { tenantId: parts[0]!.send.tenantId } : {}),
-        traceparent: items[0]!.traceparent,
-      },
-    );
-  });
+  return messages.map(sendCommand);
+}
+
+/** One message for its parts: the envelope names the tenant when the parts share one. */
+function sendCommand(parts: readonly Part[]): OutboxMessage {
+  const tenantId = parts[0]!.send.tenantId;
+  const items: SendEmailItem[] = parts.map(({ send, copyIds }) => ({
+    tenant_id: send.tenantId,
+    ref_id: send.refId,
+    copy_ids: [...copyIds],
+    // A span of its own in the send's trace.
+    traceparent: childTraceparent(send.traceparent),
+  }));
+  return outboxMessage(
+    BusMessages.sendEmail,
+    { sends: items, attempt: 1 },
+    {
+      ...(parts.every((p) => p.send.tenantId === tenantId) ? { tenantId } : {}),
+      traceparent: items[0]!.traceparent,
+    },
+  );
 }

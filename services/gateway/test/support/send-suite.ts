@@ -51,11 +51,10 @@ export function useSendSuite(mode: Mode) {
     const [l] = await q<{ n: number }>('SELECT count(*)::int AS n FROM email_logs WHERE ref_id = $1', [
       refId,
     ]);
-    // Commands of one send (version 1) or naming it among other sends (version 2, group commit).
+    // Commands naming the send (alone or among other sends of a group commit).
     const [o] = await q<{ n: number }>(
       `SELECT count(*)::int AS n FROM outbox
-        WHERE message->'payload'->>'ref_id' = $1
-           OR message->'payload'->'sends' @> jsonb_build_array(jsonb_build_object('ref_id', $1::text))`,
+        WHERE message->'payload'->'sends' @> jsonb_build_array(jsonb_build_object('ref_id', $1::text))`,
       [refId],
     );
     return { sends: s!.n, logs: l!.n, outbox: o!.n };
