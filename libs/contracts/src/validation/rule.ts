@@ -18,6 +18,10 @@
  * dirty (an enclosing object's refinements still run, as after a superRefine), a wrong type or a
  * failed optional field aborts it. `fields(shape)` is z.object(shape) (unknown keys dropped, a
  * key given as undefined or null kept) without z.object's per-key bookkeeping objects.
+ * These nodes extend ZodType through zod 3's parse protocol (`_parse`, ParseStatus, OK/DIRTY/
+ * INVALID), so libs/contracts pins zod to one exact version: an upgrade is a deliberate change,
+ * checked by rule.test.ts (these nodes against the zod nodes they stand for), send.test.ts,
+ * send-generated.test.ts and the openapi test.
  */
 import { z } from 'zod';
 
