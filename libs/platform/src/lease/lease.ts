@@ -2,7 +2,7 @@
  * The one lease of the tree: a claim on shared work (a backfill job row, a kv lock: a mailer's live
  * sync, a scheduled job's pass, an OAuth token refresh) that lasts `ttlMs` unless renewed, so a
  * holder that dies loses it by itself and another takes over. Both storages implement the same
- * three steps: acquire (kvLeases here; a claim of the store, e.g. libs/store backfillJobs.claim
+ * three steps: acquire (acquireKvLease in kv-lease.ts; a claim of the store, e.g. libs/store backfillJobs.claim
  * then backfillJobs.lease), renew (only while still the holder) and release (only while still
  * the holder). `keepLeaseAlive` is the one renew loop: every third of the lease's length, so
  * two renewals can fail before it runs out.
