@@ -16,6 +16,7 @@ export * from './metrics/registry';
 export * from './runtime/context';
 export * from './runtime/run';
 export * from './runtime/startup';
+export * from './secrets/issued-secret';
 export * from './secrets/sealer';
 export * from './secrets/secret-key';
 export * from './dns/resolver';
