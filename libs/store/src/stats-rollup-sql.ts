@@ -1,0 +1,34 @@
+/**
+ * The one statement fragment that adds to the stats rollups (table stats_hourly, migration
+ * 0031; docs/operations.md "Stats"). The writers embed it as a data-modifying CTE in the
+ * statement that writes what is counted, so a count commits with its row or not at all:
+ * libs/store sends.ts (`requested`, with the accepted send's log rows) and email-events.ts
+ * (every other counter, only for events newly inserted).
+ *
+ * Contention: every writer of one tenant, hour and dimensions adds into the same bucket, and an
+ * upsert holds the row's lock until its transaction commits. Each database connection therefore
+ * adds into its own slot (pg_backend_pid() % STATS_SLOTS) of the bucket, and readers sum the
+ * slots: concurrent writers (the gateway's and the send services' pools) rarely share a row
+ * (bench/history/36-2026-11-27-stats-rollups.md has the numbers). Rows are upserted in key order,
+ * so two statements never wait on each other's rows in opposite orders.
+ */
+import { STATS_COUNTERS, type StatsCounter } from '@mailyard/contracts';
+
+/** Slots per bucket; changing it needs no migration (readers sum whatever slots exist). */
+export const STATS_SLOTS = 8;
+
+/**
+ * An `INSERT ... ON CONFLICT DO UPDATE` adding the rows of `source` into stats_hourly. `source`
+ * yields tenant_id, bucket (an hour, UTC), domain, mailer_id, campaign_id ('' for none) and the
+ * `counters` named, one row per distinct key (group it).
+ */
+export function statsRollupUpsertSql(source: string, counters: readonly StatsCounter[]): string {
+  const set = counters.map((c) => `${c} = s.${c} + EXCLUDED.${c}`).join(', ');
+  for (const c of counters) if (!STATS_COUNTERS.includes(c)) throw new Error(`unknown counter ${c}`);
+  return `INSERT INTO stats_hourly AS s (tenant_id, bucket, domain, mailer_id, campaign_id, slot, ${counters.join(', ')})
+  SELECT src.tenant_id, src.bucket, src.domain, src.mailer_id, src.campaign_id,
+         (pg_backend_pid() % ${STATS_SLOTS})::smallint, ${counters.map((c) => `src.${c}`).join(', ')}
+    FROM (${source}) AS src
+   ORDER BY src.tenant_id, src.bucket, src.domain, src.mailer_id, src.campaign_id
+  ON CONFLICT (tenant_id, bucket, domain, mailer_id, campaign_id, slot) DO UPDATE SET ${set}`;
+}
