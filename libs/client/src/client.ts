@@ -34,6 +34,8 @@ import type {
   SendResponse,
   StartBackfillResponse,
   StartBackfillSchema,
+  StatsGranularity,
+  StatsResponse,
   SuppressionResponse,
   UpdateImapMailerSchema,
   UpdateInboundDomainSchema,
@@ -93,6 +95,17 @@ export interface LogsParams extends PageParams {
   recipientType?: 'to' | 'cc' | 'bcc';
   deliveredStartDate?: string;
   deliveredEndDate?: string;
+}
+
+/** GET /v1/stats filters (dates: RFC 3339 or YYYY-MM-DD, a bare date is that whole UTC day). */
+export interface StatsParams {
+  startDate?: string;
+  endDate?: string;
+  granularity?: StatsGranularity;
+  /** The sending domain (the From address's domain). */
+  domain?: string;
+  mailer_id?: string;
+  campaignId?: string;
 }
 
 export interface DeliveriesParams extends PageParams {
@@ -201,6 +214,12 @@ export class Mailyard {
         const p = await this.logs.list({ ...params, pageToken });
         return { items: p.data, nextPageToken: p.nextPageToken };
       }),
+  };
+
+  readonly stats = {
+    /** GET /v1/stats: counts per UTC day or hour, every bucket of the range, and their totals. */
+    get: (params: StatsParams = {}) =>
+      this.req<StatsResponse>({ method: 'GET', path: '/v1/stats', query: { ...params } as Query }),
   };
 
   readonly suppressions = {

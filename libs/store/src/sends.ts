@@ -1,4 +1,10 @@
-import { type ConfigType, type Content, type MailerState, type StoredSendRequest, domainOf } from '@mailyard/contracts';
+import {
+  type ConfigType,
+  type Content,
+  type MailerState,
+  type StoredSendRequest,
+  domainOf,
+} from '@mailyard/contracts';
 import { type OutboxRow, type Queryable, outboxInsertSql, outboxParams } from '@mailyard/platform';
 import { type QueuedRecipient, queuedLogColumns } from './email-logs';
 import { statsRollupUpsertSql } from './stats-rollup-sql';

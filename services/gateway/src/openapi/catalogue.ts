@@ -22,6 +22,7 @@ import {
   RelayWebhookSchema,
   SendRequestSchema,
   StartBackfillSchema,
+  StatsQuerySchema,
   SuppressionRequestSchema,
   UpdateImapMailerSchema,
   UpdateInboundDomainSchema,
@@ -292,6 +293,46 @@ export const OPERATIONS: Operation[] = [
           failure_reason: '',
         },
       ]),
+    },
+    errors: [400],
+  },
+  {
+    method: 'GET',
+    path: '/v1/stats',
+    tag: 'Stats',
+    summary: 'Counts per UTC day or hour (requested, delivered, bounced, opened, ...), from rollups',
+    auth: 'apiKey',
+    query: {
+      schema: StatsQuerySchema,
+      example: { startDate: '2026-01-01', endDate: '2026-01-02', granularity: 'day', domain: 'example.com' },
+    },
+    success: {
+      status: 200,
+      description: 'Every bucket of the range (zeros where nothing happened) and their totals',
+      example: (() => {
+        const counts = {
+          requested: 120,
+          delivered: 115,
+          bounced: 2,
+          spam: 0,
+          opened: 64,
+          unique_opened: 51,
+          clicked: 12,
+          unique_clicked: 9,
+          unsubscribed: 1,
+          failed: 3,
+          rejected: 2,
+        };
+        const zero = Object.fromEntries(Object.keys(counts).map((k) => [k, 0]));
+        return {
+          success: true,
+          data: [
+            { start: '2026-01-01T00:00:00Z', ...counts },
+            { start: '2026-01-02T00:00:00Z', ...zero },
+          ],
+          totals: counts,
+        };
+      })(),
     },
     errors: [400],
   },
