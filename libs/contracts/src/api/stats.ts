@@ -91,7 +91,9 @@ export const StatsQuerySchema = z
     campaignId: param(z.string().max(255, 'campaignId must be at most 255 characters')),
   })
   .superRefine((q, ctx) => {
-    if (q.startDate && q.endDate && Date.parse(q.startDate.at) > Date.parse(q.endDate.at))
+    // A bare end date is exclusive at the next midnight: a start there is after the range.
+    const [start, end] = [q.startDate, q.endDate].map((b) => b && Date.parse(b.at));
+    if (start !== undefined && end !== undefined && (q.endDate!.exclusive ? start >= end : start > end))
       ctx.addIssue({ code: 'custom', message: 'startDate must not be after endDate' });
   });
 export type StatsQuery = z.output<typeof StatsQuerySchema>;
