@@ -1,6 +1,8 @@
 -- Stats rollups (issue 26 item 2, docs/operations.md "Stats", docs/api/stats.md): GET /v1/stats
--- reads these counters, never email_events. One row per tenant, UTC hour, sending domain (the
--- From address's domain, lowercased), mailer, campaign ('' = none) and slot. The counters move in
+-- reads these counters, never email_events. One row per tenant, span (`hour` or `day`), UTC
+-- bucket of that span, sending domain (the From address's domain, lowercased), mailer, campaign
+-- ('' = none) and slot. Every count goes into its hour row and its day row, in one statement
+-- (rows in key order): a 30-day query by day reads 30 buckets' rows, not 720. The counters move in
 -- the transaction that records what they count: `requested` with the accepted send's log rows
 -- (libs/store sends.ts), every other one with the email_events row it counts, and only when that
 -- row was newly inserted (libs/store email-events.ts): the event key makes a redelivered event
@@ -9,9 +11,10 @@
 --
 -- `slot` shards a bucket (libs/store stats-rollup-sql.ts STATS_SLOTS): each writer adds into the
 -- slot of its database connection, so concurrent writers of one tenant and hour do not queue on
--- one row lock; readers sum the slots. Day granularity is the sum of the day's hours.
-CREATE TABLE stats_hourly (
+-- one row lock; readers sum the slots.
+CREATE TABLE stats_rollups (
   tenant_id       text NOT NULL,
+  span            text NOT NULL CHECK (span IN ('hour', 'day')),
   bucket          timestamptz NOT NULL,
   domain          text NOT NULL,
   mailer_id       text NOT NULL,
@@ -28,7 +31,7 @@ CREATE TABLE stats_hourly (
   unsubscribed    bigint NOT NULL DEFAULT 0,
   failed          bigint NOT NULL DEFAULT 0,
   rejected        bigint NOT NULL DEFAULT 0,
-  PRIMARY KEY (tenant_id, bucket, domain, mailer_id, campaign_id, slot)
+  PRIMARY KEY (tenant_id, span, bucket, domain, mailer_id, campaign_id, slot)
 );
 
 -- The dimensions and the first-open/first-click flags of each recipient copy, so the event

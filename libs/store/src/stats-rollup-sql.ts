@@ -1,5 +1,5 @@
 /**
- * The one statement fragment that adds to the stats rollups (table stats_hourly, migration
+ * The one statement fragment that adds to the stats rollups (table stats_rollups, migration
  * 0031; docs/operations.md "Stats"). The writers embed it as a data-modifying CTE in the
  * statement that writes what is counted, so a count commits with its row or not at all:
  * libs/store sends.ts (`requested`, with the accepted send's log rows) and email-events.ts
@@ -18,17 +18,20 @@ import { STATS_COUNTERS, type StatsCounter } from '@mailyard/contracts';
 export const STATS_SLOTS = 8;
 
 /**
- * An `INSERT ... ON CONFLICT DO UPDATE` adding the rows of `source` into stats_hourly. `source`
- * yields tenant_id, bucket (an hour, UTC), domain, mailer_id, campaign_id ('' for none) and the
- * `counters` named, one row per distinct key (group it).
+ * An `INSERT ... ON CONFLICT DO UPDATE` adding the rows of `source` into stats_rollups, each into
+ * its hour row and its day row. `source` yields tenant_id, bucket (an hour, UTC), domain,
+ * mailer_id, campaign_id ('' for none) and the `counters` named.
  */
 export function statsRollupUpsertSql(source: string, counters: readonly StatsCounter[]): string {
-  const set = counters.map((c) => `${c} = s.${c} + EXCLUDED.${c}`).join(', ');
   for (const c of counters) if (!STATS_COUNTERS.includes(c)) throw new Error(`unknown counter ${c}`);
-  return `INSERT INTO stats_hourly AS s (tenant_id, bucket, domain, mailer_id, campaign_id, slot, ${counters.join(', ')})
-  SELECT src.tenant_id, src.bucket, src.domain, src.mailer_id, src.campaign_id,
-         (pg_backend_pid() % ${STATS_SLOTS})::smallint, ${counters.map((c) => `src.${c}`).join(', ')}
-    FROM (${source}) AS src
-   ORDER BY src.tenant_id, src.bucket, src.domain, src.mailer_id, src.campaign_id
-  ON CONFLICT (tenant_id, bucket, domain, mailer_id, campaign_id, slot) DO UPDATE SET ${set}`;
+  const set = counters.map((c) => `${c} = s.${c} + EXCLUDED.${c}`).join(', ');
+  return `INSERT INTO stats_rollups AS s (tenant_id, span, bucket, domain, mailer_id, campaign_id, slot, ${counters.join(', ')})
+  SELECT src.tenant_id, p.span,
+         CASE WHEN p.span = 'day' THEN date_trunc('day', src.bucket, 'UTC') ELSE src.bucket END,
+         src.domain, src.mailer_id, src.campaign_id, (pg_backend_pid() % ${STATS_SLOTS})::smallint,
+         ${counters.map((c) => `sum(src.${c})`).join(', ')}
+    FROM (${source}) AS src CROSS JOIN (VALUES ('hour'), ('day')) AS p(span)
+   GROUP BY 1, 2, 3, 4, 5, 6
+   ORDER BY 1, 2, 3, 4, 5, 6
+  ON CONFLICT (tenant_id, span, bucket, domain, mailer_id, campaign_id, slot) DO UPDATE SET ${set}`;
 }

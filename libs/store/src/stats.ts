@@ -1,7 +1,7 @@
 /**
- * Reads the stats rollups (table stats_hourly, migration 0031; written by stats-rollup-sql.ts):
- * the tenant's counters per UTC bucket of a range, summed over the hours of a bucket, the slots
- * of an hour and the dimensions not filtered on. Never reads email_events: the cost is the
+ * Reads the stats rollups (table stats_rollups, migration 0031; written by stats-rollup-sql.ts):
+ * the tenant's counters per UTC bucket of a range, from the rows of that span (hour or day),
+ * summed over the slots of a bucket and the dimensions not filtered on. Never reads email_events: the cost is the
  * number of rollup rows in range (hours x dimension values x slots), not the number of events.
  */
 import { STATS_COUNTERS, type StatsCounts, type StatsGranularity } from '@mailyard/contracts';
@@ -23,8 +23,13 @@ const SUMS = STATS_COUNTERS.map((c) => `sum(${c})::bigint AS ${c}`).join(', ');
 export const stats = {
   /** Counts per bucket that has any row (keyed by the bucket's start in ms). */
   async buckets(db: Queryable, f: StatsFilter): Promise<Map<number, StatsCounts>> {
-    const params: unknown[] = [f.tenantId, new Date(f.from).toISOString(), new Date(f.to).toISOString()];
-    const where = ['tenant_id = $1', 'bucket >= $2::timestamptz', 'bucket < $3::timestamptz'];
+    const params: unknown[] = [
+      f.tenantId,
+      new Date(f.from).toISOString(),
+      new Date(f.to).toISOString(),
+      f.granularity,
+    ];
+    const where = ['tenant_id = $1', 'span = $4', 'bucket >= $2::timestamptz', 'bucket < $3::timestamptz'];
     const add = (value: string | undefined, column: string) => {
       if (value === undefined) return;
       params.push(value);
@@ -33,9 +38,8 @@ export const stats = {
     add(f.domain, 'domain');
     add(f.mailerId, 'mailer_id');
     add(f.campaignId, 'campaign_id');
-    const bucket = f.granularity === 'day' ? `date_trunc('day', bucket, 'UTC')` : 'bucket';
     const { rows } = await db.query<Record<string, string> & { at: Date }>(
-      `SELECT ${bucket} AS at, ${SUMS} FROM stats_hourly WHERE ${where.join(' AND ')} GROUP BY 1`,
+      `SELECT bucket AS at, ${SUMS} FROM stats_rollups WHERE ${where.join(' AND ')} GROUP BY 1`,
       params,
     );
     const out = new Map<number, StatsCounts>();
