@@ -9,7 +9,7 @@
  * upsert holds the row's lock until its transaction commits. Each database connection therefore
  * adds into its own slot (pg_backend_pid() % STATS_SLOTS) of the bucket, and readers sum the
  * slots: concurrent writers (the gateway's and the send services' pools) rarely share a row
- * (bench/history/36-2026-11-27-stats-rollups.md has the numbers). Rows are upserted in key order,
+ * (bench/history/38-2026-11-27-stats-rollups.md has the numbers). Rows are upserted in key order,
  * so two statements never wait on each other's rows in opposite orders.
  */
 import { STATS_COUNTERS, type StatsCounter } from '@mailyard/contracts';
