@@ -21,6 +21,7 @@
  *
  *   pnpm bench:stats
  *   BENCH_EVENTS=200000 BENCH_CAMPAIGNS=50 BENCH_SECONDS=5 pnpm bench:stats
+ *   BENCH_SLOTS=1 pnpm bench:stats   # rollups as writers with one slot per bucket leave them
  */
 import { loadavg } from 'node:os';
 import { closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
@@ -39,6 +40,8 @@ const OTHER_EVENTS = Number(process.env.BENCH_OTHER_EVENTS ?? 50_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+/** Slots the seed spreads each bucket over (default: the writers' STATS_SLOTS), to compare slot counts. */
+const SLOTS = Number(process.env.BENCH_SLOTS ?? STATS_SLOTS);
 const KEY = 'myk_bench_stats_bootstrap_key_0123456789abcdefgh';
 const DAY = 86_400_000;
 
@@ -124,9 +127,9 @@ async function main(): Promise<void> {
     if (!owner) throw new Error('bootstrap tenant not found');
 
     const seedStarted = Date.now();
-    await ctx.db.query(SEED, [owner.tenantId, EVENTS, MAILERS, CAMPAIGNS, STATS_SLOTS]);
+    await ctx.db.query(SEED, [owner.tenantId, EVENTS, MAILERS, CAMPAIGNS, SLOTS]);
     for (let i = 0; i < OTHER_TENANTS; i++) {
-      await ctx.db.query(SEED, [`tenant_other_${i}`, OTHER_EVENTS, MAILERS, CAMPAIGNS, STATS_SLOTS]);
+      await ctx.db.query(SEED, [`tenant_other_${i}`, OTHER_EVENTS, MAILERS, CAMPAIGNS, SLOTS]);
     }
     await ctx.db.query('VACUUM ANALYZE stats_rollups');
     const rows = await ctx.db.query<{ span: string; n: string; total: string }>(
@@ -183,7 +186,7 @@ async function main(): Promise<void> {
       at: new Date().toISOString(),
       machine: { loadavg_at_start_of_load: loadavg() },
       ...servicesForm(),
-      stats_slots: STATS_SLOTS,
+      stats_slots: { writers: STATS_SLOTS, seeded: SLOTS },
       seed: {
         how: 'SQL equivalent to the write path (see bench/stats/run.ts)',
         tenant_events: EVENTS,

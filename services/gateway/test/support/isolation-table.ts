@@ -67,6 +67,18 @@ const empty = (what: string, path: Path, field: string): Probe => ({
   shows: emptyList(field),
 });
 
+/** B's stats: 200, every total zero (its buckets are there, empty). */
+const zeroStats = (what: string, path: Path): Probe => ({
+  what,
+  path,
+  status: 200,
+  shows: (body) => {
+    const totals = body.totals as Record<string, number>;
+    if (!totals || Object.values(totals).some((n) => n !== 0))
+      throw new Error(`expected zero totals, got ${JSON.stringify(totals)}`);
+  },
+});
+
 /** B's list of a kind it owns too: 200 (the test checks that no id of A is in it). */
 const listed = (what: string, path: string): Probe => ({ what, path: () => path, status: 200 });
 
@@ -190,6 +202,13 @@ export const ISOLATION_TABLE: Record<string, Row> = {
       ({ a }) => `/v1/email/logs?domain=${a.recipient.split('@')[1]}`,
       'data',
     ),
+  ),
+  // Stats: B's own counts, all zero, also filtered by A's mailer, sending domain or campaign.
+  'GET /v1/stats': row(
+    zeroStats("B's stats", () => '/v1/stats'),
+    zeroStats("B's stats filtered by A's mailer", ({ a }) => `/v1/stats?mailer_id=${a.domainMailer}`),
+    zeroStats("B's stats filtered by A's sending domain", ({ a }) => `/v1/stats?domain=${a.domain}`),
+    zeroStats("B's stats filtered by A's campaign", ({ a }) => `/v1/stats?campaignId=${a.campaign}`),
   ),
   // Suppressions: B's are its own; A's suppression stays (the stored rows are compared).
   'POST /v1/email/subscribe': row({
