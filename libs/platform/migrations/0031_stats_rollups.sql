@@ -9,9 +9,9 @@
 -- write nothing, so each event is counted exactly once. Counts are per recipient copy (one
 -- email_logs row), like `requested`.
 --
--- `slot` shards a bucket (libs/store stats-rollup-sql.ts STATS_SLOTS): each writer adds into the
--- slot of its database connection, so concurrent writers of one tenant and hour do not queue on
--- one row lock; readers sum the slots.
+-- `slot` can shard a bucket (libs/store stats-rollup-sql.ts STATS_SLOTS, 1 today): each writer
+-- adds into the slot of its database connection, so concurrent writers of one bucket would not
+-- queue on one row lock; readers sum the slots.
 CREATE TABLE stats_rollups (
   tenant_id       text NOT NULL,
   span            text NOT NULL CHECK (span IN ('hour', 'day')),
