@@ -59,8 +59,14 @@ export interface SendAcceptContext {
 /** A message for the transactional outbox, built by libs/platform outboxMessage, written with the send. */
 export type OutboxMessage = OutboxRow;
 
-/** The stats dimension `domain` of a send: its From address's domain, lowercased. */
-export const sendingDomainOf = (s: SendFields): string => domainOf(s.request.from.email).toLowerCase();
+/**
+ * The stats dimension `domain` of a send: its From address's domain, lowercased ('' for a stored
+ * request without one: only hand-made requests of tests and tools lack it).
+ */
+export const sendingDomainOf = (s: SendFields): string => {
+  const from = (s.request as Partial<StoredSendRequest>).from?.email;
+  return from ? domainOf(from).toLowerCase() : '';
+};
 
 /**
  * The stats rollups' `requested`: one per log row inserted by the statement's `logs` CTE (which

@@ -1,5 +1,5 @@
 /**
- * GET /v1/stats (docs/api/stats.md, DESIGN.md "Operating the platform"): per-day or per-hour
+ * GET /v1/stats (docs/api/stats.md): per-day or per-hour
  * counts of what happened to the tenant's email, from rollups (libs/store stats.ts). This module
  * holds the query schema, the answer's shape, which counter an email event moves
  * (statsCounterOf) and the pure bucket arithmetic (statsRange, statsBuckets): UTC buckets, the
