@@ -1,4 +1,5 @@
 export * from './api-keys';
+export * from './audit-log';
 export * from './cursor';
 export * from './tenants';
 export * from './templates';
