@@ -97,6 +97,8 @@ export function buildGatewayApp(
     }),
     // Keys are checked before any body is read (docs/api/conventions.md "Requests").
     guards: (app) => {
+      // req.ip: the client address the audit log records (TRUST_PROXY, docs/configuration.md).
+      app.set('trust proxy', config.TRUST_PROXY);
       app.use('/admin/v1', adminAuth(config.ADMIN_API_KEY));
       app.use('/v1', exceptPublic(v1Auth), exceptPublic(v1RateLimit));
     },

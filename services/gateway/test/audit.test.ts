@@ -150,3 +150,18 @@ for (const mode of MODES) {
     });
   });
 }
+
+describe('audit log client address (TRUST_PROXY)', () => {
+  const trusting = useGateway('embedded', { TRUST_PROXY: 'loopback' });
+  const plain = useGateway('embedded');
+
+  it('records X-Forwarded-For only from a trusted proxy', async () => {
+    for (const gw of [trusting, plain])
+      expect(
+        (await gw.post('/v1/email/template', template).set('X-Forwarded-For', '203.0.113.9')).status,
+      ).toBe(201);
+    const ipOf = async (gw: typeof plain) => (await gw.get('/v1/audit')).body.data[0].ip;
+    expect(await ipOf(trusting)).toBe('203.0.113.9');
+    expect(await ipOf(plain)).toMatch(/127\.0\.0\.1|::1/);
+  });
+});

@@ -8,37 +8,10 @@
  *   comma-separated list of addresses, CIDR ranges or `loopback`/`linklocal`/`uniquelocal`.
  * - `GEOIP_DB`: path of a MaxMind-format (.mmdb) City or Country database; unset = no geo fields.
  */
-import { isIP } from 'node:net';
-import { type Config, parseSettings, trackingBaseUrl } from '@mailyard/platform';
+import { type Config, type TrustProxy, parseSettings, trackingBaseUrl, trustProxy } from '@mailyard/platform';
 import { z } from 'zod';
 
-export type TrustProxy = boolean | number | string[];
-
-const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
-
-const trustProxy = z
-  .string()
-  .trim()
-  .default('false')
-  .transform((v, ctx): TrustProxy => {
-    if (v === '' || v === 'false' || v === '0') return false;
-    if (v === 'true') return true;
-    if (/^\d+$/.test(v)) return Number(v);
-    const items = v
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    const ok = items.every((s) => NAMED_RANGES.has(s) || isIP(s.split('/')[0]!) !== 0);
-    if (!ok) {
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        message:
-          'must be false, true, a hop count, or a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal',
-      });
-      return z.NEVER;
-    }
-    return items;
-  });
+export type { TrustProxy };
 
 export const TrackingEnvSchema = z.object({
   TRACKING_TRUST_PROXY: trustProxy,

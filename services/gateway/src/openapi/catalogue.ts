@@ -36,14 +36,14 @@ import {
 } from '@mailyard/contracts';
 import type {
   AbortBackfillResponse,
-  CreateApiKeyResponse,
-  ListApiKeysResponse,
-  ListAuditResponse,
   BackfillStatusResponse,
+  CreateApiKeyResponse,
   CreateKeyResponse,
   CreateTenantResponse,
   InboundDomainResponse,
   InboundUsernamesResponse,
+  ListApiKeysResponse,
+  ListAuditResponse,
   StartBackfillResponse,
 } from '@mailyard/contracts';
 import type { ZodTypeAny } from 'zod';
