@@ -28,7 +28,11 @@
  * microsecond precision, strictly after every earlier event of the same (ref_id, event), and
  * strictly increasing within one batch: a transaction-scoped advisory lock per (ref_id, event)
  * serializes writers across processes, so ref_id + event + event_at is unique per event even
- * for six deliveries of one send written in the same statement.
+ * for six deliveries of one send written in the same statement. A record with `eventAt` (a
+ * provider's own time, e.g. SparkPost's `timestamp`) is stamped at that time instead, moved on by
+ * a microsecond past any event of the same (ref_id, event) already stamped within the second
+ * from it, and by one microsecond per earlier record of the batch with the same time: still
+ * unique, and as the provider reported it.
  */
 import {
   type BusEnvelope,
@@ -71,6 +75,11 @@ export interface EmailEventRecord {
   attempt?: number;
   /** Trace the outbox message continues. */
   traceparent?: string;
+  /**
+   * When the event happened, as reported by its source (a provider callback); absent: now. The
+   * stamp is this time or, when it is taken, the next free microsecond (module comment).
+   */
+  eventAt?: Date;
 }
 
 export interface RecordOptions {
@@ -88,9 +97,9 @@ const SQL = `
 WITH input AS (
   SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[],
                        $8::boolean[], $9::jsonb[], $10::int[], $11::jsonb[], $12::text[], $13::text[],
-                       $14::text[], $15::int[], $16::boolean[])
+                       $14::text[], $15::int[], $16::boolean[], $24::timestamptz[])
     AS t(k, tenant_id, ref_id, copy_id, event, attempt, recipient_key, repeated, payload, grp,
-         message, traceparent, new_status, message_id, counted_attempt, terminal)
+         message, traceparent, new_status, message_id, counted_attempt, terminal, given_at)
 ),
 grp AS (
   SELECT * FROM unnest($20::text[], $21::text[], $22::jsonb[], $23::boolean[]) WITH ORDINALITY
@@ -99,15 +108,27 @@ grp AS (
 clock AS (SELECT date_trunc('microseconds', clock_timestamp()) AS now),
 prev AS (
   SELECT i.k,
-         (SELECT max(e.event_at) FROM email_events e
-           WHERE e.tenant_id = i.tenant_id AND e.ref_id = i.ref_id AND e.event = i.event) AS last_at
+         CASE WHEN i.given_at IS NULL THEN
+           (SELECT max(e.event_at) FROM email_events e
+             WHERE e.tenant_id = i.tenant_id AND e.ref_id = i.ref_id AND e.event = i.event)
+         ELSE
+           (SELECT max(e.event_at) FROM email_events e
+             WHERE e.tenant_id = i.tenant_id AND e.ref_id = i.ref_id AND e.event = i.event
+               AND e.event_at >= date_trunc('microseconds', i.given_at)
+               AND e.event_at < date_trunc('microseconds', i.given_at) + interval '1 second')
+         END AS last_at
     FROM input i
 ),
 stamped AS (
   SELECT i.*,
-         GREATEST(c.now, p.last_at + interval '1 microsecond')
-           + (row_number() OVER (PARTITION BY i.tenant_id, i.ref_id, i.event ORDER BY i.k) - 1) * interval '1 microsecond'
-           AS event_at
+         CASE WHEN i.given_at IS NULL THEN
+           GREATEST(c.now, p.last_at + interval '1 microsecond')
+             + (row_number() OVER (PARTITION BY i.tenant_id, i.ref_id, i.event ORDER BY i.k) - 1) * interval '1 microsecond'
+         ELSE
+           COALESCE(p.last_at + interval '1 microsecond', date_trunc('microseconds', i.given_at))
+             + (row_number() OVER (PARTITION BY i.tenant_id, i.ref_id, i.event, i.given_at ORDER BY i.k) - 1)
+               * interval '1 microsecond'
+         END AS event_at
     FROM input i JOIN prev p USING (k) CROSS JOIN clock c
 ),
 final AS (
@@ -296,6 +317,7 @@ export async function recordEmailEventBatchIn(
     messages.groups.map((g) => g.routingKey),
     messages.groups.map((g) => (g.envelope ? JSON.stringify(g.envelope) : null)),
     messages.groups.map((g) => g.envelope !== null),
+    col((i) => i.record.eventAt?.toISOString() ?? null),
   ]);
   // The row as inserted is the item's event with its stamp (jsonb_set above): rebuilt here rather
   // than read back and parsed.

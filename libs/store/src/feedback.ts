@@ -68,6 +68,13 @@ export interface FeedbackOutcome {
   /** Add the address to the tenant's suppression list for this reason; null: do not. */
   suppress: SuppressionReasonValue | null;
   traceparent?: string;
+  /** When it happened, as its source reported it (provider callbacks); absent: now. */
+  eventAt?: Date;
+  /**
+   * The send attempt a provider's final outcome (delivery, rejection) concludes: recorded as a
+   * send event (one terminal event per copy); absent for feedback after a send.
+   */
+  attempt?: number;
 }
 
 /**
@@ -84,6 +91,8 @@ export async function applyFeedbackIn(tx: Queryable, o: FeedbackOutcome): Promis
         recipients: [{ logId: r.logId, email: r.email }],
         event: o.event,
         ...(o.traceparent ? { traceparent: o.traceparent } : {}),
+        ...(o.eventAt ? { eventAt: o.eventAt } : {}),
+        ...(o.attempt !== undefined ? { attempt: o.attempt } : {}),
       },
     ]);
     return recorded ?? null;
