@@ -14,6 +14,7 @@ CREATE TABLE provider_callback_batches (
   batch_id      text,
   received_at   timestamptz NOT NULL DEFAULT now(),
   attempts      integer NOT NULL DEFAULT 0,
+  lease_owner   text,
   leased_until  timestamptz,
   processed_at  timestamptz,
   last_error    text

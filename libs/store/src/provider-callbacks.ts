@@ -3,14 +3,15 @@
  * docs/providers.md "SparkPost callbacks"):
  * - `callbackMailer`: the credentials a callback must present, of a live (not deleted) mailer;
  * - `providerCallbacks.store`: the raw batch, written before the endpoint answers 200;
- * - `claim` / `renew` / `finish` / `fail`: the worker's lease on one stored batch (lease-sql.ts,
- *   FOR UPDATE SKIP LOCKED: several tracking processes never take the same batch);
+ * - `claim` / `lease` / `finish` / `fail`: the worker's lease on one stored batch (lease-sql.ts,
+ *   FOR UPDATE SKIP LOCKED: several tracking processes never take the same batch; a holder that
+ *   dies lets the lease run out and the batch is claimed again);
  * - `firstSeen`: SparkPost's event_id per mailer, recorded in the transaction that records the
  *   event, so an event delivered twice (a retried batch) is processed once;
  * - `findProviderCopyRecipient`: the copy recipient an event names, within one tenant only.
  */
 import { ulid } from '@mailyard/contracts';
-import type { Queryable } from '@mailyard/platform';
+import type { Lease, Queryable } from '@mailyard/platform';
 import type { TrackedRecipient } from './email-events';
 import { leaseEndSql, leaseFreeSql } from './lease-sql';
 
@@ -73,10 +74,16 @@ export const providerCallbacks = {
   },
 
   /**
-   * Leases the oldest unprocessed batch whose lease is free for `leaseMs`, counting the claim;
-   * null when there is none. Batches claimed `maxAttempts` times already are left alone.
+   * Leases the oldest unprocessed batch whose lease is free to `owner` for `leaseMs`, counting
+   * the claim; null when there is none. Batches claimed `maxAttempts` times already are left alone
+   * (their `last_error` says why; docs/providers.md).
    */
-  async claim(db: Queryable, leaseMs: number, maxAttempts: number): Promise<StoredCallbackBatch | null> {
+  async claim(
+    db: Queryable,
+    owner: string,
+    leaseMs: number,
+    maxAttempts: number,
+  ): Promise<StoredCallbackBatch | null> {
     const { rows } = await db.query<{
       id: string;
       tenant_id: string;
@@ -86,12 +93,12 @@ export const providerCallbacks = {
       attempts: number;
     }>(
       `UPDATE provider_callback_batches b
-          SET leased_until = ${leaseEndSql('$1')}, attempts = b.attempts + 1
+          SET lease_owner = $1, leased_until = ${leaseEndSql('$2')}, attempts = b.attempts + 1
         WHERE b.id = (SELECT id FROM provider_callback_batches
-                       WHERE processed_at IS NULL AND ${leaseFreeSql('leased_until')} AND attempts < $2
+                       WHERE processed_at IS NULL AND ${leaseFreeSql('leased_until')} AND attempts < $3
                        ORDER BY received_at LIMIT 1 FOR UPDATE SKIP LOCKED)
         RETURNING b.id, b.tenant_id, b.mailer_id, b.provider, b.body, b.attempts`,
-      [leaseMs, maxAttempts],
+      [owner, leaseMs, maxAttempts],
     );
     const r = rows[0];
     if (!r) return null;
@@ -105,29 +112,52 @@ export const providerCallbacks = {
     };
   },
 
-  /** Extends the lease of a batch still unprocessed; false when it is no longer leased. */
-  async renew(db: Queryable, id: string, leaseMs: number): Promise<boolean> {
+  /** The lease `owner` holds on a claimed batch, as the platform's Lease (renew, release). */
+  lease(db: Queryable, id: string, owner: string, leaseMs: number): Lease {
+    return {
+      ttlMs: leaseMs,
+      async renew() {
+        const res = await db.query(
+          `UPDATE provider_callback_batches SET leased_until = ${leaseEndSql('$3')}
+            WHERE id = $1 AND lease_owner = $2 AND processed_at IS NULL`,
+          [id, owner, leaseMs],
+        );
+        return res.rowCount > 0;
+      },
+      async release() {
+        const res = await db.query(
+          `UPDATE provider_callback_batches SET leased_until = NULL, lease_owner = NULL
+            WHERE id = $1 AND lease_owner = $2 AND processed_at IS NULL`,
+          [id, owner],
+        );
+        return res.rowCount > 0;
+      },
+    };
+  },
+
+  /**
+   * Marks a batch processed, inside the transaction that recorded its events; false when `owner`
+   * no longer holds it (the caller rolls back: the new holder processes it).
+   */
+  async finish(db: Queryable, id: string, owner: string): Promise<boolean> {
     const res = await db.query(
-      `UPDATE provider_callback_batches SET leased_until = ${leaseEndSql('$2')}
-        WHERE id = $1 AND processed_at IS NULL AND leased_until > now()`,
-      [id, leaseMs],
+      `UPDATE provider_callback_batches
+          SET processed_at = now(), leased_until = NULL, lease_owner = NULL, last_error = NULL
+        WHERE id = $1 AND lease_owner = $2 AND processed_at IS NULL`,
+      [id, owner],
     );
     return res.rowCount > 0;
   },
 
-  /** Marks a batch processed (inside the transaction that recorded its events). */
-  async finish(db: Queryable, id: string): Promise<void> {
+  /**
+   * Gives a batch back after a failed attempt, keeping the error: it is claimed again once
+   * `retryInMs` have passed (the lease column doubles as the retry time).
+   */
+  async fail(db: Queryable, id: string, owner: string, error: string, retryInMs: number): Promise<void> {
     await db.query(
-      'UPDATE provider_callback_batches SET processed_at = now(), leased_until = NULL, last_error = NULL WHERE id = $1',
-      [id],
-    );
-  },
-
-  /** Gives a batch back after a failed attempt: free again at once, with the error kept. */
-  async fail(db: Queryable, id: string, error: string): Promise<void> {
-    await db.query(
-      'UPDATE provider_callback_batches SET leased_until = NULL, last_error = $2 WHERE id = $1 AND processed_at IS NULL',
-      [id, error.slice(0, 1000)],
+      `UPDATE provider_callback_batches SET leased_until = ${leaseEndSql('$4')}, lease_owner = NULL, last_error = $3
+        WHERE id = $1 AND lease_owner = $2 AND processed_at IS NULL`,
+      [id, owner, error.slice(0, 1000), retryInMs],
     );
   },
 

@@ -15,7 +15,13 @@ const mapped = (type: string, o: Record<string, unknown> = {}) => {
 describe('parseSparkPostBatch', () => {
   it('reads the events of a batch, in order, across classes', () => {
     const r = parseSparkPostBatch([sparkPostSample('delivery'), sparkPostSample('list_unsubscribe')]);
-    expect(r).toEqual({ ok: true, events: [expect.objectContaining({ type: 'delivery' }), expect.objectContaining({ type: 'list_unsubscribe' })] });
+    expect(r).toEqual({
+      ok: true,
+      events: [
+        expect.objectContaining({ type: 'delivery' }),
+        expect.objectContaining({ type: 'list_unsubscribe' }),
+      ],
+    });
   });
 
   it('accepts the test ping, which carries no event', () => {
@@ -90,11 +96,16 @@ describe('mapSparkPostEvent', () => {
       failedReason: 'Invalid Recipient (bounce class 10): 000 Example Remote MTA Bounce Message',
       providerError: '554 5.5.0 Recipient address rejected',
     });
-    expect(mapped('bounce', { error_code: 554, num_retries: 2 })).toMatchObject({ errorCode: '554', numRetries: '2' });
+    expect(mapped('bounce', { error_code: 554, num_retries: 2 })).toMatchObject({
+      errorCode: '554',
+      numRetries: '2',
+    });
   });
 
   it('falls back to the provider reason for an unknown bounce class', () => {
-    expect(mapped('bounce', { bounce_class: '999' }).failedReason).toBe('000 Example Remote MTA Bounce Message');
+    expect(mapped('bounce', { bounce_class: '999' }).failedReason).toBe(
+      '000 Example Remote MTA Bounce Message',
+    );
   });
 
   it.each([
@@ -107,7 +118,12 @@ describe('mapSparkPostEvent', () => {
 
   it.each([
     ['policy_rejection', 'MAIL_POLICY_REJECTION', true, '550 5.7.1 [internal] Forbidden'],
-    ['generation_failure', 'MAIL_GENERATION_FAILURE', false, expect.stringContaining('Error while rendering')],
+    [
+      'generation_failure',
+      'MAIL_GENERATION_FAILURE',
+      false,
+      expect.stringContaining('Error while rendering'),
+    ],
     ['generation_rejection', 'MAIL_GENERATION_REJECTION', true, expect.stringContaining('customer policy')],
   ])('maps %s to %s (final %s), never suppressing', (type, event, final, reason) => {
     const m = mapped(type);
@@ -117,13 +133,21 @@ describe('mapSparkPostEvent', () => {
     expect(m.numRetries).toBeUndefined();
   });
 
-  it.each(['injection', 'delay', 'open', 'initial_open', 'click', 'amp_open', 'relay_injection', 'sms_status'])(
-    'ignores %s',
-    (type) => {
-      const raw = SPARKPOST_SAMPLE_TYPES.includes(type) ? eventOf(type) : { type, event_id: '1', timestamp: '1' };
-      expect(mapSparkPostEvent(raw)).toEqual({ kind: 'ignored', type });
-    },
-  );
+  it.each([
+    'injection',
+    'delay',
+    'open',
+    'initial_open',
+    'click',
+    'amp_open',
+    'relay_injection',
+    'sms_status',
+  ])('ignores %s', (type) => {
+    const raw = SPARKPOST_SAMPLE_TYPES.includes(type)
+      ? eventOf(type)
+      : { type, event_id: '1', timestamp: '1' };
+    expect(mapSparkPostEvent(raw)).toEqual({ kind: 'ignored', type });
+  });
 
   it('reads ref_id/copy_id from metadata when rcpt_meta lacks them', () => {
     expect(mapped('delivery', { rcpt_meta: null, metadata: { ref_id: 'R', copy_id: 'C' } })).toMatchObject({

@@ -60,8 +60,8 @@ const SAMPLES: Record<string, { cls: string; fields: Record<string, unknown> }> 
       type: 'out_of_band',
       bounce_class: '1',
       error_code: '554',
-      raw_reason: '550: 5.7.1 Unfortunately, messages from 127.0.0.1 weren\'t sent.',
-      reason: '550: 5.7.1 Unfortunately, messages from 127.0.0.1 weren\'t sent.',
+      raw_reason: "550: 5.7.1 Unfortunately, messages from 127.0.0.1 weren't sent.",
+      reason: "550: 5.7.1 Unfortunately, messages from 127.0.0.1 weren't sent.",
       num_retries: '0',
     },
   },
@@ -94,8 +94,9 @@ const SAMPLES: Record<string, { cls: string; fields: Record<string, unknown> }> 
       ...COMMON,
       type: 'generation_failure',
       error_code: '554',
-      raw_reason: '554 5.3.3 [internal] Error while rendering part html: substitution value \'name\' did not match',
-      reason: '554 5.3.3 [internal] Error while rendering part html: substitution value \'name\' did not match',
+      raw_reason:
+        "554 5.3.3 [internal] Error while rendering part html: substitution value 'name' did not match",
+      reason: "554 5.3.3 [internal] Error while rendering part html: substitution value 'name' did not match",
       rcpt_subs: { city: 'Columbia' },
     },
   },
@@ -120,7 +121,8 @@ const SAMPLES: Record<string, { cls: string; fields: Record<string, unknown> }> 
       ...COMMON,
       type: 'link_unsubscribe',
       mailfrom: 'recipient@example.com',
-      user_agent: 'Mozilla/5.0 (Windows NT 6.1; WOW64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/44.0.2403.157 Safari/537.36',
+      user_agent:
+        'Mozilla/5.0 (Windows NT 6.1; WOW64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/44.0.2403.157 Safari/537.36',
     },
   },
   injection: { cls: 'message_event', fields: { ...COMMON, type: 'injection' } },
@@ -139,7 +141,12 @@ const SAMPLES: Record<string, { cls: string; fields: Record<string, unknown> }> 
   },
   open: {
     cls: 'track_event',
-    fields: { ...COMMON, type: 'open', geo_ip: { country: 'US', city: 'Columbia' }, user_agent: 'Mozilla/5.0' },
+    fields: {
+      ...COMMON,
+      type: 'open',
+      geo_ip: { country: 'US', city: 'Columbia' },
+      user_agent: 'Mozilla/5.0',
+    },
   },
   initial_open: {
     cls: 'track_event',

@@ -22,7 +22,7 @@ const EnvelopeSchema = z
   .max(SPARKPOST_BATCH_MAX_EVENTS);
 
 export type SparkPostBatchCheck =
-  | { ok: true; /** The event objects of the batch, in order (none for the test ping). */ events: unknown[] }
+  | { ok: true /** The event objects of the batch, in order (none for the test ping). */; events: unknown[] }
   | { ok: false; error: string };
 
 /** Checks a decoded request body against the batch envelope; the events it carries. */
