@@ -1,6 +1,8 @@
 /**
  * What the inbound service needs to act on mail about our own sends (bounces, complaints,
- * mailto unsubscribes; services/inbound-smtp service-mail.ts), as opposed to mail for tenants:
+ * mailto unsubscribes; services/inbound-smtp service-mail.ts), as opposed to mail for tenants
+ * (`applyFeedbackIn` also writes the tracking service's SparkPost callback events, with the
+ * provider's time and, for final outcomes, the copy's attempt):
  * - the recipients of a copy (a VERP return path names a copy; the recipient is found among
  *   them by its signed tag) and the recipient of one email_logs row (a mailto unsubscribe);
  * - `applyFeedbackIn`: one outcome written inside the inbound message's completing transaction

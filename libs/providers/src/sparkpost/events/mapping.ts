@@ -1,6 +1,5 @@
 /**
- * What one SparkPost event becomes (DESIGN.md "Provider mailers and their callbacks";
- * docs/providers.md "SparkPost callbacks"), as a pure decision:
+ * What one SparkPost event becomes (docs/providers.md "SparkPost callbacks"), as a pure decision:
  *
  * | SparkPost `type` | event | suppresses |
  * |---|---|---|
