@@ -338,6 +338,36 @@ it('MAILER_DEACTIVATED of an IMAP config goes to that mailer’s own webhook as 
   expect(receiver.to(a.path)).toHaveLength(0);
 });
 
+it('MAILER_DEACTIVATED of an IMAP config without its own webhook falls back to the EMAIL_EVENT webhook as a one-element array', async () => {
+  // Toggles that match none of it: the fallback bypasses them, as the SMTP-only routing does.
+  const a = await account({ open: true });
+  const mailerId = newId(IdPrefix.basicImap);
+  await mailers.create(ctx.db, a.tenantId, {
+    id: mailerId,
+    configType: 'basic_imap',
+    connectionType: 'basic',
+    name: 'imap without webhook',
+    email: 'a@example.com',
+    config: { host: 'imap.example.com', port: 993, username: 'u', secure: 'SSL' },
+    sealedSecret: ctx.sealer.seal('pw'),
+  });
+  await deactivateMailer(ctx.db, a.tenantId, mailerId, 'provider_auth_error', 'NO [AUTHENTICATIONFAILED]');
+  await eventually(() => receiver.to(a.path).length === 1, 'EMAIL_EVENT webhook called');
+  expect(receiver.to(a.path)[0]!.json).toEqual([
+    {
+      event: 'MAILER_DEACTIVATED',
+      success: false,
+      details: {
+        mailer_id: mailerId,
+        config_type: 'basic_imap',
+        failed_reason: 'provider_auth_error',
+        provider_error: 'NO [AUTHENTICATIONFAILED]',
+      },
+    },
+  ]);
+  expect(receiver.to(`${a.path}-mailer`)).toHaveLength(0);
+});
+
 it('DOMAIN_VERIFICATION goes to the domain webhook as a single object with its webhook_id', async () => {
   const a = await account({ delivery: true });
   const reg = await api(a)
