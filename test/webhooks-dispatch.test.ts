@@ -673,11 +673,27 @@ it('headers stored before the header rule (Transfer-Encoding, a \\x01 value) mak
   expect(req!.headers['transfer-encoding']).toBeUndefined();
 });
 
-it('a custom User-Agent is sent verbatim in place of ours', async () => {
-  const a = await account({ delivery: true }, { 'User-Agent': 'receiver-allowlist/3' });
+it('a custom User-Agent is sent verbatim in place of ours, with every other custom header, on both webhook kinds', async () => {
+  const custom = {
+    'user-AGENT': 'receiver-allowlist/3 (+ops)',
+    Authorization: 'Bearer r3c3iver-T0ken',
+    'X-Signature-Check': "a\tb  c !#$%&'()*+,-./:;<=>?@[]^_`{|}~",
+  };
+  const verbatim = (headers: Record<string, unknown>) => {
+    expect(headers['user-agent']).toBe(custom['user-AGENT']);
+    expect(headers.authorization).toBe(custom.Authorization);
+    expect(headers['x-signature-check']).toBe(custom['X-Signature-Check']);
+  };
+  const a = await account({ delivery: true }, custom);
   await publishEmailEvent(ctx.bus, a.tenantId, emailEvent('MAIL_DELIVERED', at(1)));
   await eventually(() => receiver.to(a.path).length === 1, 'delivered');
-  expect(receiver.to(a.path)[0]!.headers['user-agent']).toBe('receiver-allowlist/3');
+  verbatim(receiver.to(a.path)[0]!.headers);
+  // An IMAP mailer's incoming webhook with the same headers stored (the gateway's acceptance of
+  // them: services/gateway/test/webhook-headers.test.ts); its MAILER_DEACTIVATED.
+  const mailerId = await imapMailer(a, custom);
+  await deactivateMailer(ctx.db, a.tenantId, mailerId, 'provider_auth_error');
+  await eventually(() => receiver.to(`${a.path}-mailer`).length === 1, 'mailer webhook called');
+  verbatim(receiver.to(`${a.path}-mailer`)[0]!.headers);
   const b = await account({ delivery: true });
   await publishEmailEvent(ctx.bus, b.tenantId, emailEvent('MAIL_DELIVERED', at(1)));
   await eventually(() => receiver.to(b.path).length === 1, 'delivered');
