@@ -4,7 +4,8 @@
  * 1. an `email_events` row;
  * 2. the recipients' `email_logs` rows advanced: status only ever moves to a higher rank
  *    (statusRankSql from libs/contracts); last_event/failure_reason follow unless the status
- *    would move backwards; on delivery message_id and delivered_at; attempts = highest attempt;
+ *    would move backwards; on delivery message_id, thread_id (Gmail/Graph, migration 0029: later
+ *    events about the copy carry it) and delivered_at; attempts = highest attempt;
  *    a terminal send event sets `send_outcome`;
  * 3. the outbox row publishing it (libs/contracts BusMessages.emailEvent, validated by
  *    libs/platform outboxMessage; the relay publishes it); with `eventsPerMessage` above 1 the
@@ -159,6 +160,8 @@ logs AS (
     failure_reason = CASE WHEN ${rank('COALESCE(f.new_status, l.status)')} >= ${rank('l.status')}
                           THEN r.reason ELSE l.failure_reason END,
     message_id = CASE WHEN f.event = 'MAIL_DELIVERED' AND f.message_id <> '' THEN f.message_id ELSE l.message_id END,
+    thread_id = CASE WHEN f.event = 'MAIL_DELIVERED' AND f.payload->'details'->>'thread_id' <> ''
+                     THEN f.payload->'details'->>'thread_id' ELSE l.thread_id END,
     delivered_at = CASE WHEN f.event = 'MAIL_DELIVERED' THEN COALESCE(l.delivered_at, f.event_at) ELSE l.delivered_at END,
     attempts = GREATEST(l.attempts, f.counted_attempt),
     send_outcome = CASE WHEN f.terminal THEN f.event ELSE l.send_outcome END,
@@ -356,6 +359,8 @@ export interface TrackedRecipient {
   email: string;
   mailerId: string;
   messageId: string;
+  /** The provider's thread the copy was delivered in (Gmail, Graph); '' when none. */
+  threadId: string;
   customArgs: Record<string, unknown> | null;
 }
 
@@ -372,9 +377,10 @@ export async function findTrackedRecipient(
     recipient: string;
     mailer_id: string;
     message_id: string;
+    thread_id: string;
     custom_args: Record<string, unknown> | null;
   }>(
-    `SELECT l.id, l.copy_id, l.recipient, l.mailer_id, l.message_id, s.custom_args
+    `SELECT l.id, l.copy_id, l.recipient, l.mailer_id, l.message_id, l.thread_id, s.custom_args
        FROM email_logs l JOIN sends s ON s.ref_id = l.ref_id
       WHERE l.id = $1 AND l.tenant_id = $2 AND l.ref_id = $3`,
     [logId, tenantId, refId],
@@ -389,6 +395,7 @@ export async function findTrackedRecipient(
     email: r.recipient,
     mailerId: r.mailer_id,
     messageId: r.message_id,
+    threadId: r.thread_id,
     customArgs: r.custom_args,
   };
 }

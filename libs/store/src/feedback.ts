@@ -26,7 +26,8 @@ export const SuppressionReason = {
 } as const;
 export type SuppressionReasonValue = (typeof SuppressionReason)[keyof typeof SuppressionReason];
 
-const SELECT = `SELECT l.id, l.tenant_id, l.ref_id, l.copy_id, l.recipient, l.mailer_id, l.message_id, s.custom_args
+const SELECT = `SELECT l.id, l.tenant_id, l.ref_id, l.copy_id, l.recipient, l.mailer_id, l.message_id, l.thread_id,
+                       s.custom_args
                   FROM email_logs l JOIN sends s ON s.ref_id = l.ref_id`;
 
 type Row = {
@@ -37,6 +38,7 @@ type Row = {
   recipient: string;
   mailer_id: string;
   message_id: string;
+  thread_id: string;
   custom_args: Record<string, unknown> | null;
 };
 
@@ -48,6 +50,7 @@ const toRecipient = (r: Row): TrackedRecipient => ({
   email: r.recipient,
   mailerId: r.mailer_id,
   messageId: r.message_id,
+  threadId: r.thread_id,
   customArgs: r.custom_args,
 });
 
