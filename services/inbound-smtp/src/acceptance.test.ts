@@ -23,7 +23,9 @@ describe('decideRecipient (acceptance rules 1-3, unknown domain)', () => {
       accept: true,
       strictReplies: false,
     });
-    expect(decideRecipient(a, { wildcard: true, verified: true, address: { active: false, strictReplies: true } })).toEqual({
+    expect(
+      decideRecipient(a, { wildcard: true, verified: true, address: { active: false, strictReplies: true } }),
+    ).toEqual({
       accept: true,
       strictReplies: false,
     });
@@ -36,7 +38,11 @@ describe('decideRecipient (acceptance rules 1-3, unknown domain)', () => {
   });
   test('rule 3: inactive username', () => {
     expect(
-      decideRecipient(a, { wildcard: false, verified: true, address: { active: false, strictReplies: false } }),
+      decideRecipient(a, {
+        wildcard: false,
+        verified: true,
+        address: { active: false, strictReplies: false },
+      }),
     ).toMatchObject({
       accept: false,
       message: expect.stringMatching(/^5\.2\.1 /),
@@ -55,7 +61,9 @@ describe('decideRecipient (acceptance rules 1-3, unknown domain)', () => {
       });
   });
   test('active username accepts, carrying strict_replies', () => {
-    expect(decideRecipient(a, { wildcard: false, verified: true, address: { active: true, strictReplies: true } })).toEqual({
+    expect(
+      decideRecipient(a, { wildcard: false, verified: true, address: { active: true, strictReplies: true } }),
+    ).toEqual({
       accept: true,
       strictReplies: true,
     });
@@ -109,7 +117,13 @@ describe('exact replies (what the sending MTA reads)', () => {
       code: 550,
       message: '5.1.1 <user@in.example.com>: no such mailbox',
     });
-    expect(decideRecipient(a, { wildcard: false, verified: true, address: { active: false, strictReplies: true } })).toEqual({
+    expect(
+      decideRecipient(a, {
+        wildcard: false,
+        verified: true,
+        address: { active: false, strictReplies: true },
+      }),
+    ).toEqual({
       accept: false,
       code: 550,
       message: '5.2.1 <user@in.example.com>: mailbox disabled, not accepting messages',
@@ -122,7 +136,13 @@ describe('exact replies (what the sending MTA reads)', () => {
   });
 
   test('an active address without strict replies accepts with strictReplies false', () => {
-    expect(decideRecipient(a, { wildcard: false, verified: true, address: { active: true, strictReplies: false } })).toEqual({
+    expect(
+      decideRecipient(a, {
+        wildcard: false,
+        verified: true,
+        address: { active: true, strictReplies: false },
+      }),
+    ).toEqual({
       accept: true,
       strictReplies: false,
     });

@@ -1,4 +1,11 @@
-import { childTraceparent, currentTrace, isValidTraceparent, runWithTrace, traceIdOf, traceparentOfUlid } from './context';
+import {
+  childTraceparent,
+  currentTrace,
+  isValidTraceparent,
+  runWithTrace,
+  traceIdOf,
+  traceparentOfUlid,
+} from './context';
 
 describe('trace context', () => {
   const parent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
@@ -49,7 +56,12 @@ describe('traceparentOfUlid', () => {
   });
 
   it('starts a random trace for what is not a ULID (or is all zeros)', () => {
-    for (const bad of ['', 'inmsg_01ARZ3NDEKTSV4RRFFQ69G5FAV', '8ZZZZZZZZZZZZZZZZZZZZZZZZZ', '0'.repeat(26)]) {
+    for (const bad of [
+      '',
+      'inmsg_01ARZ3NDEKTSV4RRFFQ69G5FAV',
+      '8ZZZZZZZZZZZZZZZZZZZZZZZZZ',
+      '0'.repeat(26),
+    ]) {
       const t = traceparentOfUlid(bad);
       expect(isValidTraceparent(t)).toBe(true);
       expect(traceIdOf(t)).not.toBe('0'.repeat(32));
