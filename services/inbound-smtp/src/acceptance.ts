@@ -29,7 +29,7 @@
  * Rejections carry an enhanced status code and a text the sender can act on.
  */
 
-/** The local-part prefix of the Message-IDs of mail the service sends (SPEC "Message-ID handling"). */
+/** The local-part prefix of the Message-IDs of mail the service sends (docs/sending.md). */
 export const SERVICE_MESSAGE_ID_PREFIX = 'svc_mailer_';
 
 /** The first message id of In-Reply-To is one of ours: optional blanks and `<`, then the prefix in any case. */

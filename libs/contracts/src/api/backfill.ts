@@ -1,8 +1,8 @@
 /**
  * IMAP history backfill (docs/api/backfill.md, docs/backfill.md).
  * The start request is validated here; the clamp of `count` to the server maximum and the
- * one-year default window of a participant import (one calendar year before now, SPEC
- * "IMAP history backfill") are applied by `planBackfill` so the gateway and the tests share one
+ * one-year default window of a participant import (one calendar year before now, the API
+ * contract's rule, docs/api/backfill.md) are applied by `planBackfill` so the gateway and the tests share one
  * reading of the rules. Window precision is whole seconds: a fraction in a timestamp is dropped
  * (truncated, never rounded up), not refused.
  */
