@@ -158,8 +158,8 @@ export const inboundAddresses = {
 export interface InboundRoute {
   domain: InboundDomainRow;
   /**
-   * The sending domain's id, `domain_<ulid>`: the event's `mailer-id` and, as the spec's id of a
-   * domain's incoming webhook, its `webhook-id`.
+   * The sending domain's id, `domain_<ulid>`: the event's `mailer-id` and, as the id of the
+   * domain's incoming webhook (one per sending domain), its `webhook-id`.
    */
   mailerId: string;
   /** The sending domain is verified now. */

@@ -150,8 +150,10 @@ async function incomingDeliveries(
 }
 
 /**
- * `webhook-id` is the id of the webhook that receives the event: for a domain's incoming webhook
- * the spec's `domain_<ulid>`, the domain's id (also its `mailer-id`). The Standard Webhooks
+ * `webhook-id` is the id of the webhook configuration that receives the event, in the form of
+ * the service's webhook ids (`<prefix>_<ulid>`, never a name): a domain's incoming webhook has
+ * one per sending domain, so it is the domain's id `domain_<ulid>` (also its `mailer-id`), as
+ * the mailbox readers use the mailer id for a mailer's incoming webhook. The Standard Webhooks
  * request header `webhook-id` is the delivery's own id (unique per delivery, the same on every
  * retry), set by the dispatcher.
  */
