@@ -240,3 +240,20 @@ it('puts each event in the UTC hour of its event_at, summed per day', async () =
   expect([...days.keys()]).toEqual([day]);
   expect(days.get(day)).toMatchObject({ delivered: 1 });
 });
+
+it("counts an event with a provider's own time in that time's hour and day", async () => {
+  const t = await createTenant(db, { name: 'stats-e', tier: 'standard' });
+  const s = await accept(t.id, { from: 'news@epsilon.example', mailerId: 'm1', to: ['a@x.test'] });
+  const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 30 * 3_600_000;
+  await recordEmailEvents(db, [{ ...rec(t.id, s, 0, 'MAIL_BOUNCE'), eventAt: new Date(hour + 1234) }]);
+  const hours = await stats.buckets(db, {
+    tenantId: t.id,
+    granularity: 'hour',
+    from: hour,
+    to: hour + 3_600_000,
+  });
+  expect([...hours.entries()]).toEqual([[hour, only({ bounced: 1 })]]);
+  const day = Math.floor(hour / DAY) * DAY;
+  const days = await stats.buckets(db, { tenantId: t.id, granularity: 'day', from: day, to: day + DAY });
+  expect(days.get(day)).toMatchObject({ bounced: 1 });
+});
