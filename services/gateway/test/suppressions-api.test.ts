@@ -76,6 +76,19 @@ for (const mode of MODES) {
       expect((await t.get('/v1/suppressions?email=bulk.example')).body.totalCount).toBe(1000);
     });
 
+    it('concurrent batches over the same addresses, in different orders, add each address once', async () => {
+      const t = await tenant();
+      const emails = Array.from({ length: 200 }, (_, i) => `c${i}@race.example`);
+      const orders = [emails, [...emails].reverse(), [...emails.slice(100), ...emails.slice(0, 100)], emails];
+      const answers = await Promise.all(orders.map((order) => t.post('/v1/suppressions', { emails: order })));
+      for (const a of answers) {
+        expect(a.status).toBe(200);
+        expect(a.body.added + a.body.existing).toBe(200);
+      }
+      expect(answers.reduce((n, a) => n + a.body.added, 0)).toBe(200);
+      expect((await t.get('/v1/suppressions')).body.totalCount).toBe(200);
+    });
+
     it.each([
       [{}, 'emails is required'],
       [{ emails: [] }, 'emails must hold 1 to 1000 addresses'],
