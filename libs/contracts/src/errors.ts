@@ -13,6 +13,9 @@ export const ErrorText = {
   // Mailyard's own texts where the spec is silent
   unauthorized: 'Invalid or missing API key',
   adminUnauthorized: 'Invalid or missing admin key',
+  // Provider callbacks (tracking service, docs/providers.md "SparkPost callbacks")
+  callbackUnauthorized: 'Invalid or missing callback credentials',
+  callbackInvalidBatch: 'Invalid SparkPost event batch',
   rateLimited: 'Rate limit exceeded',
   notFound: 'Not found',
   malformedJson: 'Malformed JSON body',

@@ -1,6 +1,8 @@
 /**
  * What the inbound service needs to act on mail about our own sends (bounces, complaints,
- * mailto unsubscribes; services/inbound-smtp service-mail.ts), as opposed to mail for tenants:
+ * mailto unsubscribes; services/inbound-smtp service-mail.ts), as opposed to mail for tenants
+ * (`applyFeedbackIn` also writes the tracking service's SparkPost callback events, with the
+ * provider's time and, for final outcomes, the copy's attempt):
  * - the recipients of a copy (a VERP return path names a copy; the recipient is found among
  *   them by its signed tag) and the recipient of one email_logs row (a mailto unsubscribe);
  * - `applyFeedbackIn`: one outcome written inside the inbound message's completing transaction
@@ -16,7 +18,8 @@ import type { Queryable } from '@mailyard/platform';
 import { type TrackedRecipient, recordEmailEventsIn } from './email-events';
 import { type SuppressionReasonValue, suppressions, unsubscribeIn } from './suppressions';
 
-const SELECT = `SELECT l.id, l.tenant_id, l.ref_id, l.copy_id, l.recipient, l.mailer_id, l.message_id, s.custom_args
+const SELECT = `SELECT l.id, l.tenant_id, l.ref_id, l.copy_id, l.recipient, l.mailer_id, l.message_id, l.thread_id,
+                       s.custom_args
                   FROM email_logs l JOIN sends s ON s.ref_id = l.ref_id`;
 
 type Row = {
@@ -27,6 +30,7 @@ type Row = {
   recipient: string;
   mailer_id: string;
   message_id: string;
+  thread_id: string;
   custom_args: Record<string, unknown> | null;
 };
 
@@ -38,6 +42,7 @@ const toRecipient = (r: Row): TrackedRecipient => ({
   email: r.recipient,
   mailerId: r.mailer_id,
   messageId: r.message_id,
+  threadId: r.thread_id,
   customArgs: r.custom_args,
 });
 
@@ -60,6 +65,13 @@ export interface FeedbackOutcome {
   /** Add the address to the tenant's suppression list for this reason (ref_id: the recipient's send); null: do not. */
   suppress: SuppressionReasonValue | null;
   traceparent?: string;
+  /** When it happened, as its source reported it (provider callbacks); absent: now. */
+  eventAt?: Date;
+  /**
+   * The send attempt a provider's final outcome (delivery, rejection) concludes: recorded as a
+   * send event (one terminal event per copy); absent for feedback after a send.
+   */
+  attempt?: number;
 }
 
 /**
@@ -76,6 +88,8 @@ export async function applyFeedbackIn(tx: Queryable, o: FeedbackOutcome): Promis
         recipients: [{ logId: r.logId, email: r.email }],
         event: o.event,
         ...(o.traceparent ? { traceparent: o.traceparent } : {}),
+        ...(o.eventAt ? { eventAt: o.eventAt } : {}),
+        ...(o.attempt !== undefined ? { attempt: o.attempt } : {}),
       },
     ]);
     return recorded ?? null;
