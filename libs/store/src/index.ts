@@ -11,6 +11,7 @@ export * from './email-logs';
 export * from './suppressions';
 export * from './email-events';
 export * from './copies';
+export * from './provider-acceptance';
 export * from './webhooks';
 export * from './webhook-deliveries';
 export * from './backfill-jobs';

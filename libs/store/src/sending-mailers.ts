@@ -15,7 +15,7 @@ type Row = {
   config_type: ConfigType;
   state: MailerState;
   email: string;
-  config: { host?: string; port?: number; secure?: SmtpSecureMode; username?: string };
+  config: { host?: string; port?: number; secure?: SmtpSecureMode; username?: string; base_url?: string };
   secret: Uint8Array | null;
   deleted_at: Date | null;
   domain: string | null;
@@ -73,6 +73,20 @@ export async function loadSendingMailer(
       state,
       email: r.email,
       ...(r.oauth_provider ? { oauthProvider: OAUTH_SEND_PROVIDER[r.oauth_provider] } : {}),
+    };
+  }
+  if (mailerCapabilities(r.config_type).provider === 'sparkpost') {
+    return {
+      kind: 'sparkpost',
+      id: r.id,
+      tenantId: r.tenant_id,
+      configType: r.config_type,
+      state,
+      email: r.email,
+      sparkpost: {
+        apiKey: r.secret ? sealer.openText(r.secret) : '',
+        baseUrl: r.config.base_url ?? null,
+      },
     };
   }
   return {
