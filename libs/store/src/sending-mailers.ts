@@ -105,3 +105,35 @@ export async function loadSendingMailer(
     },
   };
 }
+
+/** A verified sending domain's DKIM key, unsealed (what the send service signs with). */
+export interface DomainSigningKey {
+  domain: string;
+  selector: string;
+  privateKeyPem: string;
+}
+
+/**
+ * The DKIM key for mail from `fromDomain` sent through a provider mailer (SparkPost): the tenant's
+ * verified, undeleted sending domain that is `fromDomain` itself or its closest parent (as a
+ * domain mailer may send from its subdomains); null when the tenant has none.
+ */
+export async function verifiedDomainKey(
+  db: Queryable,
+  sealer: Sealer,
+  tenantId: string,
+  fromDomain: string,
+): Promise<DomainSigningKey | null> {
+  const labels = fromDomain.toLowerCase().replace(/\.$/, '').split('.');
+  const candidates = labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'));
+  if (candidates.length === 0) return null;
+  const { rows } = await db.query<{ name: string; selector: string; dkim_private_key: Uint8Array }>(
+    `SELECT name, selector, dkim_private_key FROM domains
+      WHERE tenant_id = $1 AND name = ANY($2::text[]) AND verified AND deleted_at IS NULL
+      ORDER BY length(name) DESC LIMIT 1`,
+    [tenantId, candidates],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  return { domain: r.name, selector: r.selector, privateKeyPem: sealer.openText(r.dkim_private_key) };
+}

@@ -157,6 +157,8 @@ export async function enableMailer(
   const { passwordProtocol, credential } = mailerCapabilities(mailer.configType);
   // The host may resolve elsewhere since it was saved: checked again before it is used again.
   if (passwordProtocol) await deps.assertHost((mailer.config as MailerConnection).host);
+  // A SparkPost mailer's own API base is checked the same way.
+  if (mailer.config.base_url) await deps.assertHost(new URL(mailer.config.base_url).hostname);
   if (mailer.state === 'disabled') {
     const before = await mailers.setStateManually(deps.db, tenantId, id, ['disabled'], 'active');
     if (before === null) throw notFound(MailerErrorText.mailerNotFound);
