@@ -27,7 +27,13 @@ export interface CopyRow {
   /** The stored request as JSON text; null unless asked for. */
   request: string | null;
   /** `accepted`: an API provider accepted the recipient and reports by callback (provider-acceptance.ts). */
-  recipients: Array<{ id: string; recipient: string; type: RecipientType; status: string; accepted: boolean }>;
+  recipients: Array<{
+    id: string;
+    recipient: string;
+    type: RecipientType;
+    status: string;
+    accepted: boolean;
+  }>;
   /**
    * Fingerprint of every mailer/domain column the send service depends on (state, deletion,
    * verification, config, secrets, key, selector); null when the mailer does not exist.

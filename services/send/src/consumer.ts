@@ -586,7 +586,8 @@ async function signingKey(deps: ConsumerDeps, mailer: SendingMailer, from: strin
     };
   if (mailer.kind !== 'sparkpost') return null;
   const at = from.lastIndexOf('@');
-  const key = at < 0 ? null : await verifiedDomainKey(deps.db, deps.sealer, mailer.tenantId, from.slice(at + 1));
+  const key =
+    at < 0 ? null : await verifiedDomainKey(deps.db, deps.sealer, mailer.tenantId, from.slice(at + 1));
   return key && { domainName: key.domain, keySelector: key.selector, privateKeyPem: key.privateKeyPem };
 }
 

@@ -190,7 +190,10 @@ export const UpdateImapMailerSchema = z.object({
 export type UpdateImapMailerRequest = z.infer<typeof UpdateImapMailerSchema>;
 
 const apiKey = z
-  .string({ required_error: MailerErrorText.apiKeyRequired, invalid_type_error: MailerErrorText.apiKeyRequired })
+  .string({
+    required_error: MailerErrorText.apiKeyRequired,
+    invalid_type_error: MailerErrorText.apiKeyRequired,
+  })
   .trim()
   .min(1, MailerErrorText.apiKeyRequired)
   .max(512, 'config.api_key must be at most 512 characters')
@@ -207,7 +210,12 @@ const sparkPostBaseUrl = z
     try {
       const u = new URL(v);
       return (
-        u.protocol === 'https:' && !u.username && !u.password && !u.search && !u.hash && /^\/*$/.test(u.pathname)
+        u.protocol === 'https:' &&
+        !u.username &&
+        !u.password &&
+        !u.search &&
+        !u.hash &&
+        /^\/*$/.test(u.pathname)
       );
     } catch {
       return false;

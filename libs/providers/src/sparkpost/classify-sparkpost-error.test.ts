@@ -43,11 +43,14 @@ describe('classifySparkPostResponse', () => {
 
 describe('sparkPostErrorText', () => {
   it('joins every error; a body that is not SparkPost’s shape reads as the status', () => {
-    expect(sparkPostErrorText(400, errors({ message: 'a' }, { message: 'b', description: 'c', code: 7 }))).toEqual(
-      { text: 'a; b: c', code: '' },
-    );
+    expect(
+      sparkPostErrorText(400, errors({ message: 'a' }, { message: 'b', description: 'c', code: 7 })),
+    ).toEqual({ text: 'a; b: c', code: '' });
     expect(sparkPostErrorText(502, '<html>Bad gateway</html>')).toEqual({ text: 'HTTP 502', code: '' });
-    expect(sparkPostErrorText(400, JSON.stringify({ errors: 'nope' }))).toEqual({ text: 'HTTP 400', code: '' });
+    expect(sparkPostErrorText(400, JSON.stringify({ errors: 'nope' }))).toEqual({
+      text: 'HTTP 400',
+      code: '',
+    });
     expect(sparkPostErrorText(400, errors({ message: 'x'.repeat(5000) })).text).toHaveLength(1000);
   });
 });
@@ -55,7 +58,11 @@ describe('sparkPostErrorText', () => {
 describe('sparkPostNoAnswer', () => {
   it('is a busy failure without a status', () => {
     const err = sparkPostNoAnswer(Object.assign(new Error('connect refused'), { code: 'ECONNREFUSED' }));
-    expect(classifyProviderFailure(err)).toMatchObject({ kind: 'throttled', busy: 'no-answer', status: null });
+    expect(classifyProviderFailure(err)).toMatchObject({
+      kind: 'throttled',
+      busy: 'no-answer',
+      status: null,
+    });
     expect(err.message).toBe('SparkPost did not answer: ECONNREFUSED: connect refused');
   });
 });

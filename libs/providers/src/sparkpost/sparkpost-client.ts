@@ -11,7 +11,7 @@
  * retried on the send service's schedule (classify-sparkpost-error.ts says what each answer is).
  */
 import type { IncomingMessage } from 'node:http';
-import { type GuardedAgents, isOutboundTargetError, guardedRequest } from '@mailyard/platform';
+import { type GuardedAgents, guardedRequest, isOutboundTargetError } from '@mailyard/platform';
 import { ProviderRequestError } from '../api/errors';
 import { classifySparkPostResponse, sparkPostNoAnswer } from './classify-sparkpost-error';
 

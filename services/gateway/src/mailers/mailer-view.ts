@@ -13,7 +13,8 @@ export function toMailerView(m: StoredMailer, trackingBaseUrl: string): MailerVi
   if (mailerCapabilities(m.configType).provider === 'sparkpost') {
     config = { base_url: m.config.base_url ?? null, api_key_set: m.passwordSet };
     callback = sparkPostCallback(trackingBaseUrl, m.id, m.callbackUsername ?? m.id);
-  } else if (m.domain) config = { domain: m.domain.name, selector: m.domain.selector, verified: m.domain.verified };
+  } else if (m.domain)
+    config = { domain: m.domain.name, selector: m.domain.selector, verified: m.domain.verified };
   else if (m.oauth) {
     config = {
       provider: m.oauth.provider,

@@ -115,7 +115,8 @@ export function mailerRoutes(ctx: Pick<GatewayContext, 'db' | 'config' | 'sealer
     res.status(201).json({
       success: true,
       mailer_id: created.id,
-      message: 'SparkPost mailer created; set up its webhook in SparkPost with the callback URL and credentials (the password is shown only now)',
+      message:
+        'SparkPost mailer created; set up its webhook in SparkPost with the callback URL and credentials (the password is shown only now)',
       callback: { ...sparkPostCallback(tracking, created.id, created.username), password: created.password },
     } satisfies SparkPostMailerCreatedResponse);
   });

@@ -34,7 +34,11 @@ import { type MailerChangeDeps, loadMailer } from './mailer-changes';
 const CALLBACK_PASSWORD_PREFIX = 'spcb_';
 
 /** The callback URL and username of a SparkPost mailer. */
-export function sparkPostCallback(trackingBaseUrl: string, mailerId: string, username: string): MailerCallbackView {
+export function sparkPostCallback(
+  trackingBaseUrl: string,
+  mailerId: string,
+  username: string,
+): MailerCallbackView {
   return { url: `${trackingBaseUrl}${TrackingPath.sparkPostCallback(mailerId)}`, username };
 }
 
