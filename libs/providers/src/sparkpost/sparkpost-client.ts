@@ -113,8 +113,12 @@ export class SparkPostClient {
         reject(err);
         return;
       }
+      // Settled at the deadline even while the connection is still being made (a request
+      // destroyed before it has a socket reports its error only once the socket exists).
       const timer = setTimeout(() => {
-        req.destroy(Object.assign(new Error(`no answer within ${this.timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+        const err = Object.assign(new Error(`no answer within ${this.timeoutMs} ms`), { code: 'ETIMEDOUT' });
+        fail(err);
+        req.destroy(err);
       }, this.timeoutMs);
       req.on('error', (err) => {
         clearTimeout(timer);
