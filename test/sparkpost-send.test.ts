@@ -333,6 +333,10 @@ describe('sending through SparkPost', () => {
     );
     expect(Number(rows[0]!.n)).toBe(1);
     await send(mailer_id, { subject: 'after deactivation' }, 422);
+    const enable = await request(app).post(`/v1/mailer/${mailer_id}/enable`).set(auth).expect(422);
+    expect(enable.body.error).toBe(
+      'A SparkPost mailer is re-activated by updating its api_key through PUT /v1/mailer/sparkpost',
+    );
 
     const fresh = sparkpost.newKey();
     await request(app)

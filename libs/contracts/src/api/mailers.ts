@@ -45,6 +45,7 @@ export const MailerErrorText = {
   apiKeyForChange:
     'config.api_key is required when base_url changes: the stored API key is not sent to a new destination',
   notSparkPostMailer: 'Mailer is not a SparkPost configuration',
+  apiKeyReauth: 'A SparkPost mailer is re-activated by updating its api_key through PUT /v1/mailer/sparkpost',
   sparkPostConfigType: 'config_type must be sparkpost for a SparkPost configuration',
 } as const;
 

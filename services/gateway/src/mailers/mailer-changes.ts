@@ -165,6 +165,8 @@ export async function enableMailer(
     if (before === 'deactivated') throw conflict(MailerErrorText.deactivatedDisable);
   } else {
     if (credential === 'oauth') throw new HttpError(422, MailerErrorText.oauthReauth);
+    // There is no login to try an API key with: a new key (PUT /v1/mailer/sparkpost) re-activates it.
+    if (credential === 'api_key') throw new HttpError(422, MailerErrorText.apiKeyReauth);
     if (passwordProtocol) {
       const password = (await mailers.password(deps.db, deps.sealer, tenantId, id)) ?? '';
       await deps.login(passwordProtocol, mailer.config as MailerConnection, password);

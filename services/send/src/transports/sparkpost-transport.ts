@@ -21,8 +21,7 @@ import type { DeliverHints, MessageTransport } from './types';
 export const SPARKPOST = 'SparkPost';
 
 /** What a refused key tells the sender to do (the mailer is deactivated until then). */
-export const SPARKPOST_REAUTH =
-  'update its api_key (PUT /v1/mailer/sparkpost) or enable it again (POST /v1/mailer/{mailer_id}/enable) to reactivate it';
+export const SPARKPOST_REAUTH = 'update its api_key (PUT /v1/mailer/sparkpost) to reactivate it';
 
 export class SparkPostTransport implements MessageTransport {
   constructor(private readonly client: Pick<SparkPostClient, 'send'>) {}
