@@ -10,15 +10,17 @@
  * - send: one transmission per copy, To/Cc/Bcc recipients, metadata ref_id + copy_id, SparkPost's
  *   tracking off, our MIME (our Message-ID, DKIM of the tenant's verified From domain, no Bcc
  *   header); the log stays QUEUED, no MAIL_DELIVERED (that comes from the callback).
+ * - an accepted copy is never sent again: a redelivered command skips it, the embedded crash
+ *   recovery does not list it.
  * - a 503 then success: one SMTP_ERROR with retry_scheduled, then accepted.
  * - a 400: a final SMTP_ERROR with SparkPost's message as provider_error.
  * - a revoked key (401): final SMTP_ERROR, the mailer deactivated (provider_auth_error) with one
  *   MAILER_DEACTIVATED; a new api_key re-activates it.
  */
 import { createHash } from 'node:crypto';
-import { RoutingKey } from '@mailyard/contracts';
-import type { ServiceContext } from '@mailyard/platform';
-import { createTenant } from '@mailyard/store';
+import { BusMessages, Queue, RoutingKey, commandOfOneCopy } from '@mailyard/contracts';
+import { type ServiceContext, envelope, metricsRegistry } from '@mailyard/platform';
+import { createTenant, findUnfinishedCopies } from '@mailyard/store';
 import { eventually } from '@mailyard/testkit/eventually';
 import { dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
 import { messageHeaders } from '@mailyard/testkit/peers/api-stand-in';
@@ -95,6 +97,11 @@ async function eventsOf(refId: string): Promise<EventRow[]> {
     [refId],
   );
   return rows;
+}
+
+async function skipped(): Promise<number> {
+  const metric = await metricsRegistry.getSingleMetric('mailyard_send_commands_skipped_total')?.get();
+  return metric?.values[0]?.value ?? 0;
 }
 
 const transmissionsOf = (refId: string) =>
@@ -242,6 +249,32 @@ describe('sending through SparkPost', () => {
     expect(logs.body.data.map((r: { status: string }) => r.status)).toEqual(['QUEUED', 'QUEUED', 'QUEUED']);
     expect(await eventsOf(refId)).toEqual([]);
     expect(transmissionsOf(refId)).toHaveLength(1);
+  });
+
+  it('never sends an accepted copy again: a redelivered command is skipped, recovery skips it', async () => {
+    const { mailer_id } = await createMailer(sparkpost.newKey());
+    const refId = await send(mailer_id, { subject: 'accepted once' });
+    const [t] = await eventually(() => {
+      const found = transmissionsOf(refId);
+      return found.length > 0 && found;
+    }, 'the transmission');
+    const copyId = String(t!.metadata?.copy_id);
+    await eventually(async () => {
+      const { rows } = await ctx.db.query(
+        'SELECT 1 FROM email_logs WHERE copy_id = $1 AND provider_accepted_at IS NOT NULL',
+        [copyId],
+      );
+      return rows.length === 1;
+    }, 'the acceptance recorded');
+    expect((await findUnfinishedCopies(ctx.db)).map((c) => c.copy_id)).not.toContain(copyId);
+
+    const before = await skipped();
+    const { name, version } = BusMessages.sendEmail;
+    const cmd = commandOfOneCopy({ tenant_id: tenantId, ref_id: refId, copy_id: copyId, attempt: 1 });
+    await ctx.bus.publishDelayed(Queue.send, envelope(name, cmd, { version, tenantId }), 0);
+    await eventually(async () => (await skipped()) > before, 'the redelivered command skipped');
+    expect(transmissionsOf(refId)).toHaveLength(1);
+    expect(await eventsOf(refId)).toEqual([]);
   });
 
   it('sends a message without a verified From domain unsigned', async () => {
