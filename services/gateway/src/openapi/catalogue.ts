@@ -6,6 +6,7 @@
  */
 import {
   AddDomainSchema,
+  AddSuppressionsSchema,
   AdminIssueKeySchema,
   AuditQuerySchema,
   CreateApiKeySchema,
@@ -27,6 +28,7 @@ import {
   SendRequestSchema,
   StartBackfillSchema,
   SuppressionRequestSchema,
+  SuppressionsQuerySchema,
   UpdateImapMailerSchema,
   UpdateInboundDomainSchema,
   UpdateInboundUsernameSchema,
@@ -78,6 +80,12 @@ const page = (data: unknown[], extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
+const suppression = {
+  email: 'jane@example.org',
+  reason: 'hard_bounce',
+  ref_id: '01JD5K7ZQ3X0V8Y2N4M6P8R0TF',
+  created_at: T,
+};
 const smtpCreate = {
   name: 'Office relay',
   email: 'hello@example.com',
@@ -335,6 +343,62 @@ export const OPERATIONS: Operation[] = [
       example: { success: true, message: 'jane@example.org subscribed' },
     },
     errors: [400],
+  },
+  {
+    method: 'GET',
+    path: '/v1/suppressions',
+    tag: 'Suppressions',
+    summary: 'List suppressed addresses, newest first (email: case-insensitive substring)',
+    auth: 'apiKey',
+    query: {
+      schema: SuppressionsQuerySchema,
+      example: { email: 'example.org', reason: 'hard_bounce', pageSize: '50' },
+    },
+    success: {
+      status: 200,
+      description: 'A page of suppressions',
+      example: page([suppression]),
+    },
+    errors: [400],
+  },
+  {
+    method: 'GET',
+    path: '/v1/suppressions/:email',
+    tag: 'Suppressions',
+    summary: 'Get the suppression of one address (URL-encoded)',
+    auth: 'apiKey',
+    success: { status: 200, description: 'The suppression', example: { success: true, data: suppression } },
+    errors: [400, 404],
+  },
+  {
+    method: 'POST',
+    path: '/v1/suppressions',
+    tag: 'Suppressions',
+    summary: 'Suppress 1 to 1000 addresses (reason defaults to manual)',
+    auth: 'apiKey',
+    body: {
+      schema: AddSuppressionsSchema,
+      example: { emails: ['jane@example.org', 'max@example.org'], reason: 'manual' },
+    },
+    success: {
+      status: 200,
+      description: 'How many were added and how many were already suppressed',
+      example: { success: true, added: 1, existing: 1 },
+    },
+    errors: [400],
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/suppressions/:email',
+    tag: 'Suppressions',
+    summary: 'Remove an address from the suppression list (it can be sent to again)',
+    auth: 'apiKey',
+    success: {
+      status: 200,
+      description: 'Removed',
+      example: { success: true, message: 'jane@example.org removed from the suppression list' },
+    },
+    errors: [400, 404],
   },
   // Domains
   {

@@ -16,6 +16,7 @@ import {
   InboundErrorText,
   MailerErrorText,
   OAuthErrorText,
+  SuppressionErrorText,
   WebhookErrorText,
 } from '@mailyard/contracts';
 import type { Response } from 'supertest';
@@ -205,6 +206,39 @@ export const ISOLATION_TABLE: Record<string, Row> = {
     body: ({ a }) => ({ email: a.suppressed }),
     status: 200,
     undo: (as, _res, { a }) => as.post('/v1/email/subscribe', { email: a.suppressed }),
+  }),
+  'GET /v1/suppressions': row(
+    empty('lists suppressions', () => '/v1/suppressions?pageSize=50', 'data'),
+    empty(
+      'searches for the address A suppressed',
+      ({ a }) => `/v1/suppressions?email=${a.suppressed}`,
+      'data',
+    ),
+  ),
+  'GET /v1/suppressions/:email': row(
+    refused(
+      "reads A's suppression",
+      ({ a }) => `/v1/suppressions/${encodeURIComponent(a.suppressed)}`,
+      SuppressionErrorText.notFound,
+    ),
+  ),
+  'DELETE /v1/suppressions/:email': row(
+    refused(
+      "removes A's suppression",
+      ({ a }) => `/v1/suppressions/${encodeURIComponent(a.suppressed)}`,
+      SuppressionErrorText.notFound,
+    ),
+  ),
+  'POST /v1/suppressions': row({
+    what: 'suppresses the address A suppressed, as new for B',
+    path: () => '/v1/suppressions',
+    body: ({ a }) => ({ emails: [a.suppressed] }),
+    status: 200,
+    shows: (body) => {
+      if (body.added !== 1 || body.existing !== 0)
+        throw new Error(`expected added 1, got ${JSON.stringify(body)}`);
+    },
+    undo: (as, _res, { a }) => as.delete(`/v1/suppressions/${encodeURIComponent(a.suppressed)}`),
   }),
   // Domains
   'POST /v1/domain/add': row({
