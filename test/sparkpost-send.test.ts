@@ -18,7 +18,7 @@
  *   MAILER_DEACTIVATED; a new api_key re-activates it.
  */
 import { createHash } from 'node:crypto';
-import { BusMessages, Queue, RoutingKey, commandOfOneCopy } from '@mailyard/contracts';
+import { BusMessages, Exchange, Queue, RoutingKey, commandOfOneCopy, ulid } from '@mailyard/contracts';
 import { type ServiceContext, envelope, metricsRegistry } from '@mailyard/platform';
 import { createTenant, findUnfinishedCopies } from '@mailyard/store';
 import { eventually } from '@mailyard/testkit/eventually';
@@ -57,7 +57,10 @@ beforeAll(async () => {
   otherAuth = { Authorization: `Bearer ${other.apiKey}` };
 });
 
+const afterAllCleanups: Array<() => Promise<void>> = [];
+
 afterAll(async () => {
+  for (const cleanup of afterAllCleanups) await cleanup();
   await stack?.stop();
   await sparkpost?.close();
 });
@@ -337,6 +340,21 @@ describe('sending through SparkPost', () => {
   });
 
   it('deactivates the mailer when SparkPost refuses its key (401); a new key re-activates it', async () => {
+    // MAILER_DEACTIVATED as published on the bus (each message once: redeliveries are dropped).
+    const deactivations: Array<{ event: string; details: Record<string, unknown> }> = [];
+    const seen = new Set<string>();
+    const consumer = await ctx.bus.consume(
+      {
+        queue: `test.sparkpost-deactivated.${ulid()}`,
+        bindings: [{ exchange: Exchange.events, routingKey: RoutingKey.mailerDeactivated }],
+      },
+      async (d) => {
+        if (seen.has(d.envelope.id)) return;
+        seen.add(d.envelope.id);
+        deactivations.push(d.envelope.payload as (typeof deactivations)[number]);
+      },
+    );
+    afterAllCleanups.push(() => consumer.cancel());
     const key = sparkpost.newKey();
     const { mailer_id } = await createMailer(key);
     sparkpost.revoke(key);
@@ -360,11 +378,22 @@ describe('sending through SparkPost', () => {
       return res.body.data.state === 'deactivated' && res.body.data;
     }, 'the mailer deactivated');
     expect(got.state_reason).toBe('provider_auth_error');
-    const { rows } = await ctx.db.query<{ n: string }>(
-      `SELECT count(*) AS n FROM outbox WHERE routing_key = $1 AND message->'payload'->'details'->>'mailer_id' = $2`,
-      [RoutingKey.mailerDeactivated, mailer_id],
-    );
-    expect(Number(rows[0]!.n)).toBe(1);
+    const events = await eventually(() => {
+      const found = deactivations.filter((e) => e.details.mailer_id === mailer_id);
+      return found.length > 0 && found;
+    }, 'MAILER_DEACTIVATED on the bus');
+    expect(events).toEqual([
+      {
+        event: 'MAILER_DEACTIVATED',
+        success: false,
+        details: expect.objectContaining({
+          mailer_id,
+          config_type: 'sparkpost',
+          failed_reason: 'provider_auth_error',
+          provider_error: 'SparkPost 401: Unauthorized.',
+        }),
+      },
+    ]);
     await send(mailer_id, { subject: 'after deactivation' }, 422);
     const enable = await request(app).post(`/v1/mailer/${mailer_id}/enable`).set(auth).expect(422);
     expect(enable.body.error).toBe(
