@@ -16,6 +16,7 @@ import type {
   CreateImapMailerSchema,
   CreateInboundUsernameSchema,
   CreateSmtpMailerSchema,
+  CreateSparkPostMailerSchema,
   CreateTemplateResponse,
   CreateTemplateSchema,
   DomainResponse,
@@ -41,6 +42,7 @@ import type {
   RelayWebhookSchema,
   SendRequestInput,
   SendResponse,
+  SparkPostMailerCreatedResponse,
   StartBackfillResponse,
   StartBackfillSchema,
   StatsGranularity,
@@ -52,6 +54,7 @@ import type {
   UpdateInboundDomainSchema,
   UpdateInboundUsernameSchema,
   UpdateSmtpMailerSchema,
+  UpdateSparkPostMailerSchema,
   UpdateTemplateSchema,
   UpdateWebhookSchema,
   WebhookDeliveryStatus,
@@ -80,6 +83,8 @@ export type CreateSmtpMailerInput = z.input<typeof CreateSmtpMailerSchema>;
 export type CreateImapMailerInput = z.input<typeof CreateImapMailerSchema>;
 export type UpdateSmtpMailerInput = z.input<typeof UpdateSmtpMailerSchema>;
 export type UpdateImapMailerInput = z.input<typeof UpdateImapMailerSchema>;
+export type CreateSparkPostMailerInput = z.input<typeof CreateSparkPostMailerSchema>;
+export type UpdateSparkPostMailerInput = z.input<typeof UpdateSparkPostMailerSchema>;
 export type RegisterWebhookInput = z.input<typeof RegisterWebhookSchema>;
 export type UpdateWebhookInput = z.input<typeof UpdateWebhookSchema>;
 export type RelayWebhookInput = z.input<typeof RelayWebhookSchema>;
@@ -336,6 +341,12 @@ export class Mailyard {
       this.req<MailerCreatedResponse>({ method: 'PUT', path: '/v1/mailer/smtp', body: input }),
     updateImap: (input: UpdateImapMailerInput) =>
       this.req<MailerCreatedResponse>({ method: 'PUT', path: '/v1/mailer/imap', body: input }),
+    /** POST /v1/mailer/sparkpost: the answer's `callback.password` is shown only here; keep it. */
+    createSparkPost: (input: CreateSparkPostMailerInput) =>
+      this.req<SparkPostMailerCreatedResponse>({ method: 'POST', path: '/v1/mailer/sparkpost', body: input }),
+    /** PUT /v1/mailer/sparkpost: a base_url change needs api_key again; a new api_key re-activates. */
+    updateSparkPost: (input: UpdateSparkPostMailerInput) =>
+      this.req<MailerCreatedResponse>({ method: 'PUT', path: '/v1/mailer/sparkpost', body: input }),
     get: (mailerId: string) =>
       this.req<GetMailerResponse>({ method: 'GET', path: `/v1/mailer/${enc(mailerId)}` }),
     delete: (mailerId: string) =>

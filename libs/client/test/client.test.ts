@@ -245,6 +245,22 @@ describe('@mailyard/client against a running gateway', () => {
     await expect(client.domains.get('client-sdk.test')).rejects.toBeInstanceOf(NotFoundError);
   });
 
+  it('SparkPost mailers: create (callback password once), update, get, delete', async () => {
+    const m = await client.mailers.createSparkPost({
+      name: 'SparkPost',
+      email: 'news@example.com',
+      config: { api_key: 'sp-key-1' },
+    });
+    expect(m.mailer_id).toMatch(/^sparkpost_/);
+    expect(m.callback).toMatchObject({ username: m.mailer_id, password: expect.stringMatching(/^spcb_/) });
+    expect(m.callback.url).toMatch(new RegExp(`/callbacks/sparkpost/${m.mailer_id}$`));
+    await client.mailers.updateSparkPost({ mailer_id: m.mailer_id, config: { api_key: 'sp-key-2' } });
+    const got = (await client.mailers.get(m.mailer_id)).data;
+    expect(got).toMatchObject({ config_type: 'sparkpost', config: { base_url: null, api_key_set: true } });
+    expect(JSON.stringify(got)).not.toContain(m.callback.password);
+    await client.mailers.delete(m.mailer_id);
+  });
+
   it('webhooks: register, list, update, rotate, deliveries, delete', async () => {
     const reg = await client.webhooks.register({
       webhook_url: receiver.url('/hook'),

@@ -14,6 +14,7 @@ export { STATS_SLOTS } from './stats-rollup-sql';
 export * from './suppressions';
 export * from './email-events';
 export * from './copies';
+export * from './provider-acceptance';
 export * from './webhooks';
 export * from './webhook-deliveries';
 export * from './backfill-jobs';

@@ -72,6 +72,8 @@ export const AUDIT_TABLE: Readonly<Record<string, AuditRule>> = {
   'POST /v1/imapbasic/verify': rule('create', 'mailer', answer('mailer_id')),
   'PUT /v1/mailer/smtp': rule('update', 'mailer', answer('mailer_id')),
   'PUT /v1/mailer/imap': rule('update', 'mailer', answer('mailer_id')),
+  'POST /v1/mailer/sparkpost': rule('create', 'mailer', answer('mailer_id')),
+  'PUT /v1/mailer/sparkpost': rule('update', 'mailer', answer('mailer_id')),
   'DELETE /v1/mailer/:mailer_id': rule('delete', 'mailer', param('mailer_id')),
   'POST /v1/mailer/:mailer_id/disable': rule('disable', 'mailer', param('mailer_id')),
   'POST /v1/mailer/:mailer_id/enable': rule('enable', 'mailer', param('mailer_id')),

@@ -14,6 +14,7 @@ import {
   CreateInboundUsernameSchema,
   CreateOAuthAppSchema,
   CreateSmtpMailerSchema,
+  CreateSparkPostMailerSchema,
   CreateTemplateSchema,
   CreateTenantSchema,
   DeliveriesQuerySchema,
@@ -33,6 +34,7 @@ import {
   UpdateInboundDomainSchema,
   UpdateInboundUsernameSchema,
   UpdateSmtpMailerSchema,
+  UpdateSparkPostMailerSchema,
   UpdateTemplateSchema,
   UpdateWebhookSchema,
   WebhookEventBodySchema,
@@ -143,6 +145,11 @@ const mailerView = {
   config: { host: 'smtp.example.com', port: 587, username: 'hello', secure: 'Tls', password_set: true },
   created_at: T,
   updated_at: T,
+};
+const SPARKPOST_MAILER = 'sparkpost_01JD5K7ZQ3X0V8Y2N4M6P8R0TJ';
+const sparkPostCallback = {
+  url: `https://track.example.com/callbacks/sparkpost/${SPARKPOST_MAILER}`,
+  username: SPARKPOST_MAILER,
 };
 const delivery = {
   delivery_id: 'whd_01JD5K7ZQ3X0V8Y2N4M6P8R0TD',
@@ -543,6 +550,52 @@ export const OPERATIONS: Operation[] = [
     }),
   ),
   {
+    method: 'POST',
+    path: '/v1/mailer/sparkpost',
+    tag: 'Mailers',
+    summary:
+      'Create a SparkPost mailer (API key sealed, not checked with SparkPost); answers the callback URL and credentials for SparkPost’s webhook, the password only here',
+    auth: 'apiKey',
+    body: {
+      schema: CreateSparkPostMailerSchema,
+      example: {
+        name: 'SparkPost EU',
+        email: 'news@example.com',
+        config: { api_key: '5f1c0e7d2b9a', base_url: 'https://api.eu.sparkpost.com' },
+      },
+    },
+    success: {
+      status: 201,
+      description: 'Created',
+      example: {
+        success: true,
+        mailer_id: SPARKPOST_MAILER,
+        message:
+          'SparkPost mailer created; set up its webhook in SparkPost with the callback URL and credentials (the password is shown only now)',
+        callback: { ...sparkPostCallback, password: 'spcb_Wv3q9xQJ0c1u6b2KxY8mN4sT7rE5aD1fG3hJ9kL0pZ2' },
+      },
+    },
+    errors: [400, 422],
+  },
+  {
+    method: 'PUT',
+    path: '/v1/mailer/sparkpost',
+    tag: 'Mailers',
+    summary:
+      'Update a SparkPost mailer (a base_url change needs api_key again; a new api_key re-activates it)',
+    auth: 'apiKey',
+    body: {
+      schema: UpdateSparkPostMailerSchema,
+      example: { mailer_id: SPARKPOST_MAILER, config: { api_key: '9a8b7c6d5e4f' } },
+    },
+    success: {
+      status: 200,
+      description: 'Updated',
+      example: { success: true, mailer_id: SPARKPOST_MAILER, message: 'Mailer updated' },
+    },
+    errors: [400, 404, 422],
+  },
+  {
     method: 'PUT',
     path: '/v1/mailer/smtp',
     tag: 'Mailers',
@@ -592,7 +645,8 @@ export const OPERATIONS: Operation[] = [
     method: 'GET',
     path: '/v1/mailer/:mailer_id',
     tag: 'Mailers',
-    summary: 'Get a mailer (never its password)',
+    summary:
+      'Get a mailer (never its password or API key; a SparkPost mailer shows config {base_url, api_key_set} and callback {url, username})',
     auth: 'apiKey',
     success: { status: 200, description: 'The mailer', example: { success: true, data: mailerView } },
     errors: [404],

@@ -66,6 +66,12 @@ const SEEDS: Record<string, () => unknown> = {
     config: { host: 'imap.invalid', port: 993, username: 'u', password: 'p' },
     webhook: { url: 'https://hooks.example.com/x', headers: { 'X-A': 'b' } },
   }),
+  '/v1/mailer/sparkpost': () => ({
+    mailer_id: 'sparkpost_01JZZZZZZZZZZZZZZZZZZZZZZZ',
+    name: 'SparkPost',
+    email: 'news@example.com',
+    config: { api_key: 'k', base_url: 'https://sparkpost.invalid' },
+  }),
   '/v1/domain/add': () => ({
     domain: 'fuzz.example',
     selector: 's1',

@@ -21,6 +21,7 @@ export interface TenantA {
   domainMailer: string;
   smtpMailer: string;
   imapMailer: string;
+  sparkPostMailer: string;
   oauthApp: string;
   oauthClientId: string;
   oauthMailer: string;
@@ -131,6 +132,14 @@ export async function buildFixture(gw: SuiteGateway, { receiver, google }: Peers
     await gw.post('/v1/mailer/imap', imapBody(receiver, 'a-imap'), A),
     'mailer_id',
   );
+  const sparkPostMailer = await created(
+    await gw.post(
+      '/v1/mailer/sparkpost',
+      { name: 'a-sparkpost', email: 'a@example.test', config: { api_key: 'a-sparkpost-key' } },
+      A,
+    ),
+    'mailer_id',
+  );
   const oauthApp = await created(
     await gw.post('/v1/oauth/apps', oauthAppBody(ISOLATION_CLIENTS.a), A),
     'app_id',
@@ -197,6 +206,7 @@ export async function buildFixture(gw: SuiteGateway, { receiver, google }: Peers
       domainMailer,
       smtpMailer,
       imapMailer,
+      sparkPostMailer,
       oauthApp,
       oauthClientId: ISOLATION_CLIENTS.a,
       oauthMailer,

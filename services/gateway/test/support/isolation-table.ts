@@ -88,6 +88,7 @@ const row = (...probes: Probe[]): Row => ({ probes });
 const MAILERS: Array<[string, (a: TenantA) => string]> = [
   ['SMTP mailer', (a) => a.smtpMailer],
   ['IMAP mailer', (a) => a.imapMailer],
+  ['SparkPost mailer', (a) => a.sparkPostMailer],
   ['OAuth mailer', (a) => a.oauthMailer],
   ['domain mailer', (a) => a.domainMailer],
 ];
@@ -281,6 +282,7 @@ export const ISOLATION_TABLE: Record<string, Row> = {
   'POST /v1/smtpbasic/verify': { exempt: CREATES },
   'POST /v1/mailer/imap': { exempt: CREATES },
   'POST /v1/imapbasic/verify': { exempt: CREATES },
+  'POST /v1/mailer/sparkpost': { exempt: CREATES },
   'PUT /v1/mailer/smtp': perMailer(
     'updates (SMTP)',
     () => '/v1/mailer/smtp',
@@ -290,6 +292,11 @@ export const ISOLATION_TABLE: Record<string, Row> = {
     'updates (IMAP)',
     () => '/v1/mailer/imap',
     (id) => ({ mailer_id: id, name: 'taken over' }),
+  ),
+  'PUT /v1/mailer/sparkpost': perMailer(
+    'updates (SparkPost)',
+    () => '/v1/mailer/sparkpost',
+    (id) => ({ mailer_id: id, name: 'taken over', config: { api_key: 'taken-over' } }),
   ),
   'GET /v1/mailers': row(listed('lists mailers', '/v1/mailers?pageSize=50')),
   'GET /v1/mailer/:mailer_id': perMailer('reads', (id) => `/v1/mailer/${id}`),
