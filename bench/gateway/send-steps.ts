@@ -12,7 +12,6 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { findUnsafeText, parseSendRequest } from '@mailyard/contracts';
-import { sendCommands } from '@mailyard/gateway/src/send/send-commands';
 import {
   type HttpMiddleware,
   type HttpRequest,
@@ -22,6 +21,7 @@ import {
   writeJson,
 } from '@mailyard/platform';
 import { requestContext } from '@mailyard/platform/src/http/request-context';
+import { sendCommands } from '@mailyard/store';
 
 const CALLS = Number(process.env.BENCH_STEP_CALLS ?? 20_000);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);

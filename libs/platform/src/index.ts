@@ -37,3 +37,4 @@ export * from './batch/batcher';
 export * from './retry/backoff';
 export * from './lease/lease';
 export * from './lease/kv-lease';
+export * from './rate-limit/tenant-rate-limit';

@@ -24,3 +24,12 @@ export * from './oauth-grants';
 export * from './oauth-grant-store';
 export * from './feedback';
 export * from './provider-callbacks';
+export * from './send-accept/accept-send';
+export {
+  SendGroupCommit,
+  MAX_ROWS as SEND_GROUP_MAX_ROWS,
+  type GroupedSend,
+} from './send-accept/group-commit';
+export { IDEMPOTENCY_TTL_SECONDS, requestHash } from './send-accept/request-hash';
+export { COPIES_PER_COMMAND, type SendCopies, sendCommands, sendCopies } from './send-accept/send-commands';
+export { assertMailerCanSend } from './send-accept/mailer-check';

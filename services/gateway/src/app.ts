@@ -15,6 +15,7 @@ import {
   createHttpApp,
   dependencyEndpoints,
   prefixedRouter,
+  rateLimitOptions,
 } from '@mailyard/platform';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { adminAuth } from './admin/admin-auth';
@@ -69,10 +70,7 @@ export function buildGatewayApp(
   // One instance of each guard: express's chain (every other /v1 route) and the send route's
   // runner share the key cache and the rate limiter's batching and warnings.
   const v1Auth = apiKeyAuth(db, keyCache, hooks.keyUsage);
-  const v1RateLimit = rateLimit(kv, logger, {
-    limits: { standard: config.RATE_LIMIT_STANDARD, enterprise: config.RATE_LIMIT_ENTERPRISE },
-    windowMs: config.RATE_LIMIT_WINDOW_SECONDS * 1000,
-  });
+  const v1RateLimit = rateLimit(kv, logger, rateLimitOptions(config));
   const send = sendHandler({
     db,
     sealer: ctx.sealer,

@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
  */
 import {
   type Config,
+  RateLimitEnvFields,
   type ServiceContext,
   byteSize,
   commaList,
@@ -28,9 +29,8 @@ export const GatewayEnvSchema = z
     ADMIN_API_KEY: apiKey,
     BOOTSTRAP_API_KEY: apiKey,
     BOOTSTRAP_TIER: z.enum(['standard', 'enterprise']).default('standard'),
-    RATE_LIMIT_STANDARD: positiveInt(100),
-    RATE_LIMIT_ENTERPRISE: positiveInt(1000),
-    RATE_LIMIT_WINDOW_SECONDS: positiveInt(60),
+    // The per-tenant budget shared with SMTP submission (libs/platform rate-limit).
+    ...RateLimitEnvFields,
     API_KEY_CACHE_MS: integer('must be a non-negative integer', 0).default(5000),
     /** Whose X-Forwarded-For gives the client address the audit log records (express `trust proxy`). */
     TRUST_PROXY: trustProxy,

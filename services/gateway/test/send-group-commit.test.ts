@@ -1,11 +1,11 @@
 import { domainOf, planCopies, ulid } from '@mailyard/contracts';
 import type { Db, Queryable } from '@mailyard/platform';
 import { MODES } from '@mailyard/testkit/modes';
-import { type GroupedSend, MAX_ROWS, SendGroupCommit } from '../src/send/group-commit';
+import { type GroupedSend, SEND_GROUP_MAX_ROWS as MAX_ROWS, SendGroupCommit } from '@mailyard/store';
 import { type Body, ULID, useSendSuite } from './support/send-suite';
 
 /**
- * Group commit of sends (src/send/group-commit.ts): concurrent sends share one read and one
+ * Group commit of sends (libs/store/src/send-accept/group-commit.ts): concurrent sends share one read and one
  * insert statement, each is answered only once its rows are committed, with its own ref_id, and
  * a send whose own rows cannot be written fails alone. Run on embedded defaults and on the real
  * servers.

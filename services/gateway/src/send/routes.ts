@@ -1,8 +1,7 @@
 import { type SendResponse, parseSendRequest } from '@mailyard/contracts';
 import { type HttpRequest, type HttpResponse, badRequest } from '@mailyard/platform';
+import { type SendDeps, SendGroupCommit, acceptSend } from '@mailyard/store';
 import { tenantOf } from '../auth/api-key-auth';
-import { type SendDeps, acceptSend } from './accept-send';
-import { SendGroupCommit } from './group-commit';
 import { idempotencyKeyOf } from './idempotency';
 
 export const SEND_PATH = '/v1/email/send';

@@ -8,7 +8,7 @@
  */
 import { BusMessages, MAX_COPIES_PER_COMMAND, type SendEmailItem } from '@mailyard/contracts';
 import { childTraceparent, currentTrace, outboxMessage } from '@mailyard/platform';
-import type { OutboxMessage } from '@mailyard/store';
+import type { OutboxMessage } from '../sends';
 
 /** Most copies one `send.email` message names (a batch with substitutions has a copy per `to`). */
 export const COPIES_PER_COMMAND = 100;

@@ -18,10 +18,11 @@ import {
   notFound,
   unprocessable,
 } from '@mailyard/platform';
-import { type QueuedRecipient, type SendAcceptContext, sends } from '@mailyard/store';
+import type { QueuedRecipient } from '../email-logs';
+import { type SendAcceptContext, sends } from '../sends';
 import type { SendGroupCommit } from './group-commit';
-import { IDEMPOTENCY_TTL_SECONDS, requestHash } from './idempotency';
 import { assertMailerCanSend } from './mailer-check';
+import { IDEMPOTENCY_TTL_SECONDS, requestHash } from './request-hash';
 import { sendCommands, sendCopies } from './send-commands';
 
 export interface SendDeps {

@@ -7,7 +7,8 @@
  * Redis), while a busy tenant costs the gateway and Redis one command per loop turn instead of
  * one per request. A failing kv call fails every hit of its batch (the caller fails open).
  */
-import { type Kv, TurnBatcher, type WindowHit } from '@mailyard/platform';
+import { TurnBatcher } from '../batch/turn-batcher';
+import type { Kv, WindowHit } from '../kv/types';
 
 export class HitBatcher {
   private readonly batcher: TurnBatcher<null, WindowHit>;

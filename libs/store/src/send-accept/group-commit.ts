@@ -19,13 +19,8 @@
  * key's checks in their transaction).
  */
 import { BatchItemError, Batcher, type Db, histogram, isDataError } from '@mailyard/platform';
-import {
-  type AcceptContextKey,
-  type QueuedRecipient,
-  type SendAcceptContext,
-  type SendFields,
-  sends,
-} from '@mailyard/store';
+import type { QueuedRecipient } from '../email-logs';
+import { type AcceptContextKey, type SendAcceptContext, type SendFields, sends } from '../sends';
 import { type SendCopies, sendCommands } from './send-commands';
 
 const batchSize = histogram(

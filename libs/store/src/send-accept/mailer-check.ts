@@ -1,6 +1,6 @@
 import { ErrorText, domainOf, isDomainOrSubdomain, sendRefusal } from '@mailyard/contracts';
 import { HttpError, unprocessable } from '@mailyard/platform';
-import type { SendingMailerStatus } from '@mailyard/store';
+import type { SendingMailerStatus } from '../sends';
 
 /**
  * Whether `mailer` may send a message from `fromEmail` right now: the shared send policy

@@ -1,4 +1,4 @@
-import { type Kv, createMemoryKv } from '@mailyard/platform';
+import { type Kv, createMemoryKv } from '../kv';
 import { HitBatcher } from './hit-batcher';
 
 const WINDOW = 3_600_000;
