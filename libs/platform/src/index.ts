@@ -38,3 +38,6 @@ export * from './retry/backoff';
 export * from './lease/lease';
 export * from './lease/kv-lease';
 export * from './rate-limit/tenant-rate-limit';
+export * from './mail/byte-budget';
+export * from './mail/client-key';
+export * from './mail/message-reader';

@@ -1,5 +1,5 @@
+import { ByteBudget } from '@mailyard/platform';
 import { boundedWork } from './bounded-work';
-import { ByteBudget } from './byte-budget';
 
 describe('boundedWork with a byte budget (the in-process messages, INBOUND_MAX_INFLIGHT_BYTES)', () => {
   test('an item the budget cannot take is refused; its bytes come back when work settles, failed or not', async () => {

@@ -9,7 +9,7 @@
  * that budget (index.ts: the raw messages, INBOUND_MAX_INFLIGHT_BYTES): an item it cannot take
  * is refused like one past `limit`.
  */
-import type { ByteBudget } from './byte-budget';
+import type { ByteBudget } from '@mailyard/platform';
 
 export interface BoundedWork<T> {
   /** Starts `work(item)` if fewer than `limit` items are in work; false (not started) otherwise. */

@@ -12,10 +12,10 @@ import {
   startOutboxRelay,
   storeReadiness,
 } from '@mailyard/platform';
+import { ByteBudget } from '@mailyard/platform';
 import type { StoredInboundMessage } from '@mailyard/store';
 import { authenticationResults, createAuthResolver } from './authenticate';
 import { boundedWork } from './bounded-work';
-import { ByteBudget } from './byte-budget';
 import { inboundRoundTrips } from './group-commit';
 import { type ProcessDeps, processInboundMessage, processStoredMessage } from './process-message';
 import { startRecoverySweep } from './recovery-sweep';

@@ -26,7 +26,7 @@
  * reply right for every recipient (550 with the rule's text, or 250), none dropped behind a 250.
  */
 import type { Readable } from 'node:stream';
-import { type Db, type Logger, gauge } from '@mailyard/platform';
+import { ByteBudget, type Db, type Logger, clientKey, gauge, readMessage } from '@mailyard/platform';
 import type { InboundRecipient, NewInboundMessage, StoredInboundMessage } from '@mailyard/store';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp-server';
 import {
@@ -37,11 +37,8 @@ import {
   decideServiceRecipient,
   splitRecipient,
 } from './acceptance';
-import { ByteBudget } from './byte-budget';
-import { clientKey } from './client-key';
 import type { InboundRoundTrips } from './group-commit';
 import { MAX_HEADER_BYTES } from './header-block';
-import { readMessage } from './message-reader';
 import { messageHeaderProblem } from './part-headers';
 import { kindOf, resolveServiceAddress } from './service-address';
 import type { InboundSettings } from './settings';

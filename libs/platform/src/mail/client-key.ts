@@ -4,7 +4,7 @@
  * open any number of sessions). smtp-server hands over `::ffff:a.b.c.d` as `a.b.c.d` already.
  */
 import { isIPv6 } from 'node:net';
-import { ipv6Words } from '@mailyard/platform';
+import { ipv6Words } from '../net/address-policy';
 
 export function clientKey(remoteAddress: string): string {
   if (!isIPv6(remoteAddress)) return remoteAddress;
