@@ -24,6 +24,7 @@ const entries = {
   'webhook-dispatcher': 'services/webhook-dispatcher/src/main.ts',
   'imap-backfill': 'services/imap-backfill/src/main.ts',
   'inbound-smtp': 'services/inbound-smtp/src/main.ts',
+  submission: 'services/submission/src/main.ts',
   migrate: 'scripts/migrate.ts',
   cli: 'scripts/cli.ts',
 };

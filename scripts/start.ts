@@ -8,6 +8,7 @@ import { backfillSettings, start as imapBackfill } from '@mailyard/imap-backfill
 import { inboundSettings, start as inboundSmtp } from '@mailyard/inbound-smtp';
 import { runProcess } from '@mailyard/platform';
 import { start as send, sendSettings } from '@mailyard/send';
+import { start as submission, submissionSettings } from '@mailyard/submission';
 import { start as tracking, trackingSettings } from '@mailyard/tracking';
 import { dispatcherSettings, start as webhookDispatcher } from '@mailyard/webhook-dispatcher';
 
@@ -20,6 +21,7 @@ void runProcess({
     trackingSettings,
     backfillSettings,
     inboundSettings,
+    submissionSettings,
   ],
   services: {
     send,
@@ -28,6 +30,7 @@ void runProcess({
     tracking,
     'imap-backfill': imapBackfill,
     'inbound-smtp': inboundSmtp,
+    submission,
   },
   opsPort: 3008,
   servicePorts: (config) => [config.PORT, config.TRACKING_PORT],

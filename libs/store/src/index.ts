@@ -33,3 +33,4 @@ export {
 export { IDEMPOTENCY_TTL_SECONDS, requestHash } from './send-accept/request-hash';
 export { COPIES_PER_COMMAND, type SendCopies, sendCommands, sendCopies } from './send-accept/send-commands';
 export { assertMailerCanSend } from './send-accept/mailer-check';
+export * from './submission-mailers';
