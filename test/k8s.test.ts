@@ -5,7 +5,8 @@
  * topology spread; every pod an ops port (the process's default, services/<name>/src/main.ts)
  * with the probes and the Prometheus scrape annotations on it, open only to the monitoring
  * namespace and on no public Service; gateway, send and dispatcher have an HPA; every Deployment
- * a PDB; inbound-smtp is a LoadBalancer on 25 (its SMTP port open in the NetworkPolicies);
+ * a PDB; inbound-smtp is a LoadBalancer on 25 and submission on 587 (their SMTP ports open in the
+ * NetworkPolicies);
  * every env var the code reads (the platform's and every service's settings schema) is provided
  * (ConfigMap or Secret) and documented in .env.example; docker-compose.yml runs every service with
  * a healthcheck; images are pinned; no secret values in ConfigMaps.
@@ -20,6 +21,7 @@ import { GatewayEnvSchema } from '../services/gateway/src/settings';
 import { BackfillEnvSchema } from '../services/imap-backfill/src/settings';
 import { InboundEnvSchema } from '../services/inbound-smtp/src/settings';
 import { SendEnvSchema } from '../services/send/src/settings';
+import { SubmissionEnvSchema } from '../services/submission/src/settings';
 import { TrackingEnvSchema } from '../services/tracking/src/settings';
 import { DispatcherEnvSchema } from '../services/webhook-dispatcher/src/settings';
 
@@ -62,6 +64,7 @@ const CODE_ENV = [
       DispatcherEnvSchema,
       InboundEnvSchema,
       BackfillEnvSchema,
+      SubmissionEnvSchema,
     ].flatMap((s) => Object.keys(shapeOf(s))),
   ),
   'LOG_SILENT',
@@ -71,6 +74,7 @@ const SECRET_NAMES = /(_URL$|_KEY$|SECRET|PASSWORD|TOKEN)/;
 const NOT_SECRET: Record<string, RegExp> = {
   TRACKING_BASE_URL: /^https?:\/\/[^@]*$/,
   INBOUND_TLS_KEY: /^$|^\/etc\/mailyard\/inbound-tls\/[\w.-]+$/,
+  SUBMISSION_TLS_KEY: /^$|^\/etc\/mailyard\/submission-tls\/[\w.-]+$/,
   // Provider endpoints (empty = the public ones): addresses, never with credentials in them.
   GOOGLE_OAUTH_URL: /^$|^https:\/\/[^@]*$/,
   GMAIL_API_URL: /^$|^https:\/\/[^@]*$/,
@@ -78,7 +82,15 @@ const NOT_SECRET: Record<string, RegExp> = {
   MICROSOFT_GRAPH_URL: /^$|^https:\/\/[^@]*$/,
 };
 /** The services: a Deployment each in k8s, a service each in docker-compose.yml. */
-const SERVICES = ['gateway', 'imap-backfill', 'inbound-smtp', 'send', 'tracking', 'webhook-dispatcher'];
+const SERVICES = [
+  'gateway',
+  'imap-backfill',
+  'inbound-smtp',
+  'send',
+  'submission',
+  'tracking',
+  'webhook-dispatcher',
+];
 
 /** The ops port a service's process binds when OPS_PORT is unset (its main.ts `opsPort`). */
 function defaultOpsPort(service: string): number {
@@ -151,10 +163,10 @@ describe.each(['dev', 'production'])('k8s overlay %s', (overlay) => {
         if (!i.from)
           for (const p of i.ports ?? []) expect(p.port === 'ops' || opsNumbers.has(p.port)).toBe(false);
     // The public Services carry their public port only.
-    for (const name of ['gateway', 'tracking', 'inbound-smtp']) {
+    for (const name of ['gateway', 'tracking', 'inbound-smtp', 'submission']) {
       const svc = all('Service').find((s) => s.metadata.name === name);
       expect(svc.spec.ports.map((p: Obj) => p.targetPort)).toEqual([
-        name === 'inbound-smtp' ? 'smtp' : 'http',
+        name === 'inbound-smtp' || name === 'submission' ? 'smtp' : 'http',
       ]);
     }
   });
@@ -167,7 +179,14 @@ describe.each(['dev', 'production'])('k8s overlay %s', (overlay) => {
     ).toEqual(['gateway', 'send', 'webhook-dispatcher']);
     expect(all('PodDisruptionBudget').length).toBe(all('Deployment').length);
     expect(all('Job').map((j) => j.spec.template.spec.containers[0].args)).toEqual([['dist/bin/migrate.js']]);
-    expect(all('Service').filter((s) => s.spec.type === 'LoadBalancer')).toHaveLength(1);
+    expect(
+      all('Service')
+        .filter((s) => s.spec.type === 'LoadBalancer')
+        .map((s) => s.metadata.name)
+        .sort(),
+    ).toEqual(['inbound-smtp', 'submission']);
+    const submission = all('Service').find((s) => s.metadata.name === 'submission');
+    expect(submission.spec.ports).toEqual([{ name: 'smtp', port: 587, targetPort: 'smtp', protocol: 'TCP' }]);
     const inbound = all('Service').find((s) => s.metadata.name === 'inbound-smtp');
     expect(inbound.spec).toMatchObject({ type: 'LoadBalancer', externalTrafficPolicy: 'Local' });
     expect(inbound.spec.ports).toEqual([{ name: 'smtp', port: 25, targetPort: 'smtp', protocol: 'TCP' }]);
@@ -216,6 +235,7 @@ describe.each(['dev', 'production'])('k8s overlay %s', (overlay) => {
       expect(Object.keys(svc.depends_on).sort()).toEqual(['migrate', 'postgres', 'rabbitmq', 'redis']);
     }
     expect(compose.services['inbound-smtp'].ports).toEqual(['${INBOUND_SMTP_PORT:-25}:2525']);
+    expect(compose.services.submission.ports).toEqual(['${SUBMISSION_PUBLIC_PORT:-587}:2587']);
   });
 
   it('pins every image (tag other than latest, or a digest)', () => {
