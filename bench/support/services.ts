@@ -20,7 +20,8 @@ export type ServiceName =
   | 'tracking'
   | 'webhook-dispatcher'
   | 'inbound-smtp'
-  | 'imap-backfill';
+  | 'imap-backfill'
+  | 'submission';
 
 export const SERVICES_ROOT = process.env.BENCH_SERVICES_ROOT ?? REPO_ROOT;
 export const RUNTIME: 'dist' | 'tsx' = process.env.BENCH_RUNTIME === 'tsx' ? 'tsx' : 'dist';

@@ -44,7 +44,10 @@ describe('toSendRequest', () => {
       mailFrom: 'me@example.com',
       rcptTo: ['a@x.example', 'b@x.example'],
     });
-    expect(out.ok && out.request.to.map((r) => r.email)).toEqual(['a@x.example', 'b@x.example']);
+    expect(out.ok && (out.request.to as Array<{ email: string }>).map((r) => r.email)).toEqual([
+      'a@x.example',
+      'b@x.example',
+    ]);
   });
 
   test('refusals are answers: bare LF, no subject, no body', async () => {
