@@ -67,6 +67,8 @@ beforeAll(async () => {
     DATA_DIR: await mkdtemp(join(tmpdir(), 'submission-')),
     SUBMISSION_PORT: String(port),
     SUBMISSION_MAX_BYTES: String(MAX_BYTES),
+    SUBMISSION_AUTH_FAILURES: '4',
+    RATE_LIMIT_STANDARD: '2',
   });
   ctx = await openContext(config, createLogger('submission-test', 'error'));
   services = [await startSend(ctx), await startSubmission(ctx)];
@@ -303,4 +305,23 @@ it('bare-LF end-of-data smuggling is refused with an SMTP answer, the smuggled c
   expect(answers[8]).toMatch(/^550 5\.6\.0 .*bare CR or LF/);
   expect(answers[9]).toMatch(/^221 /);
   expect(receiver.messages.some((m) => m.to.includes('victim@rcpt.example'))).toBe(false);
+});
+
+it("over the tenant budget (the API's, shared) MAIL FROM gets 451 4.7.1", async () => {
+  const small = await createTenant(ctx.db, { name: 'submission-small', tier: 'standard' });
+  await insertSmtpMailer(ctx.db, ctx.sealer, small.id, { port: receiver.port });
+  const t = transport(small.apiKey);
+  const mail = { from: 'sender@example.com', to: 'budget@rcpt.example', subject: 'budget', text: 'x' };
+  await t.sendMail(mail);
+  await t.sendMail(mail);
+  await expect(t.sendMail(mail)).rejects.toMatchObject({ responseCode: 451 });
+  await expect(t.sendMail(mail)).rejects.toThrow(/4\.7\.1 Rate limit exceeded/);
+});
+
+// Last: it blocks AUTH from this test's address.
+it('past SUBMISSION_AUTH_FAILURES wrong keys from one address, AUTH answers 454 even for a good key', async () => {
+  // two failures so far (the wrong key, the read-scoped key); two more reach the limit of 4
+  await expect(transport('myk_wrong-1').verify()).rejects.toMatchObject({ responseCode: 535 });
+  await expect(transport('myk_wrong-2').verify()).rejects.toMatchObject({ responseCode: 535 });
+  await expect(transport(apiKey).verify()).rejects.toMatchObject({ responseCode: 454 });
 });
