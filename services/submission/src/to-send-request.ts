@@ -91,6 +91,9 @@ export async function toSendRequest(raw: Buffer, envelope: SubmittedEnvelope): P
   try {
     parsed = await simpleParser(raw, {
       skipTextToHtml: true,
+      // A message without a text part is sent without one (no text made from the HTML here:
+      // the send pipeline's builder decides that as for an API send).
+      skipHtmlToText: true,
       skipTextLinks: true,
       skipImageLinks: true,
       keepCidLinks: true,
