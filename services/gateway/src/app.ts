@@ -14,6 +14,7 @@ import {
   type ServiceContext,
   createHttpApp,
   dependencyEndpoints,
+  parseByteSize,
   prefixedRouter,
 } from '@mailyard/platform';
 import type { Express, NextFunction, Request, Response } from 'express';
@@ -23,6 +24,8 @@ import { apiKeyAuth } from './auth/api-key-auth';
 import { KeyCache } from './auth/key-cache';
 import { backfillRoutes } from './backfill/routes';
 import { domainRoutes } from './domains/routes';
+import { EventHub } from './events-stream/event-hub';
+import { eventStreamRoutes } from './events-stream/routes';
 import { inboundRoutes } from './inbound/routes';
 import { logRoutes } from './logs/routes';
 import { mailerRoutes } from './mailers/routes';
@@ -48,6 +51,20 @@ const exceptPublic =
 export interface GatewayHooks {
   /** A send committed outbox rows: lets the relay publish without waiting for its next poll. */
   onOutboxWrite?: () => void;
+  /** The process's event-stream fan-out (index.ts closes it on stop); made here when absent. */
+  eventHub?: EventHub;
+}
+
+/** The event-stream fan-out with the gateway's EVENTS_STREAM_* settings. */
+export function createEventHub(serviceCtx: ServiceContext): EventHub {
+  const { config, bus, logger } = gatewayContext(serviceCtx);
+  return new EventHub(bus, logger, {
+    maxPerTenant: config.EVENTS_STREAM_MAX_PER_TENANT,
+    maxClients: config.EVENTS_STREAM_MAX_CLIENTS,
+    clientBufferBytes: parseByteSize(config.EVENTS_STREAM_CLIENT_BUFFER),
+    heartbeatMs: config.EVENTS_STREAM_HEARTBEAT_SECONDS * 1000,
+    replay: config.EVENTS_STREAM_REPLAY,
+  });
 }
 
 /** The public /v1 API and the admin API, as an express app (supertest drives it directly). */
@@ -106,6 +123,7 @@ export function buildGatewayApp(
       app.use(prefixedRouter(mailerRoutes(ctx)));
       app.use(prefixedRouter(oauthRoutes(ctx)));
       app.use(prefixedRouter(logRoutes(db)));
+      app.use(prefixedRouter(eventStreamRoutes(hooks.eventHub ?? createEventHub(ctx))));
       app.use(prefixedRouter(suppressionRoutes(db)));
       app.use(prefixedRouter(webhookRoutes(ctx)));
       app.use(prefixedRouter(inboundRoutes(ctx)));

@@ -8,11 +8,12 @@ import {
   storeReadiness,
 } from '@mailyard/platform';
 import { ensureBootstrapTenant, hasTenants } from '@mailyard/store';
-import { buildGatewayApp } from './app';
+import { buildGatewayApp, createEventHub } from './app';
 import { domainCheckJob } from './domains/domain-checks';
 import { type FirstRun, createFirstTenant, firstRunNotice, wantsFirstRun } from './first-run';
 
-export { buildGatewayApp } from './app';
+export { buildGatewayApp, createEventHub } from './app';
+export { EventHub } from './events-stream/event-hub';
 export { gatewaySettings } from './settings';
 import { gatewayContext } from './settings';
 
@@ -41,13 +42,15 @@ export async function start(serviceCtx: ServiceContext): Promise<RunningService>
   );
   domainChecks.start();
   const readiness = storeReadiness(ctx);
+  const eventHub = createEventHub(ctx);
   const server = await listen(
-    buildGatewayApp(ctx, readiness, { onOutboxWrite: () => relay.notify() }),
+    buildGatewayApp(ctx, readiness, { onOutboxWrite: () => relay.notify(), eventHub }),
     config.PORT,
     config.HOST,
   ).catch(async (err) => {
     await domainChecks.stop();
     await relay.stop();
+    await eventHub.close();
     throw err;
   });
   const url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${boundPort(server)}`;
@@ -67,7 +70,10 @@ export async function start(serviceCtx: ServiceContext): Promise<RunningService>
     ...(firstRun ? { notice: firstRunNotice(firstRun, url) } : {}),
     readiness,
     async stop() {
-      await closeServer(server);
+      // Streams never finish by themselves: end them first, or closing the server would wait.
+      const closing = closeServer(server);
+      await eventHub.close();
+      await closing;
       await domainChecks.stop();
       await relay.stop();
     },
