@@ -46,6 +46,7 @@ import type {
   WebhookEvent,
 } from '@mailyard/contracts';
 import type { z } from 'zod';
+import { type EventStreamOptions, type StreamedEvent, streamEvents } from './events-stream';
 import { type CallOptions, type HttpOptions, type RetryOptions, call } from './http';
 import { paginate } from './paginate';
 
@@ -349,5 +350,16 @@ export class Mailyard {
         method: 'POST',
         path: `/v1/imap/${enc(mailerId)}/history/${enc(jobId)}/abort`,
       }),
+  };
+
+  /** The live event stream (docs/client.md "Live events"). */
+  readonly events = {
+    /**
+     * GET /v1/events/stream: the account's email events as they are recorded, as an async
+     * iterator (`for await (const { id, event } of client.events.stream({ signal }))`). One
+     * connection, no retries: reconnect with `lastEventId` set to the last id seen.
+     */
+    stream: (options: EventStreamOptions = {}): AsyncGenerator<StreamedEvent> =>
+      streamEvents(this.http, options),
   };
 }
