@@ -189,7 +189,7 @@ async function main(): Promise<void> {
     // unread events pile up (kernel socket buffers first, then the gateway's per-client cap).
     let stalled: ReturnType<typeof stalledReader> | null = null;
     const dropped0 = await metric(gateway.metricsUrl, 'mailyard_event_stream_clients_dropped_total');
-    const streamedToStalled = 0;
+    let streamedToStalled = 0;
     for (let r = 0; r < ROUNDS; r++) {
       for (const mode of ['base', 'streams'] as const) {
         const clients = mode === 'streams' ? Array.from({ length: STREAMS }, () => streamClient(api)) : [];
