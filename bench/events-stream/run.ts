@@ -267,6 +267,10 @@ async function main(): Promise<void> {
           median(of('streams', 'accepted_per_sec')) / median(of('base', 'accepted_per_sec')),
           3,
         ),
+        gateway_cpu_ms_per_email: round(
+          median(of('streams', 'gateway_cpu_ms_per_email')) / median(of('base', 'gateway_cpu_ms_per_email')),
+          3,
+        ),
       },
       phases,
     };
