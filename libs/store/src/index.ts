@@ -19,3 +19,4 @@ export * from './oauth-apps';
 export * from './oauth-grants';
 export * from './oauth-grant-store';
 export * from './feedback';
+export * from './retention';

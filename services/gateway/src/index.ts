@@ -11,6 +11,7 @@ import { ensureBootstrapTenant, hasTenants } from '@mailyard/store';
 import { buildGatewayApp } from './app';
 import { domainCheckJob } from './domains/domain-checks';
 import { type FirstRun, createFirstTenant, firstRunNotice, wantsFirstRun } from './first-run';
+import { retentionJob } from './retention/job';
 
 export { buildGatewayApp } from './app';
 export { gatewaySettings } from './settings';
@@ -40,6 +41,9 @@ export async function start(serviceCtx: ServiceContext): Promise<RunningService>
     config.DOMAIN_CHECK_TICK_MS,
   );
   domainChecks.start();
+  // Retention: one replica (kv lease) removes expired rows every RETENTION_SWEEP_INTERVAL.
+  const retention = retentionJob({ db, kv: ctx.kv, logger, config });
+  retention.start();
   const readiness = storeReadiness(ctx);
   const server = await listen(
     buildGatewayApp(ctx, readiness, { onOutboxWrite: () => relay.notify() }),
@@ -47,6 +51,7 @@ export async function start(serviceCtx: ServiceContext): Promise<RunningService>
     config.HOST,
   ).catch(async (err) => {
     await domainChecks.stop();
+    await retention.stop();
     await relay.stop();
     throw err;
   });
@@ -69,6 +74,7 @@ export async function start(serviceCtx: ServiceContext): Promise<RunningService>
     async stop() {
       await closeServer(server);
       await domainChecks.stop();
+      await retention.stop();
       await relay.stop();
     },
   };
