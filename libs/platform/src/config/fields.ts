@@ -69,7 +69,9 @@ export const duration = (fallback: string) =>
     .default(fallback)
     .transform((v, ctx): number => {
       const m = /^(\d+(?:\.\d+)?)\s*([smhd])$/.exec(v);
-      const ms = m ? Math.round(Number(m[1]) * DURATION_UNIT_MS[m[2] as keyof typeof DURATION_UNIT_MS]) : Number.NaN;
+      const ms = m
+        ? Math.round(Number(m[1]) * DURATION_UNIT_MS[m[2] as keyof typeof DURATION_UNIT_MS])
+        : Number.NaN;
       if (!(ms >= 1_000 && ms <= 100 * 365 * 86_400_000)) {
         ctx.addIssue({
           code: z.ZodIssueCode.custom,

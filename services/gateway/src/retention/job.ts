@@ -10,7 +10,7 @@
  */
 import { type Db, type Kv, type Logger, ScheduledJob } from '@mailyard/platform';
 import type { RetentionSettings } from './settings';
-import { sweepExpired } from './sweep';
+import { type SweepOptions, sweepExpired } from './sweep';
 
 export const RETENTION_LEASE_KEY = 'retention:sweep';
 const FIRST_PASS_MS = 60_000;
@@ -20,6 +20,8 @@ export interface RetentionJobDeps {
   kv: Kv;
   logger: Logger;
   config: RetentionSettings;
+  /** Batch size, pause, onBatch of each sweep (tests, the benchmark); the defaults of sweep.ts otherwise. */
+  sweep?: Pick<SweepOptions, 'batchSize' | 'pauseMs' | 'onBatch'>;
 }
 
 export function retentionJob(deps: RetentionJobDeps): ScheduledJob {
@@ -34,7 +36,7 @@ export function retentionJob(deps: RetentionJobDeps): ScheduledJob {
     kv: deps.kv,
     logger: deps.logger,
     run: async (signal) => {
-      await sweepExpired({ db: deps.db, logger: deps.logger, signal, durations: config });
+      await sweepExpired({ ...deps.sweep, db: deps.db, logger: deps.logger, signal, durations: config });
     },
   });
 }

@@ -11,7 +11,12 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { type Db, type Logger, counter, gauge, histogram } from '@mailyard/platform';
-import { RETENTION_RULES, type RetentionRule, type RetentionSetting, removeExpiredBatch } from '@mailyard/store';
+import {
+  RETENTION_RULES,
+  type RetentionRule,
+  type RetentionSetting,
+  removeExpiredBatch,
+} from '@mailyard/store';
 
 const removedRows = counter(
   'mailyard_retention_rows_removed_total',
