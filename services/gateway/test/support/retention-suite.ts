@@ -85,7 +85,7 @@ export function retentionSuite(open: () => { db: () => Db; kv: () => Kv }) {
       [id, tenantId, bodyOf ? null : `body of ${id}`, bodyOf ?? null, status, at],
     );
     await db.query(
-      `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, at, latency_ms) VALUES ($1, 1, $2, 5)`,
+      'INSERT INTO webhook_delivery_attempts (delivery_id, attempt, at, latency_ms) VALUES ($1, 1, $2, 5)',
       [id, at],
     );
     return id;
