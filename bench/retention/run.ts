@@ -1,0 +1,250 @@
+/**
+ * Retention benchmark (issue 26, "a sweep deleting 1,000,000 expired rows while sends run: send
+ * accept p99 and delivered/s within 20 % of the same load without the sweep, measured in the same
+ * run"). On the real PostgreSQL, RabbitMQ and Redis, as bench:send runs them: a gateway and a send
+ * service in their own processes, a domain mailer (DKIM) relaying to Postfix's smtp-sink.
+ *
+ *   1. seeds BENCH_EXPIRED (1,000,000) expired, finished rows (seed.ts) of another tenant;
+ *   2. runs the same send load three times, BENCH_SECONDS (30) each: single-recipient sends over
+ *      BENCH_CONNECTIONS (20) connections (BENCH_RATE: a fixed rate in requests/s instead of as
+ *      fast as answered): `base` without a sweep, `sweep` while the retention sweep removes the
+ *      expired rows (services/gateway/src/retention/sweep.ts, started just before the load, with
+ *      the defaults of RETENTION_* and of the sweep: batches of BENCH_SWEEP_BATCH (1000), a pause of
+ *      BENCH_SWEEP_PAUSE_MS (20) between them), then `base` again; each phase waits until every
+ *      accepted email is delivered before the next starts;
+ *   3. reports per phase the accept p50/p99 (autocannon), accepted/s and delivered/s (the load
+ *      tenant's log rows whose delivery time falls in the phase's window), the sweep's rows per
+ *      table and duration, whether it ran during the whole load, and the ratios sweep / base
+ *      (base = the mean of the two base phases). The aim: p99 ratio <= 1.2, delivered/s >= 0.8.
+ *
+ * The gateway's own sweeper is set to keep everything for 100 years (it finds nothing); the sweep
+ * runs in this process on its own connection, as the gateway would run it: same statements.
+ *
+ *   pnpm bench:retention
+ *   BENCH_EXPIRED=200000 BENCH_SECONDS=15 pnpm bench:retention
+ */
+import { cpus, loadavg } from 'node:os';
+import { sweepExpired } from '@mailyard/gateway/src/retention/sweep';
+import { closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
+import { type RetentionSetting, findKeyOwner } from '@mailyard/store';
+import { dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
+import { startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
+import { freePort } from '@mailyard/testkit/process';
+import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
+import autocannon from 'autocannon';
+import { printAndKeep, runMain } from '../support/proc';
+import { migrateAsServices, servicesForm } from '../support/services';
+import { DOMAIN, type Service, benchClient, singleBody, spawnService, stopService } from '../send/pipeline';
+import { seedExpired } from './seed';
+
+const EXPIRED = Number(process.env.BENCH_EXPIRED ?? 1_000_000);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
+const RATE = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined;
+const SWEEP_BATCH = Number(process.env.BENCH_SWEEP_BATCH ?? 1000);
+const SWEEP_PAUSE_MS = Number(process.env.BENCH_SWEEP_PAUSE_MS ?? 20);
+const KEY = 'myk_bench_retention_bootstrap_key_0123456789';
+const DAY = 86_400_000;
+/** The defaults of services/gateway/src/retention/settings.ts. */
+const DEFAULTS: Record<RetentionSetting, number> = {
+  RETENTION_LOGS: 30 * DAY,
+  RETENTION_EVENTS: 30 * DAY,
+  RETENTION_INBOUND_RAW: 7 * DAY,
+  RETENTION_WEBHOOK_DELIVERIES: 30 * DAY,
+  RETENTION_AUDIT: 365 * DAY,
+};
+const KEEP_ALL = '36500d';
+
+const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d;
+
+async function main(): Promise<void> {
+  const stamp = Date.now();
+  const db = await createTestDatabase();
+  const vhost = createTestVhost();
+  const sink = await startSmtpSink({ backlog: 1024 });
+  const stores = {
+    ...serverEnv(db, vhost),
+    SERVICE_DOMAIN: 'mailyard.bench',
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'production',
+  };
+  const schema = await migrateAsServices(db.url);
+  const ctx = await openContext(configFrom({ ...stores, LOG_LEVEL: 'error' }), createLogger('bench', 'error'));
+  const client = await benchClient(db.url);
+  const services: Service[] = [];
+  try {
+    const seeded = await seedExpired(client, EXPIRED);
+    process.stderr.write(`seeded ${EXPIRED} expired rows in ${seeded.seconds} s\n`);
+    services.push(
+      await spawnService(
+        'send',
+        'send',
+        { ...stores, SMTP_RELAY_URL: `smtp://127.0.0.1:${sink.port}` },
+        null,
+        /Mailyard send started/,
+      ),
+    );
+    const gwPort = await freePort();
+    services.push(
+      await spawnService(
+        'gateway',
+        'gateway',
+        {
+          ...stores,
+          PORT: String(gwPort),
+          BOOTSTRAP_API_KEY: KEY,
+          BOOTSTRAP_TIER: 'enterprise',
+          RATE_LIMIT_ENTERPRISE: '1000000000',
+          RETENTION_LOGS: KEEP_ALL,
+          RETENTION_EVENTS: KEEP_ALL,
+          RETENTION_INBOUND_RAW: KEEP_ALL,
+          RETENTION_WEBHOOK_DELIVERIES: KEEP_ALL,
+          RETENTION_AUDIT: KEEP_ALL,
+          RETENTION_SWEEP_INTERVAL: KEEP_ALL,
+        },
+        null,
+        /Mailyard gateway started/,
+        gwPort,
+      ),
+    );
+    const owner = await findKeyOwner(ctx.db, KEY);
+    if (!owner) throw new Error('bootstrap tenant not found');
+    const tenantId = owner.tenantId;
+    const mailerId = await insertDomainMailer(ctx.db, ctx.sealer, tenantId, { domain: DOMAIN, key: dkimKeyPair() });
+
+    let n = 0;
+    const countOf = async (sql: string, params: unknown[]) =>
+      (await client.query<{ n: number }>(sql, params)).rows[0]!.n;
+    const accepted = () => countOf('SELECT count(*)::int AS n FROM email_logs WHERE tenant_id = $1', [tenantId]);
+    const pending = () =>
+      countOf('SELECT count(*)::int AS n FROM email_logs WHERE tenant_id = $1 AND send_outcome IS NULL', [tenantId]);
+    const drained = async () => {
+      const deadline = Date.now() + 600_000;
+      while ((await pending()) > 0) {
+        if (Date.now() > deadline) throw new Error('sends not delivered within 10 minutes');
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    };
+    const load = (seconds: number) =>
+      autocannon({
+        url: `http://127.0.0.1:${gwPort}/v1/email/send`,
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        connections: CONNECTIONS,
+        duration: seconds,
+        ...(RATE ? { overallRate: RATE } : {}),
+        timeout: 10,
+        requests: [{ setupRequest: (r) => ({ ...r, body: singleBody(mailerId, n++) }) }],
+      });
+    const phase = async (name: string, during?: () => Promise<unknown>) => {
+      const before = await accepted();
+      const t0 = new Date();
+      const result = await load(SECONDS);
+      const t1 = new Date();
+      await during?.();
+      await drained();
+      const delivered = await countOf(
+        `SELECT count(*)::int AS n FROM email_logs
+          WHERE tenant_id = $1 AND delivered_at >= $2 AND delivered_at < $3`,
+        [tenantId, t0, t1],
+      );
+      const window = (t1.getTime() - t0.getTime()) / 1000;
+      return {
+        phase: name,
+        seconds: round(window, 1),
+        accepted: (await accepted()) - before,
+        accepted_per_sec: round(result['2xx'] / window, 1),
+        delivered_per_sec: round(delivered / window, 1),
+        p50_ms: result.latency.p50,
+        p99_ms: result.latency.p99,
+        non_2xx: result.non2xx,
+        errors: result.errors,
+      };
+    };
+
+    // Warm-up: JIT, pools, the first sends' statistics.
+    await load(5);
+    await drained();
+    const base1 = await phase('base');
+    let sweepEnded: number | null = null;
+    const sweepStarted = Date.now();
+    const sweeping = sweepExpired({
+      db: ctx.db,
+      logger: createLogger('bench-sweep', 'error'),
+      durations: DEFAULTS,
+      batchSize: SWEEP_BATCH,
+      pauseMs: SWEEP_PAUSE_MS,
+    }).then((r) => {
+      sweepEnded = Date.now();
+      return r;
+    });
+    let coveredLoad = false;
+    const withSweep = await phase('sweep', async () => {
+      coveredLoad = sweepEnded === null;
+    });
+    const sweep = await sweeping;
+    const base2 = await phase('base');
+    const left = await countOf(
+      `SELECT (SELECT count(*) FROM email_logs WHERE created_at < now() - interval '30 days')
+            + (SELECT count(*) FROM sends WHERE created_at < now() - interval '30 days')
+            + (SELECT count(*) FROM email_events WHERE event_at < now() - interval '30 days')
+            + (SELECT count(*) FROM webhook_deliveries WHERE created_at < now() - interval '30 days')
+            + (SELECT count(*) FROM inbound_messages WHERE received_at < now() - interval '7 days') AS n`,
+      [],
+    );
+    const base = {
+      p99_ms: (base1.p99_ms + base2.p99_ms) / 2,
+      delivered_per_sec: (base1.delivered_per_sec + base2.delivered_per_sec) / 2,
+      accepted_per_sec: (base1.accepted_per_sec + base2.accepted_per_sec) / 2,
+    };
+    const removed = Object.values(sweep.removed).reduce((a, b) => a + b, 0);
+    const ratios = {
+      accept_p99_sweep_over_base: round(withSweep.p99_ms / base.p99_ms),
+      delivered_per_sec_sweep_over_base: round(withSweep.delivered_per_sec / base.delivered_per_sec),
+      accepted_per_sec_sweep_over_base: round(withSweep.accepted_per_sec / base.accepted_per_sec),
+    };
+    printAndKeep(
+      'retention',
+      {
+        benchmark: 'retention',
+        at: new Date(stamp).toISOString(),
+        machine: { cpus: cpus().length, loadavg_at_end: loadavg().map((l) => round(l)) },
+        ...servicesForm(),
+        schema: `migrations of the services measured, last ${schema.at(-1)}`,
+        load: { seconds: SECONDS, connections: CONNECTIONS, rate: RATE ?? 'as fast as answered' },
+        seeded,
+        sweep: {
+          batch: SWEEP_BATCH,
+          pause_ms: SWEEP_PAUSE_MS,
+          removed,
+          removed_per_table: sweep.removed,
+          batches: sweep.batches,
+          seconds: round(sweep.ms / 1000, 1),
+          rows_per_sec: Math.round(removed / (sweep.ms / 1000)),
+          ran_during_whole_load: coveredLoad,
+          ended_s_after_load_start: sweepEnded === null ? null : round((sweepEnded - sweepStarted) / 1000, 1),
+          expired_rows_left: left,
+        },
+        phases: [base1, withSweep, base2],
+        ratios,
+        aim: {
+          p99_within_20_percent: ratios.accept_p99_sweep_over_base <= 1.2,
+          delivered_within_20_percent: ratios.delivered_per_sec_sweep_over_base >= 0.8,
+        },
+      },
+      stamp,
+    );
+  } catch (err) {
+    for (const s of services) process.stderr.write(`${s.label} output:\n${s.proc.output().slice(-3000)}\n`);
+    throw err;
+  } finally {
+    for (const s of services.reverse()) await stopService(s);
+    await client.end();
+    await closeContext(ctx);
+    await sink.stop();
+    await db.drop();
+    await vhost.drop();
+  }
+}
+
+runMain(main);
