@@ -25,9 +25,10 @@ export async function seedExpired(c: pg.Client, total: number): Promise<Seeded> 
   const hooksN = Math.round(total * 0.1);
   const inboundN = total - 4 * sendsN - hooksN;
   const tenant = 'tenant_retention_bench_seed';
-  await c.query(`INSERT INTO tenants (id, name, tier) VALUES ($1, 'seed', 'standard') ON CONFLICT DO NOTHING`, [
-    tenant,
-  ]);
+  await c.query(
+    `INSERT INTO tenants (id, name, tier) VALUES ($1, 'seed', 'standard') ON CONFLICT DO NOTHING`,
+    [tenant],
+  );
   // Ages from 40 days back, a row every 2 s of a 9-day span: all past the 30-day defaults.
   const age = (g: string) => `now() - interval '40 days' + (${g}) * interval '2 seconds'`;
   for (let from = 0; from < sendsN; from += CHUNK) {
@@ -89,7 +90,14 @@ export async function seedExpired(c: pg.Client, total: number): Promise<Seeded> 
       [from, to],
     );
   }
-  for (const t of ['sends', 'email_logs', 'email_events', 'webhook_deliveries', 'webhook_delivery_attempts', 'inbound_messages'])
+  for (const t of [
+    'sends',
+    'email_logs',
+    'email_events',
+    'webhook_deliveries',
+    'webhook_delivery_attempts',
+    'inbound_messages',
+  ])
     await c.query(`VACUUM ANALYZE ${t}`);
   return {
     sends: sendsN,
