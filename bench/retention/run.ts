@@ -9,7 +9,7 @@
  *      BENCH_ROUNDS (3) times and a last `base`: single-recipient sends over BENCH_CONNECTIONS (20)
  *      connections (BENCH_RATE: a fixed rate in requests/s instead of as fast as answered). One
  *      retention sweep (services/gateway/src/retention/sweep.ts, the defaults of RETENTION_* and of
- *      the sweep: batches of BENCH_SWEEP_BATCH (1000), BENCH_SWEEP_PAUSE_MS (20) between them) runs
+ *      the sweep: batches of BENCH_SWEEP_BATCH (1000), BENCH_SWEEP_PAUSE_MS (20) and at most BENCH_SWEEP_DUTY (0.2) of the time busy) runs
  *      during the `sweep` phases' load only and waits between batches otherwise, so base and sweep
  *      alternate over the same seeded rows and the drift of a shared machine falls on both; each
  *      phase waits until every accepted email is delivered before the next starts;
@@ -45,6 +45,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const RATE = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined;
 const SWEEP_BATCH = Number(process.env.BENCH_SWEEP_BATCH ?? 1000);
 const SWEEP_PAUSE_MS = Number(process.env.BENCH_SWEEP_PAUSE_MS ?? 20);
+const SWEEP_DUTY = Number(process.env.BENCH_SWEEP_DUTY ?? 0.2);
 const KEY = 'myk_bench_retention_bootstrap_key_0123456789';
 const DAY = 86_400_000;
 /** The defaults of services/gateway/src/retention/settings.ts. */
@@ -198,6 +199,7 @@ async function main(): Promise<void> {
       durations: DEFAULTS,
       batchSize: SWEEP_BATCH,
       pauseMs: SWEEP_PAUSE_MS,
+      duty: SWEEP_DUTY,
       onBatch: async () => {
         const w0 = Date.now();
         while (paused) await gate;
@@ -260,6 +262,7 @@ async function main(): Promise<void> {
         sweep: {
           batch: SWEEP_BATCH,
           pause_ms: SWEEP_PAUSE_MS,
+          duty: SWEEP_DUTY,
           removed,
           removed_per_table: sweep.removed,
           batches: sweep.batches,

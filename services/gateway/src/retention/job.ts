@@ -21,7 +21,7 @@ export interface RetentionJobDeps {
   logger: Logger;
   config: RetentionSettings;
   /** Batch size, pause, onBatch of each sweep (tests, the benchmark); the defaults of sweep.ts otherwise. */
-  sweep?: Pick<SweepOptions, 'batchSize' | 'pauseMs' | 'onBatch'>;
+  sweep?: Pick<SweepOptions, 'batchSize' | 'pauseMs' | 'duty' | 'onBatch'>;
 }
 
 export function retentionJob(deps: RetentionJobDeps): ScheduledJob {
