@@ -7,7 +7,7 @@
  * Sweeps are driven directly with a clock the test passes (no waiting for the interval).
  */
 import { ulid } from '@mailyard/contracts';
-import { type Db, type Kv, createLogger } from '@mailyard/platform';
+import { type Db, type Kv, createLogger, metricsRegistry } from '@mailyard/platform';
 import { type RetentionSetting, createTenant } from '@mailyard/store';
 import { retentionJob } from '../../src/retention/job';
 import type { RetentionSettings } from '../../src/retention/settings';
@@ -119,6 +119,10 @@ export function retentionSuite(open: () => { db: () => Db; kv: () => Kv }) {
     expect(await exists('webhook_deliveries', 'id', hook)).toBe(false);
     expect(await exists('webhook_delivery_attempts', 'delivery_id', hook)).toBe(false);
     expect(report.removed).toMatchObject({ email_logs: 2, sends: 1, email_events: 1 });
+    // What the gateway's /metrics shows.
+    const metrics = await metricsRegistry.metrics();
+    expect(metrics).toMatch(/^mailyard_retention_rows_removed_total\{table="email_logs"\} [1-9]/m);
+    expect(metrics).toMatch(/^mailyard_retention_sweep_duration_seconds_count [1-9]/m);
   });
 
   it('uses each setting for its own table', async () => {
