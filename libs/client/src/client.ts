@@ -5,9 +5,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type {
+  AUDIT_ACTIONS,
   AbortBackfillResponse,
   AddDomainSchema,
+  AuditEntry,
   BackfillStatusResponse,
+  CreateApiKeyResponse,
+  CreateApiKeySchema,
   CreateImapMailerSchema,
   CreateInboundUsernameSchema,
   CreateSmtpMailerSchema,
@@ -20,6 +24,8 @@ import type {
   GetTemplateResponse,
   InboundDomainResponse,
   InboundUsernamesResponse,
+  ListApiKeysResponse,
+  ListAuditResponse,
   ListDeliveriesResponse,
   ListDomainsResponse,
   ListLogsResponse,
@@ -74,6 +80,7 @@ export type UpdateInboundDomainInput = z.input<typeof UpdateInboundDomainSchema>
 export type CreateInboundUsernameInput = z.input<typeof CreateInboundUsernameSchema>;
 export type UpdateInboundUsernameInput = z.input<typeof UpdateInboundUsernameSchema>;
 export type StartBackfillInput = z.input<typeof StartBackfillSchema>;
+export type CreateApiKeyInput = z.input<typeof CreateApiKeySchema>;
 
 export interface PageParams {
   pageSize?: number;
@@ -93,6 +100,13 @@ export interface LogsParams extends PageParams {
   recipientType?: 'to' | 'cc' | 'bcc';
   deliveredStartDate?: string;
   deliveredEndDate?: string;
+}
+
+/** GET /v1/audit filters (dates: RFC 3339 or YYYY-MM-DD, a bare date is that whole UTC day). */
+export interface AuditParams extends PageParams {
+  startDate?: string;
+  endDate?: string;
+  action?: (typeof AUDIT_ACTIONS)[number];
 }
 
 export interface DeliveriesParams extends PageParams {
@@ -191,6 +205,28 @@ export class Mailyard {
       }),
     delete: (id: string) =>
       this.req<{ success: true }>({ method: 'DELETE', path: `/v1/email/template/${enc(id)}` }),
+  };
+
+  /** The tenant's API keys (docs/api/keys.md); every call needs a key of scope `full`. */
+  readonly keys = {
+    /** POST /v1/keys: the answer's `api_key` is shown this once. `scope` defaults to `full`. */
+    create: (input: CreateApiKeyInput) =>
+      this.req<CreateApiKeyResponse>({ method: 'POST', path: '/v1/keys', body: input }),
+    list: () => this.req<ListApiKeysResponse>({ method: 'GET', path: '/v1/keys' }),
+    /** DELETE /v1/keys/{keyId}: the key stops working; the last `full` key is a ConflictError. */
+    delete: (keyId: string) =>
+      this.req<MessageResponse>({ method: 'DELETE', path: `/v1/keys/${enc(keyId)}` }),
+  };
+
+  /** The audit log (docs/api/audit.md): every change made through the API, newest first. */
+  readonly audit = {
+    list: (params: AuditParams = {}) =>
+      this.req<ListAuditResponse>({ method: 'GET', path: '/v1/audit', query: { ...params } as Query }),
+    listAll: (params: Omit<AuditParams, 'pageToken'> = {}): AsyncGenerator<AuditEntry> =>
+      paginate(async (pageToken) => {
+        const p = await this.audit.list({ ...params, pageToken });
+        return { items: p.data, nextPageToken: p.nextPageToken };
+      }),
   };
 
   readonly logs = {

@@ -15,6 +15,7 @@ import {
   MailyardApiError,
   MailyardNetworkError,
   NotFoundError,
+  PermissionError,
   RateLimitError,
   WebhookVerificationError,
   signWebhook,
@@ -134,6 +135,34 @@ describe('@mailyard/client against a running gateway', () => {
     const denied = await anon.templates.list().catch((e: unknown) => e);
     expect(denied).toBeInstanceOf(AuthenticationError);
     expect((denied as AuthenticationError).envelope.success).toBe(false);
+  });
+
+  it('keys and the audit log: a read key is refused a change (PermissionError), revoked keys fail', async () => {
+    const made = await client.keys.create({ name: 'reader', scope: 'read' });
+    expect(made.api_key).toMatch(/^myk_/);
+    const listed = await client.keys.list();
+    expect(listed.data.find((k) => k.key_id === made.key_id)).toMatchObject({
+      name: 'reader',
+      scope: 'read',
+    });
+    const reader = new Mailyard({ apiKey: made.api_key, basePath: run!.url });
+    expect((await reader.templates.list()).success).toBe(true);
+    const refused = await reader.templates
+      .create({ name: 'x', subject: 's', content: [{ type: 'text/plain', value: 'x' }] })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(PermissionError);
+    expect((refused as PermissionError).error).toBe('This API key is not allowed to change configuration');
+    await client.keys.delete(made.key_id);
+    await expect(reader.templates.list()).rejects.toBeInstanceOf(AuthenticationError);
+
+    const actions: string[] = [];
+    for await (const e of client.audit.listAll({ pageSize: 1 }))
+      if (e.resource === 'api_key') actions.push(e.action);
+    expect(actions).toEqual(['delete', 'create']);
+    expect((await client.audit.list({ action: 'delete' })).data[0]).toMatchObject({
+      resource: 'api_key',
+      resource_id: made.key_id,
+    });
   });
 
   it('mailers, send with an Idempotency-Key, logs, suppressions', async () => {

@@ -31,3 +31,5 @@ export * from './api/inbound';
 export * from './bus/inbound-message';
 export * from './api/oauth';
 export * from './mailers/oauth-grant-store';
+export * from './api/keys';
+export * from './api/audit';

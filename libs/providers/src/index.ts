@@ -27,3 +27,4 @@ export {
   type ProviderFailure,
   type ProviderRefusal,
 } from './provider-failure';
+export * from './sparkpost/events';

@@ -4,7 +4,8 @@
  * 1. an `email_events` row;
  * 2. the recipients' `email_logs` rows advanced: status only ever moves to a higher rank
  *    (statusRankSql from libs/contracts); last_event/failure_reason follow unless the status
- *    would move backwards; on delivery message_id and delivered_at; attempts = highest attempt;
+ *    would move backwards; on delivery message_id, thread_id (Gmail/Graph, migration 0029: later
+ *    events about the copy carry it) and delivered_at; attempts = highest attempt;
  *    a terminal send event sets `send_outcome`;
  * 3. the outbox row publishing it (libs/contracts BusMessages.emailEvent, validated by
  *    libs/platform outboxMessage; the relay publishes it); with `eventsPerMessage` above 1 the
@@ -28,7 +29,11 @@
  * microsecond precision, strictly after every earlier event of the same (ref_id, event), and
  * strictly increasing within one batch: a transaction-scoped advisory lock per (ref_id, event)
  * serializes writers across processes, so ref_id + event + event_at is unique per event even
- * for six deliveries of one send written in the same statement.
+ * for six deliveries of one send written in the same statement. A record with `eventAt` (a
+ * provider's own time, e.g. SparkPost's `timestamp`) is stamped at that time instead, moved on by
+ * a microsecond past any event of the same (ref_id, event) already stamped within the second
+ * from it, and by one microsecond per earlier record of the batch with the same time: still
+ * unique, and as the provider reported it.
  */
 import {
   type BusEnvelope,
@@ -71,6 +76,11 @@ export interface EmailEventRecord {
   attempt?: number;
   /** Trace the outbox message continues. */
   traceparent?: string;
+  /**
+   * When the event happened, as reported by its source (a provider callback); absent: now. The
+   * stamp is this time or, when it is taken, the next free microsecond (module comment).
+   */
+  eventAt?: Date;
 }
 
 export interface RecordOptions {
@@ -88,9 +98,9 @@ const SQL = `
 WITH input AS (
   SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[],
                        $8::boolean[], $9::jsonb[], $10::int[], $11::jsonb[], $12::text[], $13::text[],
-                       $14::text[], $15::int[], $16::boolean[])
+                       $14::text[], $15::int[], $16::boolean[], $24::timestamptz[])
     AS t(k, tenant_id, ref_id, copy_id, event, attempt, recipient_key, repeated, payload, grp,
-         message, traceparent, new_status, message_id, counted_attempt, terminal)
+         message, traceparent, new_status, message_id, counted_attempt, terminal, given_at)
 ),
 grp AS (
   SELECT * FROM unnest($20::text[], $21::text[], $22::jsonb[], $23::boolean[]) WITH ORDINALITY
@@ -99,15 +109,27 @@ grp AS (
 clock AS (SELECT date_trunc('microseconds', clock_timestamp()) AS now),
 prev AS (
   SELECT i.k,
-         (SELECT max(e.event_at) FROM email_events e
-           WHERE e.tenant_id = i.tenant_id AND e.ref_id = i.ref_id AND e.event = i.event) AS last_at
+         CASE WHEN i.given_at IS NULL THEN
+           (SELECT max(e.event_at) FROM email_events e
+             WHERE e.tenant_id = i.tenant_id AND e.ref_id = i.ref_id AND e.event = i.event)
+         ELSE
+           (SELECT max(e.event_at) FROM email_events e
+             WHERE e.tenant_id = i.tenant_id AND e.ref_id = i.ref_id AND e.event = i.event
+               AND e.event_at >= date_trunc('microseconds', i.given_at)
+               AND e.event_at < date_trunc('microseconds', i.given_at) + interval '1 second')
+         END AS last_at
     FROM input i
 ),
 stamped AS (
   SELECT i.*,
-         GREATEST(c.now, p.last_at + interval '1 microsecond')
-           + (row_number() OVER (PARTITION BY i.tenant_id, i.ref_id, i.event ORDER BY i.k) - 1) * interval '1 microsecond'
-           AS event_at
+         CASE WHEN i.given_at IS NULL THEN
+           GREATEST(c.now, p.last_at + interval '1 microsecond')
+             + (row_number() OVER (PARTITION BY i.tenant_id, i.ref_id, i.event ORDER BY i.k) - 1) * interval '1 microsecond'
+         ELSE
+           COALESCE(p.last_at + interval '1 microsecond', date_trunc('microseconds', i.given_at))
+             + (row_number() OVER (PARTITION BY i.tenant_id, i.ref_id, i.event, i.given_at ORDER BY i.k) - 1)
+               * interval '1 microsecond'
+         END AS event_at
     FROM input i JOIN prev p USING (k) CROSS JOIN clock c
 ),
 final AS (
@@ -138,6 +160,8 @@ logs AS (
     failure_reason = CASE WHEN ${rank('COALESCE(f.new_status, l.status)')} >= ${rank('l.status')}
                           THEN r.reason ELSE l.failure_reason END,
     message_id = CASE WHEN f.event = 'MAIL_DELIVERED' AND f.message_id <> '' THEN f.message_id ELSE l.message_id END,
+    thread_id = CASE WHEN f.event = 'MAIL_DELIVERED' AND f.payload->'details'->>'thread_id' <> ''
+                     THEN f.payload->'details'->>'thread_id' ELSE l.thread_id END,
     delivered_at = CASE WHEN f.event = 'MAIL_DELIVERED' THEN COALESCE(l.delivered_at, f.event_at) ELSE l.delivered_at END,
     attempts = GREATEST(l.attempts, f.counted_attempt),
     send_outcome = CASE WHEN f.terminal THEN f.event ELSE l.send_outcome END,
@@ -296,6 +320,7 @@ export async function recordEmailEventBatchIn(
     messages.groups.map((g) => g.routingKey),
     messages.groups.map((g) => (g.envelope ? JSON.stringify(g.envelope) : null)),
     messages.groups.map((g) => g.envelope !== null),
+    col((i) => i.record.eventAt?.toISOString() ?? null),
   ]);
   // The row as inserted is the item's event with its stamp (jsonb_set above): rebuilt here rather
   // than read back and parsed.
@@ -334,6 +359,8 @@ export interface TrackedRecipient {
   email: string;
   mailerId: string;
   messageId: string;
+  /** The provider's thread the copy was delivered in (Gmail, Graph); '' when none. */
+  threadId: string;
   customArgs: Record<string, unknown> | null;
 }
 
@@ -350,9 +377,10 @@ export async function findTrackedRecipient(
     recipient: string;
     mailer_id: string;
     message_id: string;
+    thread_id: string;
     custom_args: Record<string, unknown> | null;
   }>(
-    `SELECT l.id, l.copy_id, l.recipient, l.mailer_id, l.message_id, s.custom_args
+    `SELECT l.id, l.copy_id, l.recipient, l.mailer_id, l.message_id, l.thread_id, s.custom_args
        FROM email_logs l JOIN sends s ON s.ref_id = l.ref_id
       WHERE l.id = $1 AND l.tenant_id = $2 AND l.ref_id = $3`,
     [logId, tenantId, refId],
@@ -367,6 +395,7 @@ export async function findTrackedRecipient(
     email: r.recipient,
     mailerId: r.mailer_id,
     messageId: r.message_id,
+    threadId: r.thread_id,
     customArgs: r.custom_args,
   };
 }

@@ -1,6 +1,8 @@
 /**
  * What the inbound service needs to act on mail about our own sends (bounces, complaints,
- * mailto unsubscribes; services/inbound-smtp service-mail.ts), as opposed to mail for tenants:
+ * mailto unsubscribes; services/inbound-smtp service-mail.ts), as opposed to mail for tenants
+ * (`applyFeedbackIn` also writes the tracking service's SparkPost callback events, with the
+ * provider's time and, for final outcomes, the copy's attempt):
  * - the recipients of a copy (a VERP return path names a copy; the recipient is found among
  *   them by its signed tag) and the recipient of one email_logs row (a mailto unsubscribe);
  * - `applyFeedbackIn`: one outcome written inside the inbound message's completing transaction
@@ -24,7 +26,8 @@ export const SuppressionReason = {
 } as const;
 export type SuppressionReasonValue = (typeof SuppressionReason)[keyof typeof SuppressionReason];
 
-const SELECT = `SELECT l.id, l.tenant_id, l.ref_id, l.copy_id, l.recipient, l.mailer_id, l.message_id, s.custom_args
+const SELECT = `SELECT l.id, l.tenant_id, l.ref_id, l.copy_id, l.recipient, l.mailer_id, l.message_id, l.thread_id,
+                       s.custom_args
                   FROM email_logs l JOIN sends s ON s.ref_id = l.ref_id`;
 
 type Row = {
@@ -35,6 +38,7 @@ type Row = {
   recipient: string;
   mailer_id: string;
   message_id: string;
+  thread_id: string;
   custom_args: Record<string, unknown> | null;
 };
 
@@ -46,6 +50,7 @@ const toRecipient = (r: Row): TrackedRecipient => ({
   email: r.recipient,
   mailerId: r.mailer_id,
   messageId: r.message_id,
+  threadId: r.thread_id,
   customArgs: r.custom_args,
 });
 
@@ -68,6 +73,13 @@ export interface FeedbackOutcome {
   /** Add the address to the tenant's suppression list for this reason; null: do not. */
   suppress: SuppressionReasonValue | null;
   traceparent?: string;
+  /** When it happened, as its source reported it (provider callbacks); absent: now. */
+  eventAt?: Date;
+  /**
+   * The send attempt a provider's final outcome (delivery, rejection) concludes: recorded as a
+   * send event (one terminal event per copy); absent for feedback after a send.
+   */
+  attempt?: number;
 }
 
 /**
@@ -84,6 +96,8 @@ export async function applyFeedbackIn(tx: Queryable, o: FeedbackOutcome): Promis
         recipients: [{ logId: r.logId, email: r.email }],
         event: o.event,
         ...(o.traceparent ? { traceparent: o.traceparent } : {}),
+        ...(o.eventAt ? { eventAt: o.eventAt } : {}),
+        ...(o.attempt !== undefined ? { attempt: o.attempt } : {}),
       },
     ]);
     return recorded ?? null;

@@ -1,4 +1,5 @@
 export * from './api-keys';
+export * from './audit-log';
 export * from './cursor';
 export * from './tenants';
 export * from './templates';
@@ -19,4 +20,5 @@ export * from './oauth-apps';
 export * from './oauth-grants';
 export * from './oauth-grant-store';
 export * from './feedback';
+export * from './provider-callbacks';
 export * from './retention';

@@ -9,6 +9,7 @@ import {
 } from '@mailyard/platform';
 import { ensureBootstrapTenant, hasTenants } from '@mailyard/store';
 import { buildGatewayApp } from './app';
+import { KeyUsage } from './auth/key-usage';
 import { domainCheckJob } from './domains/domain-checks';
 import { type FirstRun, createFirstTenant, firstRunNotice, wantsFirstRun } from './first-run';
 import { retentionJob } from './retention/job';
@@ -45,11 +46,15 @@ export async function start(serviceCtx: ServiceContext): Promise<RunningService>
   const retention = retentionJob({ db, kv: ctx.kv, logger, config });
   retention.start();
   const readiness = storeReadiness(ctx);
+  // last_used_at of API keys, written in batches (docs/operations.md "API keys and scopes").
+  const keyUsage = new KeyUsage(db, logger);
+  keyUsage.start(config.API_KEY_LAST_USED_FLUSH_MS);
   const server = await listen(
-    buildGatewayApp(ctx, readiness, { onOutboxWrite: () => relay.notify() }),
+    buildGatewayApp(ctx, readiness, { onOutboxWrite: () => relay.notify(), keyUsage }),
     config.PORT,
     config.HOST,
   ).catch(async (err) => {
+    await keyUsage.stop();
     await domainChecks.stop();
     await retention.stop();
     await relay.stop();
@@ -73,6 +78,7 @@ export async function start(serviceCtx: ServiceContext): Promise<RunningService>
     readiness,
     async stop() {
       await closeServer(server);
+      await keyUsage.stop();
       await domainChecks.stop();
       await retention.stop();
       await relay.stop();

@@ -9,6 +9,7 @@ import {
   storeReadiness,
 } from '@mailyard/platform';
 import { buildTrackingApp } from './app';
+import { startCallbackWorker } from './callbacks/sparkpost-worker';
 import { openGeoLookup } from './geoip';
 import { trackingSettings } from './settings';
 
@@ -17,9 +18,10 @@ export { parseUserAgent } from './user-agent';
 export { trackingSettings } from './settings';
 
 /**
- * Starts the tracking service: open pixel, click redirect and unsubscribe on TRACKING_PORT,
- * and an outbox relay publishing the events it records. Its own variables (settings.ts) are
- * read from `config.env`.
+ * Starts the tracking service: open pixel, click redirect, unsubscribe and the provider callbacks
+ * (SparkPost's event webhook) on TRACKING_PORT, the worker processing stored callback batches,
+ * and an outbox relay publishing the events it records. Its own variables (settings.ts) are read
+ * from `config.env`.
  */
 export async function start(ctx: ServiceContext): Promise<RunningService> {
   const { config, logger, db } = ctx;
@@ -27,8 +29,17 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
   const geo = await openGeoLookup(settings.geoipDb);
   const relay = startOutboxRelay(ctx);
   const readiness = storeReadiness(ctx);
+  const afterCommit = () => relay.notify();
+  const worker = startCallbackWorker({ db, logger, pollMs: settings.callbackPollMs, afterCommit });
   const app = buildTrackingApp(
-    { db, logger, geo, key: linkTokenKey(ctx.sealer), afterCommit: () => relay.notify() },
+    {
+      db,
+      logger,
+      geo,
+      key: linkTokenKey(ctx.sealer),
+      afterCommit,
+      callbacks: { db, onStored: () => worker.notify() },
+    },
     { trustProxy: settings.trustProxy, readiness },
   );
   const server = await listen(app, settings.port, settings.host);
@@ -49,6 +60,7 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
     readiness,
     async stop() {
       await closeServer(server);
+      await worker.stop();
       await relay.stop();
     },
   };

@@ -7,38 +7,20 @@
  *   left-most address: only behind a proxy that overwrites the header), a hop count (`1`), or a
  *   comma-separated list of addresses, CIDR ranges or `loopback`/`linklocal`/`uniquelocal`.
  * - `GEOIP_DB`: path of a MaxMind-format (.mmdb) City or Country database; unset = no geo fields.
+ * - `TRACKING_CALLBACK_POLL_MS`: how often the provider-callback worker looks for stored batches
+ *   it was not told about (stored by another tracking process, or before a restart); default 2000.
  */
-import { isIP } from 'node:net';
-import { type Config, parseSettings, trackingBaseUrl } from '@mailyard/platform';
+import {
+  type Config,
+  type TrustProxy,
+  parseSettings,
+  positiveInt,
+  trackingBaseUrl,
+  trustProxy,
+} from '@mailyard/platform';
 import { z } from 'zod';
 
-export type TrustProxy = boolean | number | string[];
-
-const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
-
-const trustProxy = z
-  .string()
-  .trim()
-  .default('false')
-  .transform((v, ctx): TrustProxy => {
-    if (v === '' || v === 'false' || v === '0') return false;
-    if (v === 'true') return true;
-    if (/^\d+$/.test(v)) return Number(v);
-    const items = v
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    const ok = items.every((s) => NAMED_RANGES.has(s) || isIP(s.split('/')[0]!) !== 0);
-    if (!ok) {
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        message:
-          'must be false, true, a hop count, or a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal',
-      });
-      return z.NEVER;
-    }
-    return items;
-  });
+export type { TrustProxy };
 
 export const TrackingEnvSchema = z.object({
   TRACKING_TRUST_PROXY: trustProxy,
@@ -47,6 +29,7 @@ export const TrackingEnvSchema = z.object({
     .trim()
     .optional()
     .transform((v) => (v ? v : undefined)),
+  TRACKING_CALLBACK_POLL_MS: positiveInt(2000),
 });
 
 export interface TrackingSettings {
@@ -56,6 +39,8 @@ export interface TrackingSettings {
   baseUrl: string;
   trustProxy: TrustProxy;
   geoipDb?: string;
+  /** Milliseconds between the callback worker's looks for stored batches. */
+  callbackPollMs: number;
 }
 
 /** Parses the tracking service's variables from `config.env`; a bad value is one ConfigError line. */
@@ -66,6 +51,7 @@ export function trackingSettings(config: Config): TrackingSettings {
     host: config.HOST,
     baseUrl: trackingBaseUrl(config),
     trustProxy: parsed.TRACKING_TRUST_PROXY,
+    callbackPollMs: parsed.TRACKING_CALLBACK_POLL_MS,
     ...(parsed.GEOIP_DB ? { geoipDb: parsed.GEOIP_DB } : {}),
   };
 }

@@ -150,3 +150,38 @@ export const secretValue = (schema: z.ZodString = z.string()) =>
       message: 'is a placeholder from the examples: set a random value of your own',
     })
     .optional();
+
+/** Express's `trust proxy` forms: whose X-Forwarded-For gives a request's client address. */
+export type TrustProxy = boolean | number | string[];
+
+const NAMED_PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * A trust-proxy setting (TRACKING_TRUST_PROXY, TRUST_PROXY): `false` (default: the socket
+ * address), `true` (the left-most address: only behind a proxy that overwrites the header), a
+ * hop count (`1`), or a comma-separated list of addresses, CIDR ranges or
+ * `loopback`/`linklocal`/`uniquelocal`.
+ */
+export const trustProxy = z
+  .string()
+  .trim()
+  .default('false')
+  .transform((v, ctx): TrustProxy => {
+    if (v === '' || v === 'false' || v === '0') return false;
+    if (v === 'true') return true;
+    if (/^\d+$/.test(v)) return Number(v);
+    const items = v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    const ok = items.every((s) => NAMED_PROXY_RANGES.has(s) || isIP(s.split('/')[0]!) !== 0);
+    if (!ok) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message:
+          'must be false, true, a hop count, or a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal',
+      });
+      return z.NEVER;
+    }
+    return items;
+  });

@@ -6,6 +6,9 @@
  */
 import {
   AddDomainSchema,
+  AdminIssueKeySchema,
+  AuditQuerySchema,
+  CreateApiKeySchema,
   CreateImapMailerSchema,
   CreateInboundUsernameSchema,
   CreateOAuthAppSchema,
@@ -34,10 +37,13 @@ import {
 import type {
   AbortBackfillResponse,
   BackfillStatusResponse,
+  CreateApiKeyResponse,
   CreateKeyResponse,
   CreateTenantResponse,
   InboundDomainResponse,
   InboundUsernamesResponse,
+  ListApiKeysResponse,
+  ListAuditResponse,
   StartBackfillResponse,
 } from '@mailyard/contracts';
 import type { ZodTypeAny } from 'zod';
@@ -957,8 +963,9 @@ export const OPERATIONS: Operation[] = [
     method: 'POST',
     path: '/admin/v1/tenants/:id/keys',
     tag: 'Admin',
-    summary: 'Issue another API key for a tenant',
+    summary: 'Issue another API key for a tenant (scope full unless given)',
     auth: 'admin',
+    body: { schema: AdminIssueKeySchema, example: { scope: 'send', name: 'billing app' } },
     success: {
       status: 201,
       description: 'Issued',
@@ -979,6 +986,89 @@ export const OPERATIONS: Operation[] = [
     auth: 'admin',
     success: { status: 200, description: 'Revoked', example: { success: true, message: 'API key revoked' } },
     errors: [404],
+  },
+  // API keys and the audit log (docs/api/keys.md, docs/api/audit.md)
+  {
+    method: 'POST',
+    path: '/v1/keys',
+    tag: 'Keys',
+    summary: 'Create an API key (shown once); needs a full key',
+    auth: 'apiKey',
+    body: { schema: CreateApiKeySchema, example: { name: 'billing app', scope: 'send' } },
+    success: {
+      status: 201,
+      description: 'Created',
+      example: {
+        success: true,
+        key_id: 'key_01JD5K7ZQ3X0V8Y2N4M6P8R0TN',
+        api_key: 'myk_Vb3q...',
+      } satisfies CreateApiKeyResponse,
+    },
+    errors: [400, 409],
+  },
+  {
+    method: 'GET',
+    path: '/v1/keys',
+    tag: 'Keys',
+    summary: "List the tenant's API keys (never the keys themselves); needs a full key",
+    auth: 'apiKey',
+    success: {
+      status: 200,
+      description: 'The live keys, oldest first',
+      example: {
+        success: true,
+        data: [
+          {
+            key_id: 'key_01JD5K7ZQ3X0V8Y2N4M6P8R0TN',
+            name: 'billing app',
+            scope: 'send',
+            prefix: 'myk_Vb3qXz',
+            created_at: T,
+            last_used_at: null,
+          },
+        ],
+      } satisfies ListApiKeysResponse,
+    },
+    errors: [],
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/keys/:key_id',
+    tag: 'Keys',
+    summary: 'Revoke an API key (not the last full one); needs a full key',
+    auth: 'apiKey',
+    success: { status: 200, description: 'Revoked', example: { success: true, message: 'API key revoked' } },
+    errors: [400, 404, 409],
+  },
+  {
+    method: 'GET',
+    path: '/v1/audit',
+    tag: 'Audit',
+    summary: 'The audit log: every change made through the API, newest first',
+    auth: 'apiKey',
+    query: {
+      schema: AuditQuerySchema,
+      example: { startDate: '2026-01-01', action: 'delete', pageSize: '50' },
+    },
+    success: {
+      status: 200,
+      description: 'A page of audit entries',
+      example: {
+        success: true,
+        data: [
+          {
+            at: T,
+            key_id: 'key_01JD5K7ZQ3X0V8Y2N4M6P8R0TN',
+            action: 'delete',
+            resource: 'template',
+            resource_id: 'template_01JD5K7ZQ3X0V8Y2N4M6P8R0TG',
+            ip: '203.0.113.7',
+          },
+        ],
+        nextPageToken: null,
+      } satisfies ListAuditResponse,
+    },
+    errors: [400],
   },
   // Operations and documentation
   ...(

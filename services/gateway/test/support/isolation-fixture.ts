@@ -33,6 +33,8 @@ export interface TenantA {
   refId: string;
   recipient: string;
   campaign: string;
+  /** The id of A's API key. */
+  apiKeyId: string;
 }
 
 export interface TenantB {
@@ -206,6 +208,11 @@ export async function buildFixture(gw: SuiteGateway, { receiver, google }: Peers
       refId,
       recipient,
       campaign,
+      apiKeyId: (
+        await gw.ctx.db.query<{ id: string }>('SELECT id FROM api_keys WHERE tenant_id = $1 LIMIT 1', [
+          gw.tenantId,
+        ])
+      ).rows[0]!.id,
     },
     b,
   };

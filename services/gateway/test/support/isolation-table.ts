@@ -406,4 +406,11 @@ export const ISOLATION_TABLE: Record<string, Row> = {
   // IMAP history backfill, and its legacy aliases
   ...backfill((m) => `/v1/imap/${m}/history`),
   ...backfill((m) => `/v1/${m}/backfill`),
+  // API keys and the audit log (B never rotates anything, so its rotations are none)
+  'POST /v1/keys': { exempt: CREATES },
+  'GET /v1/keys': row(listed('lists API keys', '/v1/keys')),
+  'DELETE /v1/keys/:key_id': row(
+    refused("revokes A's API key", ({ a }) => `/v1/keys/${a.apiKeyId}`, ErrorText.keyNotFound),
+  ),
+  'GET /v1/audit': row(empty('lists rotations in the audit log', () => '/v1/audit?action=rotate', 'data')),
 };
