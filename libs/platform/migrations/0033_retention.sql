@@ -13,6 +13,10 @@ CREATE INDEX IF NOT EXISTS sends_created_idx ON sends (created_at);
 CREATE INDEX IF NOT EXISTS email_events_event_at_idx ON email_events (event_at);
 CREATE INDEX IF NOT EXISTS inbound_messages_received_idx ON inbound_messages (received_at);
 CREATE INDEX IF NOT EXISTS webhook_deliveries_created_idx ON webhook_deliveries (created_at);
+-- Provider callbacks (0028): processed batches and the processed event ids. (audit_log.at is
+-- indexed by 0030.)
+CREATE INDEX IF NOT EXISTS provider_callback_batches_received_idx ON provider_callback_batches (received_at);
+CREATE INDEX IF NOT EXISTS provider_callback_events_processed_idx ON provider_callback_events (processed_at);
 
 -- A send goes once its last log row is gone; removing a sends row makes PostgreSQL look up its
 -- email_logs by ref_id alone (the ON DELETE CASCADE of email_logs_ref_id_fkey), which the

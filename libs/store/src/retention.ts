@@ -82,6 +82,23 @@ export const RETENTION_RULES: readonly RetentionRule[] = [
       SELECT 1 FROM webhook_deliveries r
        WHERE r.body_of = t.id AND NOT (r.created_at < $1 AND r.${DELIVERY_DONE}))`,
   },
+  // The audit log (migration 0030; its time column is indexed there, audit_log_at_idx).
+  { table: 'audit_log', timeColumn: 'at', setting: 'RETENTION_AUDIT' },
+  {
+    // Provider callback batches (migration 0028) once processed: their events are email events
+    // by then, so they are kept as long as those. A batch not yet processed stays.
+    table: 'provider_callback_batches',
+    timeColumn: 'received_at',
+    setting: 'RETENTION_EVENTS',
+    finished: 't.processed_at IS NOT NULL',
+  },
+  {
+    // The ids of provider events already processed (a batch delivered twice records nothing
+    // twice): a provider retries for hours, not for the events' duration.
+    table: 'provider_callback_events',
+    timeColumn: 'processed_at',
+    setting: 'RETENTION_EVENTS',
+  },
 ];
 
 export interface RetentionBatch {

@@ -177,6 +177,48 @@ export function retentionSuite(open: () => { db: () => Db; kv: () => Kv }) {
     ).toBe(0);
   });
 
+  it('expires the audit log and processed provider callbacks by their own settings', async () => {
+    const now = new Date();
+    const old = new Date(now.getTime() - 3600 * S);
+    const young = new Date(now.getTime() - 100);
+    const audit = async (at: Date) => {
+      const id = ulid();
+      await db.query(
+        `INSERT INTO audit_log (id, tenant_id, at, action, resource) VALUES ($1, $2, $3, 'create', 'template')`,
+        [id, tenantId, at],
+      );
+      return id;
+    };
+    const batch = async (at: Date, processed: boolean) => {
+      const id = `cb_${ulid()}`;
+      await db.query(
+        `INSERT INTO provider_callback_batches (id, tenant_id, mailer_id, provider, body, received_at, processed_at)
+         VALUES ($1, $2, 'm1', 'sparkpost', '[]', $3, $4)`,
+        [id, tenantId, at, processed ? at : null],
+      );
+      return id;
+    };
+    const oldAudit = await audit(old);
+    const youngAudit = await audit(young);
+    const done = await batch(old, true);
+    const todo = await batch(old, false);
+    const eventId = ulid();
+    await db.query(
+      `INSERT INTO provider_callback_events (mailer_id, event_id, tenant_id, processed_at) VALUES ('m1', $1, $2, $3)`,
+      [eventId, tenantId, old],
+    );
+    // The audit log keeps its entries for its own (longer) duration...
+    await sweepExpired({ db, logger, durations: { ...every(S), RETENTION_AUDIT: 7200 * S }, now });
+    expect(await exists('audit_log', 'id', oldAudit)).toBe(true);
+    expect(await exists('provider_callback_batches', 'id', done)).toBe(false);
+    expect(await exists('provider_callback_batches', 'id', todo)).toBe(true);
+    expect(await exists('provider_callback_events', 'event_id', eventId)).toBe(false);
+    // ...and loses them past it.
+    await sweepExpired({ db, logger, durations: every(S), now });
+    expect(await exists('audit_log', 'id', oldAudit)).toBe(false);
+    expect(await exists('audit_log', 'id', youngAudit)).toBe(true);
+  });
+
   it('keeps a shared body while a replay that uses it is younger or still due', async () => {
     const now = new Date();
     const old = new Date(now.getTime() - 3600 * S);
