@@ -5,11 +5,11 @@
  * service in their own processes, a domain mailer (DKIM) relaying to Postfix's smtp-sink.
  *
  *   1. seeds BENCH_EXPIRED (1,000,000) expired, finished rows (seed.ts) of another tenant;
- *   2. runs the same send load in alternating phases of BENCH_SECONDS (15) each, `base` and `sweep`,
- *      BENCH_ROUNDS (3) times and a last `base`: single-recipient sends over BENCH_CONNECTIONS (20)
+ *   2. runs the same send load in alternating phases of BENCH_SECONDS (20) each, `base` and `sweep`,
+ *      BENCH_ROUNDS (4) times and a last `base`: single-recipient sends over BENCH_CONNECTIONS (20)
  *      connections (BENCH_RATE: a fixed rate in requests/s instead of as fast as answered). One
  *      retention sweep (services/gateway/src/retention/sweep.ts, the defaults of RETENTION_* and of
- *      the sweep: batches of BENCH_SWEEP_BATCH (1000), BENCH_SWEEP_PAUSE_MS (20) and at most BENCH_SWEEP_DUTY (0.2) of the time busy) runs
+ *      the sweep: batches of BENCH_SWEEP_BATCH (250), BENCH_SWEEP_PAUSE_MS (20) and at most BENCH_SWEEP_DUTY (0.2) of the time busy) runs
  *      during the `sweep` phases' load only and waits between batches otherwise, so base and sweep
  *      alternate over the same seeded rows and the drift of a shared machine falls on both; each
  *      phase waits until every accepted email is delivered before the next starts;
@@ -41,11 +41,11 @@ import { migrateAsServices, servicesForm } from '../support/services';
 import { seedExpired } from './seed';
 
 const EXPIRED = Number(process.env.BENCH_EXPIRED ?? 1_000_000);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const RATE = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined;
-const SWEEP_BATCH = Number(process.env.BENCH_SWEEP_BATCH ?? 1000);
+const SWEEP_BATCH = Number(process.env.BENCH_SWEEP_BATCH ?? 250);
 const SWEEP_PAUSE_MS = Number(process.env.BENCH_SWEEP_PAUSE_MS ?? 20);
 const SWEEP_DUTY = Number(process.env.BENCH_SWEEP_DUTY ?? 0.2);
 const KEY = 'myk_bench_retention_bootstrap_key_0123456789';

@@ -45,7 +45,7 @@ export interface SweepOptions {
   durations: Record<RetentionSetting, number>;
   now?: Date;
   rules?: readonly RetentionRule[];
-  /** Rows per statement (default 1000). */
+  /** Rows per statement (default 250). */
   batchSize?: number;
   /** Shortest pause between two statements (default 20 ms). */
   pauseMs?: number;
@@ -65,7 +65,7 @@ export interface SweepReport {
   interrupted: boolean;
 }
 
-export const SWEEP_BATCH = 1000;
+export const SWEEP_BATCH = 250;
 export const SWEEP_PAUSE_MS = 20;
 export const SWEEP_DUTY = 0.2;
 
