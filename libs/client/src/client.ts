@@ -8,6 +8,7 @@ import type {
   AUDIT_ACTIONS,
   AbortBackfillResponse,
   AddDomainSchema,
+  AddSuppressionsResponse,
   AuditEntry,
   BackfillStatusResponse,
   CreateApiKeyResponse,
@@ -21,6 +22,7 @@ import type {
   EMAIL_LOG_STATUSES,
   EmailLogEntry,
   GetMailerResponse,
+  GetSuppressionResponse,
   GetTemplateResponse,
   InboundDomainResponse,
   InboundUsernamesResponse,
@@ -30,6 +32,7 @@ import type {
   ListDomainsResponse,
   ListLogsResponse,
   ListMailersResponse,
+  ListSuppressionsResponse,
   ListTemplatesResponse,
   ListWebhooksResponse,
   MailerCreatedResponse,
@@ -40,6 +43,10 @@ import type {
   SendResponse,
   StartBackfillResponse,
   StartBackfillSchema,
+  StatsGranularity,
+  StatsResponse,
+  SuppressionEntry,
+  SuppressionReasonValue,
   SuppressionResponse,
   UpdateImapMailerSchema,
   UpdateInboundDomainSchema,
@@ -102,11 +109,28 @@ export interface LogsParams extends PageParams {
   deliveredEndDate?: string;
 }
 
+/** GET /v1/stats filters (dates: RFC 3339 or YYYY-MM-DD, a bare date is that whole UTC day). */
+export interface StatsParams {
+  startDate?: string;
+  endDate?: string;
+  granularity?: StatsGranularity;
+  /** The sending domain (the From address's domain). */
+  domain?: string;
+  mailer_id?: string;
+  campaignId?: string;
+}
+
 /** GET /v1/audit filters (dates: RFC 3339 or YYYY-MM-DD, a bare date is that whole UTC day). */
 export interface AuditParams extends PageParams {
   startDate?: string;
   endDate?: string;
   action?: (typeof AUDIT_ACTIONS)[number];
+}
+
+/** GET /v1/suppressions filters: `email` is a case-insensitive substring of the address. */
+export interface SuppressionsParams extends PageParams {
+  email?: string;
+  reason?: SuppressionReasonValue;
 }
 
 export interface DeliveriesParams extends PageParams {
@@ -239,7 +263,41 @@ export class Mailyard {
       }),
   };
 
+  readonly stats = {
+    /** GET /v1/stats: counts per UTC day or hour, every bucket of the range, and their totals. */
+    get: (params: StatsParams = {}) =>
+      this.req<StatsResponse>({ method: 'GET', path: '/v1/stats', query: { ...params } as Query }),
+  };
+
+  /** The suppression list (docs/api/suppressions.md); `email` arguments are sent URL-encoded. */
   readonly suppressions = {
+    /** GET /v1/suppressions: one page, newest first. */
+    list: (params: SuppressionsParams = {}) =>
+      this.req<ListSuppressionsResponse>({
+        method: 'GET',
+        path: '/v1/suppressions',
+        query: { ...params } as Query,
+      }),
+    /** Every matching suppression, page after page. */
+    listAll: (params: Omit<SuppressionsParams, 'pageToken'> = {}): AsyncGenerator<SuppressionEntry> =>
+      paginate(async (pageToken) => {
+        const p = await this.suppressions.list({ ...params, pageToken });
+        return { items: p.data, nextPageToken: p.nextPageToken };
+      }),
+    /** GET /v1/suppressions/{email}: a NotFoundError when the address is not suppressed. */
+    get: (email: string) =>
+      this.req<GetSuppressionResponse>({ method: 'GET', path: `/v1/suppressions/${enc(email)}` }),
+    /** POST /v1/suppressions: 1 to 1000 addresses; reason defaults to `manual`. Safe to retry. */
+    add: (emails: string[], reason?: SuppressionReasonValue) =>
+      this.req<AddSuppressionsResponse>({
+        method: 'POST',
+        path: '/v1/suppressions',
+        body: { emails, ...(reason ? { reason } : {}) },
+        idempotent: true,
+      }),
+    /** DELETE /v1/suppressions/{email}: the address can be sent to again; NotFoundError when it was not suppressed. */
+    remove: (email: string) =>
+      this.req<MessageResponse>({ method: 'DELETE', path: `/v1/suppressions/${enc(email)}` }),
     unsubscribe: (email: string) =>
       this.req<SuppressionResponse>({ method: 'POST', path: '/v1/email/unsubscribe', body: { email } }),
     subscribe: (email: string) =>

@@ -200,6 +200,34 @@ describe('@mailyard/client against a running gateway', () => {
     await client.suppressions.unsubscribe('A@Example.test');
     expect((await client.suppressions.subscribe('a@example.test')).success).toBe(true);
 
+    // The suppression list: bulk add, get and remove by an address that needs URL-encoding, pages.
+    expect(
+      await client.suppressions.add(['Jane+News@Example.test', 'max@example.test', 'MAX@example.test']),
+    ).toEqual({
+      success: true,
+      added: 2,
+      existing: 0,
+    });
+    expect(await client.suppressions.add(['gone@example.test'], 'hard_bounce')).toMatchObject({ added: 1 });
+    expect((await client.suppressions.get('JANE+news@example.test')).data).toMatchObject({
+      email: 'jane+news@example.test',
+      reason: 'manual',
+      ref_id: null,
+    });
+    expect((await client.suppressions.list({ reason: 'hard_bounce' })).data.map((e) => e.email)).toEqual([
+      'gone@example.test',
+    ]);
+    const listed: string[] = [];
+    for await (const e of client.suppressions.listAll({ email: 'example.test', pageSize: 1 }))
+      listed.push(e.email);
+    expect(listed.sort()).toEqual(['gone@example.test', 'jane+news@example.test', 'max@example.test']);
+    expect((await client.suppressions.remove('jane+news@example.test')).message).toBe(
+      'jane+news@example.test removed from the suppression list',
+    );
+    await expect(client.suppressions.get('jane+news@example.test')).rejects.toBeInstanceOf(NotFoundError);
+    await expect(client.suppressions.remove('jane+news@example.test')).rejects.toBeInstanceOf(NotFoundError);
+    await expect(client.suppressions.add([])).rejects.toBeInstanceOf(BadRequestError);
+
     await client.mailers.delete(m.mailer_id);
     await expect(client.mailers.get(m.mailer_id)).rejects.toBeInstanceOf(NotFoundError);
   });

@@ -5,6 +5,7 @@ export * from './api/templates';
 export * from './api/send';
 export * from './api/send-parse';
 export * from './api/logs';
+export * from './api/stats';
 export * from './api/suppressions';
 export * from './validation';
 export * from './api/admin';

@@ -9,6 +9,8 @@ export * from './mailers';
 export * from './mailer-activity';
 export * from './sends';
 export * from './email-logs';
+export * from './stats';
+export { STATS_SLOTS } from './stats-rollup-sql';
 export * from './suppressions';
 export * from './email-events';
 export * from './copies';

@@ -35,6 +35,7 @@ import { openApiRoutes } from './openapi/routes';
 import { rateLimit } from './rate-limit/rate-limit';
 import { SEND_PATH, sendHandler } from './send/routes';
 import { gatewayContext } from './settings';
+import { statsRoutes } from './stats/routes';
 import { suppressionRoutes } from './suppressions/routes';
 import { templateRoutes } from './templates/routes';
 import { webhookRoutes } from './webhooks/routes';
@@ -116,6 +117,7 @@ export function buildGatewayApp(
       app.use(prefixedRouter(mailerRoutes(ctx)));
       app.use(prefixedRouter(oauthRoutes(ctx)));
       app.use(prefixedRouter(logRoutes(db)));
+      app.use(prefixedRouter(statsRoutes(db)));
       app.use(prefixedRouter(suppressionRoutes(db)));
       app.use(prefixedRouter(webhookRoutes(ctx)));
       app.use(prefixedRouter(inboundRoutes(ctx)));

@@ -6,6 +6,7 @@
  */
 import {
   AddDomainSchema,
+  AddSuppressionsSchema,
   AdminIssueKeySchema,
   AuditQuerySchema,
   CreateApiKeySchema,
@@ -25,7 +26,9 @@ import {
   RelayWebhookSchema,
   SendRequestSchema,
   StartBackfillSchema,
+  StatsQuerySchema,
   SuppressionRequestSchema,
+  SuppressionsQuerySchema,
   UpdateImapMailerSchema,
   UpdateInboundDomainSchema,
   UpdateInboundUsernameSchema,
@@ -76,6 +79,12 @@ const page = (data: unknown[], extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
+const suppression = {
+  email: 'jane@example.org',
+  reason: 'hard_bounce',
+  ref_id: '01JD5K7ZQ3X0V8Y2N4M6P8R0TF',
+  created_at: T,
+};
 const smtpCreate = {
   name: 'Office relay',
   email: 'hello@example.com',
@@ -302,6 +311,46 @@ export const OPERATIONS: Operation[] = [
     errors: [400],
   },
   {
+    method: 'GET',
+    path: '/v1/stats',
+    tag: 'Stats',
+    summary: 'Counts per UTC day or hour (requested, delivered, bounced, opened, ...), from rollups',
+    auth: 'apiKey',
+    query: {
+      schema: StatsQuerySchema,
+      example: { startDate: '2026-01-01', endDate: '2026-01-02', granularity: 'day', domain: 'example.com' },
+    },
+    success: {
+      status: 200,
+      description: 'Every bucket of the range (zeros where nothing happened) and their totals',
+      example: (() => {
+        const counts = {
+          requested: 120,
+          delivered: 115,
+          bounced: 2,
+          spam: 0,
+          opened: 64,
+          unique_opened: 51,
+          clicked: 12,
+          unique_clicked: 9,
+          unsubscribed: 1,
+          failed: 3,
+          rejected: 2,
+        };
+        const zero = Object.fromEntries(Object.keys(counts).map((k) => [k, 0]));
+        return {
+          success: true,
+          data: [
+            { start: '2026-01-01T00:00:00Z', ...counts },
+            { start: '2026-01-02T00:00:00Z', ...zero },
+          ],
+          totals: counts,
+        };
+      })(),
+    },
+    errors: [400],
+  },
+  {
     method: 'POST',
     path: '/v1/email/unsubscribe',
     tag: 'Suppressions',
@@ -328,6 +377,62 @@ export const OPERATIONS: Operation[] = [
       example: { success: true, message: 'jane@example.org subscribed' },
     },
     errors: [400],
+  },
+  {
+    method: 'GET',
+    path: '/v1/suppressions',
+    tag: 'Suppressions',
+    summary: 'List suppressed addresses, newest first (email: case-insensitive substring)',
+    auth: 'apiKey',
+    query: {
+      schema: SuppressionsQuerySchema,
+      example: { email: 'example.org', reason: 'hard_bounce', pageSize: '50' },
+    },
+    success: {
+      status: 200,
+      description: 'A page of suppressions',
+      example: page([suppression]),
+    },
+    errors: [400],
+  },
+  {
+    method: 'GET',
+    path: '/v1/suppressions/:email',
+    tag: 'Suppressions',
+    summary: 'Get the suppression of one address (URL-encoded)',
+    auth: 'apiKey',
+    success: { status: 200, description: 'The suppression', example: { success: true, data: suppression } },
+    errors: [400, 404],
+  },
+  {
+    method: 'POST',
+    path: '/v1/suppressions',
+    tag: 'Suppressions',
+    summary: 'Suppress 1 to 1000 addresses (reason defaults to manual)',
+    auth: 'apiKey',
+    body: {
+      schema: AddSuppressionsSchema,
+      example: { emails: ['jane@example.org', 'max@example.org'], reason: 'manual' },
+    },
+    success: {
+      status: 200,
+      description: 'How many were added and how many were already suppressed',
+      example: { success: true, added: 1, existing: 1 },
+    },
+    errors: [400],
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/suppressions/:email',
+    tag: 'Suppressions',
+    summary: 'Remove an address from the suppression list (it can be sent to again)',
+    auth: 'apiKey',
+    success: {
+      status: 200,
+      description: 'Removed',
+      example: { success: true, message: 'jane@example.org removed from the suppression list' },
+    },
+    errors: [400, 404],
   },
   // Domains
   {

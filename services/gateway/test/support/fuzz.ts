@@ -74,6 +74,7 @@ const SEEDS: Record<string, () => unknown> = {
   }),
   '/admin/v1/tenants': () => ({ name: 'Fuzz tenant', tier: 'standard' }),
   '/v1/email/unsubscribe': () => ({ email: 'someone@example.com' }),
+  '/v1/suppressions': () => ({ emails: ['someone@example.com', 'Other+tag@example.org'], reason: 'manual' }),
 };
 SEEDS['/v1/smtpbasic/verify'] = SEEDS['/v1/mailer/smtp']!;
 SEEDS['/v1/imapbasic/verify'] = SEEDS['/v1/mailer/imap']!;
@@ -93,6 +94,7 @@ const QUERY_NAMES = [
   'endDate',
   'deliveredStartDate',
   'deliveredEndDate',
+  'reason',
   'x',
 ];
 
