@@ -7,7 +7,7 @@
 --
 -- CREATE INDEX (not CONCURRENTLY: migrations run in one transaction) blocks writes to the table
 -- while it builds. On a large installation create them CONCURRENTLY by hand before upgrading, with
--- these names (docs/deploy.md "Upgrading to the retention sweep"); IF NOT EXISTS then skips them.
+-- these names (docs/deploy.md "Retention indexes (migration 0033)"); IF NOT EXISTS then skips them.
 CREATE INDEX IF NOT EXISTS email_logs_created_idx ON email_logs (created_at);
 CREATE INDEX IF NOT EXISTS sends_created_idx ON sends (created_at);
 CREATE INDEX IF NOT EXISTS email_events_event_at_idx ON email_events (event_at);

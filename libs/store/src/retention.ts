@@ -5,7 +5,7 @@
  * A row expires when its time column is older than the cutoff (now minus the rule's duration) AND it
  * is finished: a row the platform still works on (a copy not yet delivered or failed, a raw message
  * not yet handed to the dispatcher, a webhook delivery still due) is never removed, whatever its age,
- * so retention never loses an accepted email, message or delivery (DESIGN.md invariants 1, 3, 4).
+ * so retention never loses an accepted email, message or delivery (docs/architecture.md "Reliability").
  *
  * A batch is one statement: the oldest `limit` expired rows at or after `after` (a keyset walk of the
  * time column's index, migration 0033), locked with SKIP LOCKED (a row a send or the dispatcher holds

@@ -1,5 +1,5 @@
 /**
- * The retention settings (docs/configuration.md "Retention", docs/operations.md "Retention"): how
+ * The retention settings (docs/configuration.md "Gateway", docs/operations.md "Retention"): how
  * long each kind of row is kept and how often the gateway's sweeper removes what has expired.
  * Durations are written as a number and s, m, h or d (libs/platform `duration`); each is read as
  * milliseconds. Merged into the gateway's settings (settings.ts), so a bad value is the gateway's
