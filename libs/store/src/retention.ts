@@ -48,12 +48,13 @@ const DELIVERY_DONE = `status IN ('delivered', 'dropped')`;
 
 export const RETENTION_RULES: readonly RetentionRule[] = [
   {
-    // A recipient's log row once its send outcome is recorded (or the copy was cancelled before it
-    // went); a copy still queued or retrying stays until it ends.
+    // A recipient's log row once its send outcome is recorded, the copy was cancelled before it
+    // went, or a provider (SparkPost) accepted it: the platform no longer works on such a copy
+    // (a provider's callback may never come); a copy still queued or retrying stays until it ends.
     table: 'email_logs',
     timeColumn: 'created_at',
     setting: 'RETENTION_LOGS',
-    finished: `(t.send_outcome IS NOT NULL OR t.status = 'CANCELLED')`,
+    finished: `(t.send_outcome IS NOT NULL OR t.status = 'CANCELLED' OR t.provider_accepted_at IS NOT NULL)`,
   },
   {
     // The send (its stored request, often the largest row of an email) once no log row is left.

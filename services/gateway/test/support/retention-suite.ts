@@ -177,6 +177,18 @@ export function retentionSuite(open: () => { db: () => Db; kv: () => Kv }) {
     ).toBe(0);
   });
 
+  it('takes an expired copy a provider accepted, whose callback never came', async () => {
+    const now = new Date();
+    const old = new Date(now.getTime() - 3600 * S);
+    const accepted = await send(old, [null]);
+    const queued = await send(old, [null]);
+    await db.query('UPDATE email_logs SET provider_accepted_at = $2 WHERE ref_id = $1', [accepted, old]);
+    await sweepExpired({ db, logger, durations: every(S), now });
+    expect(await exists('email_logs', 'ref_id', accepted)).toBe(false);
+    expect(await exists('sends', 'ref_id', accepted)).toBe(false);
+    expect(await exists('email_logs', 'ref_id', queued)).toBe(true);
+  });
+
   it('expires the audit log and processed provider callbacks by their own settings', async () => {
     const now = new Date();
     const old = new Date(now.getTime() - 3600 * S);
