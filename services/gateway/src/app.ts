@@ -20,13 +20,17 @@ import {
 import type { Express, NextFunction, Request, Response } from 'express';
 import { adminAuth } from './admin/admin-auth';
 import { adminRoutes } from './admin/routes';
+import { auditStep } from './audit/audit-step';
+import { auditRoutes } from './audit/routes';
 import { apiKeyAuth } from './auth/api-key-auth';
 import { KeyCache } from './auth/key-cache';
+import type { KeyUsage } from './auth/key-usage';
 import { backfillRoutes } from './backfill/routes';
 import { domainRoutes } from './domains/routes';
 import { EventHub } from './events-stream/event-hub';
 import { eventStreamRoutes } from './events-stream/routes';
 import { inboundRoutes } from './inbound/routes';
+import { keyRoutes } from './keys/routes';
 import { logRoutes } from './logs/routes';
 import { mailerRoutes } from './mailers/routes';
 import { PUBLIC_V1_ROUTES, oauthRoutes } from './oauth/routes';
@@ -34,6 +38,7 @@ import { openApiRoutes } from './openapi/routes';
 import { rateLimit } from './rate-limit/rate-limit';
 import { SEND_PATH, sendHandler } from './send/routes';
 import { gatewayContext } from './settings';
+import { statsRoutes } from './stats/routes';
 import { suppressionRoutes } from './suppressions/routes';
 import { templateRoutes } from './templates/routes';
 import { webhookRoutes } from './webhooks/routes';
@@ -51,6 +56,8 @@ const exceptPublic =
 export interface GatewayHooks {
   /** A send committed outbox rows: lets the relay publish without waiting for its next poll. */
   onOutboxWrite?: () => void;
+  /** Records which keys authenticated requests, for last_used_at (index.ts flushes it); none: not kept. */
+  keyUsage?: KeyUsage;
   /** The process's event-stream fan-out (index.ts closes it on stop); made here when absent. */
   eventHub?: EventHub;
 }
@@ -78,7 +85,7 @@ export function buildGatewayApp(
   const keyCache = new KeyCache(config.API_KEY_CACHE_MS);
   // One instance of each guard: express's chain (every other /v1 route) and the send route's
   // runner share the key cache and the rate limiter's batching and warnings.
-  const v1Auth = apiKeyAuth(db, keyCache);
+  const v1Auth = apiKeyAuth(db, keyCache, hooks.keyUsage);
   const v1RateLimit = rateLimit(kv, logger, {
     limits: { standard: config.RATE_LIMIT_STANDARD, enterprise: config.RATE_LIMIT_ENTERPRISE },
     windowMs: config.RATE_LIMIT_WINDOW_SECONDS * 1000,
@@ -108,6 +115,8 @@ export function buildGatewayApp(
     }),
     // Keys are checked before any body is read (docs/api/conventions.md "Requests").
     guards: (app) => {
+      // req.ip: the client address the audit log records (TRUST_PROXY, docs/configuration.md).
+      app.set('trust proxy', config.TRUST_PROXY);
       app.use('/admin/v1', adminAuth(config.ADMIN_API_KEY));
       app.use('/v1', exceptPublic(v1Auth), exceptPublic(v1RateLimit));
     },
@@ -116,6 +125,8 @@ export function buildGatewayApp(
     fastRoutes: [{ method: 'POST', path: SEND_PATH, guards: [v1Auth, v1RateLimit], handler: send }],
     // Each router is entered only by paths its routes can match (prefixedRouter).
     routes: (app) => {
+      // Records every change a /v1 route answers with 2xx (audit/audit-table.ts), before the answer.
+      app.use('/v1', auditStep(db, logger));
       app.use(prefixedRouter(openApiRoutes()));
       app.use(prefixedRouter(adminRoutes(db, keyCache)));
       app.use(prefixedRouter(templateRoutes(db)));
@@ -124,9 +135,12 @@ export function buildGatewayApp(
       app.use(prefixedRouter(oauthRoutes(ctx)));
       app.use(prefixedRouter(logRoutes(db)));
       app.use(prefixedRouter(eventStreamRoutes(hooks.eventHub ?? createEventHub(ctx))));
+      app.use(prefixedRouter(statsRoutes(db)));
       app.use(prefixedRouter(suppressionRoutes(db)));
       app.use(prefixedRouter(webhookRoutes(ctx)));
       app.use(prefixedRouter(inboundRoutes(ctx)));
+      app.use(prefixedRouter(keyRoutes(db, keyCache)));
+      app.use(prefixedRouter(auditRoutes(db)));
       // Last: the legacy alias /v1/{mailerID}/backfill must not shadow other /v1 routes.
       app.use(prefixedRouter(backfillRoutes(ctx)));
     },
