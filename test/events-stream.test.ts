@@ -32,7 +32,7 @@ import {
   metricsRegistry,
   openContext,
 } from '@mailyard/platform';
-import { createTenant } from '@mailyard/store';
+import { createTenant, issueKey } from '@mailyard/store';
 import { eventually } from '@mailyard/testkit/eventually';
 import { dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
 import { spawnTs } from '@mailyard/testkit/process';
@@ -182,9 +182,11 @@ describe('event stream on the real servers (services in their own contexts)', ()
     }
   });
 
-  it('applies the filters and answers 401 without a key, 400 for a bad filter, 429 past the tenant cap', async () => {
+  it('applies the filters (read-only key) and answers 401 without a key, 400 for a bad filter, 429 past the tenant cap', async () => {
     const t = await createTenant(stack.ctx.db, { name: 'filters', tier: 'enterprise' });
-    const client = new Mailyard({ apiKey: t.apiKey, basePath: gw.url });
+    // A read-only key is enough for the stream.
+    const readKey = (await issueKey(stack.ctx.db, t.id, { scope: 'read' }))!.apiKey;
+    const client = new Mailyard({ apiKey: readKey, basePath: gw.url });
     const noKey = await fetch(`${gw.url}/v1/events/stream`);
     expect(noKey.status).toBe(401);
     expect(await noKey.json()).toEqual({ success: false, error: 'Invalid or missing API key' });
