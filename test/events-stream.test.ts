@@ -4,7 +4,7 @@
  * own RabbitMQ connection, as a separate process would have) streams it to the sending tenant
  * only. Also: filters, 401/400/429, Last-Event-ID resume, a client that stops reading is dropped
  * while another keeps receiving, `pnpm cli tail` printing a delivery, and the in-process bus
- * (embedded mode).
+ * (embedded mode) with the wire format: headers for proxies, heartbeat comments.
  */
 import type { Server } from 'node:http';
 import { connect } from 'node:net';
@@ -325,7 +325,12 @@ describe('event stream on the in-process bus (embedded mode)', () => {
   it('streams what is published on the memory bus to the tenant', async () => {
     const stores = await createSharedStores('embedded');
     const ctx = await openContext(
-      configFrom({ ...stores.env, LOG_LEVEL: 'error', API_KEY_CACHE_MS: '0' }),
+      configFrom({
+        ...stores.env,
+        LOG_LEVEL: 'error',
+        API_KEY_CACHE_MS: '0',
+        EVENTS_STREAM_HEARTBEAT_SECONDS: '1',
+      }),
       createLogger('events-embedded', 'error'),
     );
     const gw = await startGateway(ctx, false);
@@ -340,6 +345,22 @@ describe('event stream on the in-process bus (embedded mode)', () => {
         await publishEvents(ctx.bus, t.id, [eventFor('MAIL_DELIVERED', 'MINE')]);
         await eventually(() => stream.got.length > 0, 'the event');
         expect(stream.refs()).toEqual(['MAIL_DELIVERED:MINE']);
+
+        // The wire: headers for proxies, then heartbeat comments while nothing happens.
+        const abort = new AbortController();
+        const raw = await fetch(`${gw.url}/v1/events/stream`, {
+          headers: { 'X-API-Key': t.apiKey },
+          signal: abort.signal,
+        });
+        expect(raw.status).toBe(200);
+        expect(raw.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+        expect(raw.headers.get('x-accel-buffering')).toBe('no');
+        expect(raw.headers.get('cache-control')).toBe('no-cache, no-transform');
+        const reader = raw.body!.pipeThrough(new TextDecoderStream()).getReader();
+        let text = '';
+        while (!text.includes(': heartbeat\n\n')) text += (await reader.read()).value ?? '';
+        expect(text.startsWith('retry: 3000\n: connected\n\n')).toBe(true);
+        abort.abort();
       } finally {
         await stream.stop();
       }
