@@ -19,6 +19,7 @@
  * 6. A 503 then success is retried and accepted; a revoked key deactivates the mailer
  *    (MAILER_DEACTIVATED at the webhook, GET shows it).
  */
+import { createHmac } from 'node:crypto';
 import type { EmailEvent } from '@mailyard/contracts';
 import { start as startGateway } from '@mailyard/gateway';
 import {
@@ -57,6 +58,7 @@ let api = '';
 let tenant: { id: string; auth: Record<string, string> };
 let other: { id: string; auth: Record<string, string> };
 let apiKey = '';
+let signingSecret = '';
 let mailer: { mailer_id: string; callback: { url: string; username: string; password: string } };
 
 beforeAll(async () => {
@@ -152,7 +154,11 @@ async function postCallback(url: string, batch: unknown, authorization?: string)
     },
     body: JSON.stringify(batch),
   });
-  return { status: res.status, body: await res.text() };
+  return {
+    status: res.status,
+    authenticate: res.headers.get('www-authenticate'),
+    body: await res.text(),
+  };
 }
 const postAsMailer = (batch: unknown) =>
   postCallback(mailer.callback.url, batch, basic(mailer.callback.username, mailer.callback.password));
@@ -240,6 +246,7 @@ const logsOf = async (refId: string) =>
     (await ok(tenant, 'GET', `/v1/email/logs?refId=${refId}`)).data as Array<{
       recipient: string;
       status: string;
+      last_event: string | null;
       message_id: string;
     }>
   ).sort((x, y) => x.recipient.localeCompare(y.recipient));
@@ -268,7 +275,7 @@ describe('SparkPost end to end', () => {
     expect(JSON.stringify(got)).not.toContain(mailer.callback.password);
     expect(JSON.stringify(got)).not.toContain(apiKey);
 
-    await ok(tenant, 'POST', '/v1/webhook/register', {
+    const registered = await ok(tenant, 'POST', '/v1/webhook/register', {
       webhook_url: hooks.url('/events'),
       event: 'EMAIL_EVENT',
       method: 'POST',
@@ -285,6 +292,8 @@ describe('SparkPost end to end', () => {
         },
       },
     });
+    signingSecret = String(registered.signing_secret);
+    expect(signingSecret).toMatch(/^whsec_/);
     expect(hooks.url('/events')).toMatch(/^https:/);
   });
 
@@ -346,6 +355,7 @@ describe('SparkPost end to end', () => {
     ];
     const res = await postAsMailer(deliveryBatch);
     expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ success: true, message: '4 events received' });
     // A second batch, as SparkPost sends them: later events of the further sends.
     const res2 = await postAsMailer([
       sample('delivery', later.spam!, 'Dan@Example.com'),
@@ -386,6 +396,14 @@ describe('SparkPost end to end', () => {
     await hookEvent(later.genFail!.refId, 'MAIL_GENERATION_FAILURE', 'gus@example.com');
     await hookEvent(later.genReject!.refId, 'MAIL_GENERATION_REJECTION', 'hal@example.com');
     for (const e of delivered()) expect(e.details.webhook_id).toMatch(/^email_events_/);
+    // Signed as docs/webhooks.md "Signatures" says, checked here by the documented formula.
+    for (const r of hooks.to('/events')) {
+      const key = Buffer.from(signingSecret.slice('whsec_'.length), 'base64');
+      const signed = `${r.headers['webhook-id']}.${r.headers['webhook-timestamp']}.${r.body}`;
+      expect(r.headers['webhook-signature']).toBe(
+        `v1,${createHmac('sha256', key).update(signed).digest('base64')}`,
+      );
+    }
 
     // The logs show the statuses.
     expect((await logsOf(first.refId)).map((l) => [l.recipient, l.status])).toEqual([
@@ -394,9 +412,17 @@ describe('SparkPost end to end', () => {
       ['cat@example.com', 'MAIL_BOUNCE'],
     ]);
     expect((await logsOf(first.refId))[0]!.message_id).toBe(ann.msys.message_event.message_id);
+    expect((await logsOf(later.spam!.refId))[0]).toMatchObject({
+      status: 'MAIL_DELIVERED',
+      last_event: 'MAIL_SPAM',
+    });
     expect((await logsOf(later.unsub!.refId))[0]!.status).toBe('MAIL_UNSUBSCRIBED');
-    for (const s of [later.policy!, later.genFail!, later.genReject!])
-      expect((await logsOf(s.refId))[0]!.status).toBe('FAILED');
+    for (const [s, event] of [
+      [later.policy!, 'MAIL_POLICY_REJECTION'],
+      [later.genFail!, 'MAIL_GENERATION_FAILURE'],
+      [later.genReject!, 'MAIL_GENERATION_REJECTION'],
+    ] as const)
+      expect((await logsOf(s.refId))[0]).toMatchObject({ status: 'FAILED', last_event: event });
 
     // The suppression list: hard bounce, complaint and unsubscribe with their send; never the block.
     const list = await ok(tenant, 'GET', '/v1/suppressions?pageSize=50');
@@ -460,6 +486,7 @@ describe('SparkPost end to end', () => {
     expect((await postCallback(foreign.callback.url, ping, foreignAuth)).status).toBe(200);
     const refused = await postCallback(mailer.callback.url, deliveryBatch, foreignAuth);
     expect(refused.status).toBe(401);
+    expect(refused.authenticate).toMatch(/^Basic /);
     expect(JSON.parse(refused.body)).toEqual({
       success: false,
       error: 'Invalid or missing callback credentials',
