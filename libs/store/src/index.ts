@@ -24,3 +24,4 @@ export * from './oauth-grants';
 export * from './oauth-grant-store';
 export * from './feedback';
 export * from './provider-callbacks';
+export * from './retention';

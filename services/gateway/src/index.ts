@@ -12,6 +12,7 @@ import { buildGatewayApp } from './app';
 import { KeyUsage } from './auth/key-usage';
 import { domainCheckJob } from './domains/domain-checks';
 import { type FirstRun, createFirstTenant, firstRunNotice, wantsFirstRun } from './first-run';
+import { retentionJob } from './retention/job';
 
 export { buildGatewayApp } from './app';
 export { gatewaySettings } from './settings';
@@ -41,6 +42,9 @@ export async function start(serviceCtx: ServiceContext): Promise<RunningService>
     config.DOMAIN_CHECK_TICK_MS,
   );
   domainChecks.start();
+  // Retention: one replica (kv lease) removes expired rows every RETENTION_SWEEP_INTERVAL.
+  const retention = retentionJob({ db, kv: ctx.kv, logger, config });
+  retention.start();
   const readiness = storeReadiness(ctx);
   // last_used_at of API keys, written in batches (docs/operations.md "API keys and scopes").
   const keyUsage = new KeyUsage(db, logger);
@@ -52,6 +56,7 @@ export async function start(serviceCtx: ServiceContext): Promise<RunningService>
   ).catch(async (err) => {
     await keyUsage.stop();
     await domainChecks.stop();
+    await retention.stop();
     await relay.stop();
     throw err;
   });
@@ -75,6 +80,7 @@ export async function start(serviceCtx: ServiceContext): Promise<RunningService>
       await closeServer(server);
       await keyUsage.stop();
       await domainChecks.stop();
+      await retention.stop();
       await relay.stop();
     },
   };

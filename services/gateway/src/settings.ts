@@ -19,6 +19,7 @@ import {
 } from '@mailyard/platform';
 import { ProviderEnvObject, providerEnvCheck } from '@mailyard/providers';
 import { z } from 'zod';
+import { RetentionEnvObject } from './retention/settings';
 
 /** ADMIN_API_KEY, BOOTSTRAP_API_KEY: long enough, and not a placeholder of the examples. */
 const apiKey = secretValue(z.string().min(16, 'must be at least 16 characters'));
@@ -70,6 +71,8 @@ export const GatewayEnvSchema = z
   })
   // OAuth mailers: provider endpoints, the deployment's apps, token lifecycle (libs/providers).
   .merge(ProviderEnvObject)
+  // Retention durations and the sweep interval (retention/settings.ts).
+  .merge(RetentionEnvObject)
   .superRefine(providerEnvCheck);
 
 export type GatewaySettings = z.infer<typeof GatewayEnvSchema>;
