@@ -96,7 +96,8 @@ export async function loadCopyRows(
 
 /**
  * Every copy with recipients still without a send outcome, with the last send attempt recorded
- * for it (0 when none): what an in-process bus lost in a crash.
+ * for it (0 when none): what an in-process bus lost in a crash. A SCHEDULED copy is not one:
+ * it is still held (scheduled-sends.ts), and its release commands it.
  */
 export async function findUnfinishedCopies(
   db: Queryable,
@@ -105,7 +106,7 @@ export async function findUnfinishedCopies(
     `SELECT l.ref_id, l.tenant_id, l.copy_id,
             COALESCE((SELECT max(e.attempt) FROM email_events e WHERE e.copy_id = l.copy_id), 0)::int AS last_attempt
        FROM email_logs l
-      WHERE l.send_outcome IS NULL
+      WHERE l.send_outcome IS NULL AND l.status <> 'SCHEDULED'
       GROUP BY l.ref_id, l.tenant_id, l.copy_id`,
   );
   return rows;

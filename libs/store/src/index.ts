@@ -20,3 +20,4 @@ export * from './oauth-grants';
 export * from './oauth-grant-store';
 export * from './feedback';
 export * from './provider-callbacks';
+export * from './scheduled-sends';

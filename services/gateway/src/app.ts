@@ -29,6 +29,7 @@ import { mailerRoutes } from './mailers/routes';
 import { PUBLIC_V1_ROUTES, oauthRoutes } from './oauth/routes';
 import { openApiRoutes } from './openapi/routes';
 import { rateLimit } from './rate-limit/rate-limit';
+import { cancelSendRoutes } from './send/cancel-route';
 import { SEND_PATH, sendHandler } from './send/routes';
 import { gatewayContext } from './settings';
 import { suppressionRoutes } from './suppressions/routes';
@@ -106,6 +107,7 @@ export function buildGatewayApp(
       app.use(prefixedRouter(mailerRoutes(ctx)));
       app.use(prefixedRouter(oauthRoutes(ctx)));
       app.use(prefixedRouter(logRoutes(db)));
+      app.use(prefixedRouter(cancelSendRoutes(db)));
       app.use(prefixedRouter(suppressionRoutes(db)));
       app.use(prefixedRouter(webhookRoutes(ctx)));
       app.use(prefixedRouter(inboundRoutes(ctx)));

@@ -6,6 +6,7 @@ import {
   domainOf,
   messageSizeBytes,
   planCopies,
+  releaseAtMs,
   ulid,
 } from '@mailyard/contracts';
 import {
@@ -18,7 +19,7 @@ import {
   notFound,
   unprocessable,
 } from '@mailyard/platform';
-import { type QueuedRecipient, type SendAcceptContext, sends } from '@mailyard/store';
+import { type QueuedRecipient, type SendAcceptContext, scheduledSends, sends } from '@mailyard/store';
 import type { SendGroupCommit } from './group-commit';
 import { IDEMPOTENCY_TTL_SECONDS, requestHash } from './idempotency';
 import { assertMailerCanSend } from './mailer-check';
@@ -37,6 +38,8 @@ export interface Accepted {
   refId: string;
   /** True when an earlier send with the same Idempotency-Key is answered again. */
   replayed: boolean;
+  /** True when the send waits for its `send_at` (status SCHEDULED). */
+  scheduled: boolean;
 }
 
 const accepted = counter('mailyard_sends_accepted_total', 'Sends accepted by POST /v1/email/send');
@@ -67,7 +70,7 @@ async function replay(db: Db, tenantId: string, key: string, hash: string): Prom
   const existing = await sends.findByIdempotencyKey(db, tenantId, key, IDEMPOTENCY_TTL_SECONDS);
   if (!existing) return null;
   if (existing.requestHash !== hash) throw unprocessable(ErrorText.idempotencyKeyReused);
-  return { refId: existing.refId, replayed: true };
+  return { refId: existing.refId, replayed: true, scheduled: false };
 }
 
 /**
@@ -76,7 +79,10 @@ async function replay(db: Db, tenantId: string, key: string, hash: string): Prom
  * commands (send-commands.ts) in one statement: alone, one outbox row per chunk of
  * COPIES_PER_COMMAND copies; with `deps.group`, in the statement of concurrent sends, whose
  * commands may share outbox rows (group-commit.ts). With an Idempotency-Key, a live send holding the key is answered instead
- * (its ref_id), and concurrent duplicates never both insert.
+ * (its ref_id), and concurrent duplicates never both insert. A send whose `send_at` is ahead
+ * is written alone (not in a group commit) in one transaction with no outbox rows, then held:
+ * its log rows SCHEDULED and its commands kept in `scheduled_sends` until the send service's
+ * release (libs/store scheduled-sends.ts).
  */
 export async function acceptSend(
   deps: SendDeps,
@@ -91,8 +97,9 @@ export async function acceptSend(
     if (earlier) return earlier;
   }
 
+  const releaseAt = releaseAtMs(request.send_at, Date.now());
   // Mailer and template in one round trip; checked in the documented order (template first).
-  const group = key === null ? deps.group : undefined;
+  const group = key === null && releaseAt === null ? deps.group : undefined;
   const context = group
     ? await group.context({ tenantId, mailerId: request.mailer_id, templateId: request.template_id })
     : await sends.acceptContext(db, tenantId, request.mailer_id, request.template_id);
@@ -127,21 +134,22 @@ export async function acceptSend(
     request: stored,
   };
   // The send, its log rows and its commands are one statement; with a key, an expired holder
-  // of the key is released first in the same transaction.
-  const write = (q: Queryable) =>
-    sends.insertAccepted(
-      q,
-      { ...send, idempotencyKey: key, requestHash: hash },
-      recipients,
-      sendCommands([commanded]),
-    );
+  // of the key is released first in the same transaction. A scheduled send's commands are held
+  // instead, in the same transaction.
+  const newSend = { ...send, idempotencyKey: key, requestHash: hash };
+  const write = (q: Queryable) => sends.insertAccepted(q, newSend, recipients, sendCommands([commanded]));
+  const writeHeld = async (tx: Queryable, at: number) => {
+    if (!(await sends.insertAccepted(tx, newSend, recipients, []))) return false;
+    await scheduledSends.hold(tx, tenantId, refId, new Date(at), sendCommands([commanded]));
+    return true;
+  };
   let inserted: boolean;
   if (group) inserted = await group.write({ send, recipients, copies: commanded }).then(() => true);
-  else if (key === null) inserted = await write(db);
+  else if (key === null && releaseAt === null) inserted = await write(db);
   else
     inserted = await db.transaction(async (tx) => {
-      await sends.releaseExpiredIdempotencyKey(tx, tenantId, key, IDEMPOTENCY_TTL_SECONDS);
-      return write(tx);
+      if (key !== null) await sends.releaseExpiredIdempotencyKey(tx, tenantId, key, IDEMPOTENCY_TTL_SECONDS);
+      return releaseAt === null ? write(tx) : writeHeld(tx, releaseAt);
     });
 
   if (!inserted) {
@@ -150,8 +158,8 @@ export async function acceptSend(
     if (!earlier) throw new HttpError(409, ErrorText.idempotencyKeyInProgress);
     return earlier;
   }
-  deps.onOutboxWrite?.();
+  if (releaseAt === null) deps.onOutboxWrite?.();
   accepted.inc();
   acceptedRecipients.inc(recipients.length);
-  return { refId, replayed: false };
+  return { refId, replayed: false, scheduled: releaseAt !== null };
 }
