@@ -74,10 +74,10 @@ export const scheduledSends = {
   /** Milliseconds until the next held send is due by the database's clock (0 when overdue); null when none. */
   async msUntilNextDue(db: Queryable): Promise<number | null> {
     const { rows } = await db.query<{ ms: number | null }>(
-      'SELECT GREATEST(0, ceil(extract(epoch FROM (min(send_at) - now())) * 1000))::float8 AS ms FROM scheduled_sends',
+      'SELECT ceil(extract(epoch FROM (min(send_at) - now())) * 1000)::float8 AS ms FROM scheduled_sends',
     );
     const ms = rows[0]?.ms;
-    return ms === null || ms === undefined ? null : Number(ms);
+    return ms === null || ms === undefined ? null : Math.max(0, Number(ms));
   },
 
   /**
