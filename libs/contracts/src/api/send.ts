@@ -351,8 +351,8 @@ export interface SendResponse {
 }
 
 /**
- * 200 answer of POST /v1/email/send/{ref_id}/cancel (docs/api/send.md "Cancel a scheduled
- * send"): `cancelled` = log entries (recipients of copies) that became CANCELLED.
+ * 200 answer of POST /v1/email/send/{ref_id}/cancel (docs/api/send.md "Scheduled
+ * sends"): `cancelled` = log entries (recipients of copies) that became CANCELLED.
  */
 export interface CancelSendResponse {
   success: true;

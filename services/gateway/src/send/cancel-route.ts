@@ -1,5 +1,5 @@
 /**
- * POST /v1/email/send/{ref_id}/cancel (docs/api/send.md "Cancel a scheduled send"): the
+ * POST /v1/email/send/{ref_id}/cancel (docs/api/send.md "Scheduled sends"): the
  * tenant's send is cancelled while it is still held for its `send_at` (libs/store
  * scheduled-sends.ts cancel: the held row and the log rows in one transaction, so a release at
  * the same moment and this cancel never both win). Answers `{success, message, cancelled}` with
@@ -7,7 +7,7 @@
  * the tenant's send; 409 when nothing is left to cancel (released already, or cancelled).
  * Immediate sends are never held, so they answer 409: their commands are published within
  * milliseconds of the accept and no copy can be recalled from the send service without a claim
- * written per copy on the send path (docs/sending.md "Scheduled sends").
+ * written per copy on the send path (docs/operations.md "Scheduled sends").
  */
 import { type CancelSendResponse, ErrorText } from '@mailyard/contracts';
 import { type Db, conflict, notFound } from '@mailyard/platform';
