@@ -15,7 +15,8 @@
  * One replica releases: every send service runs this loop, and the one holding the kv lease
  * `scheduled-sends:release` (libs/platform lease, renewed by keepLeaseAlive) does the work; the
  * others look for the lease every `pollMs`. A holder that dies loses the lease after LEASE_MS
- * and another takes over. Correctness does not depend on the lease: releaseDue skips rows
+ * and another takes over; while the kv store cannot be reached, every replica releases. Correctness
+ * does not depend on the lease: releaseDue skips rows
  * another transaction holds (FOR UPDATE SKIP LOCKED) and a release commits whole or not at all,
  * so a crash at any moment leaves a send held or released, never lost. The holder sleeps until
  * the next due time by the database's clock, at most `pollMs` (sends held by another gateway
@@ -63,6 +64,7 @@ export function startScheduledRelease(o: ScheduledReleaseOptions): ScheduledRele
   let lease: Lease | null = null;
   let stopRenewing: (() => void) | null = null;
   let wake: (() => void) | null = null;
+  let warnedKv = false;
 
   const dropLease = () => {
     stopRenewing?.();
@@ -84,9 +86,22 @@ export function startScheduledRelease(o: ScheduledReleaseOptions): ScheduledRele
   /** One look; returns how long to wait before the next. */
   async function look(): Promise<number> {
     if (!lease) {
-      lease = await acquireKvLease(o.kv, RELEASE_LEASE_KEY, LEASE_MS);
-      if (!lease) return pollMs;
-      const held = lease;
+      let kvDown = false;
+      lease = await acquireKvLease(o.kv, RELEASE_LEASE_KEY, LEASE_MS).catch((err: unknown) => {
+        kvDown = true;
+        if (!warnedKv)
+          o.logger.warn('scheduled send release: kv unreachable, releasing without the lease', {
+            error: err instanceof Error ? err.message : String(err),
+          });
+        warnedKv = true;
+        return null;
+      });
+      if (!kvDown) warnedKv = false;
+      // Without the kv, every replica releases: still each send once (releaseDue's row locks).
+      if (!lease && !kvDown) return pollMs;
+    }
+    if (lease && !stopRenewing) {
+      const held: Lease = lease;
       stopRenewing = keepLeaseAlive(held, {
         floorMs: 100,
         onLost: () => {

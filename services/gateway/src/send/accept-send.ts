@@ -136,10 +136,10 @@ export async function acceptSend(
   // The send, its log rows and its commands are one statement; with a key, an expired holder
   // of the key is released first in the same transaction. A scheduled send's commands are held
   // instead, in the same transaction.
-  const newSend = { ...send, idempotencyKey: key, requestHash: hash };
-  const write = (q: Queryable) => sends.insertAccepted(q, newSend, recipients, sendCommands([commanded]));
+  const newSend = () => ({ ...send, idempotencyKey: key, requestHash: hash });
+  const write = (q: Queryable) => sends.insertAccepted(q, newSend(), recipients, sendCommands([commanded]));
   const writeHeld = async (tx: Queryable, at: number) => {
-    if (!(await sends.insertAccepted(tx, newSend, recipients, []))) return false;
+    if (!(await sends.insertAccepted(tx, newSend(), recipients, []))) return false;
     await scheduledSends.hold(tx, tenantId, refId, new Date(at), sendCommands([commanded]));
     return true;
   };
