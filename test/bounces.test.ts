@@ -142,9 +142,17 @@ const posted = (refId: string) =>
 const waitFor = (refId: string, event: string) =>
   eventually(() => posted(refId).find((e) => e.event === event), `${event} webhook for ${refId}`, 60_000);
 
+/** The suppression of `email` as GET /v1/suppressions/{email} answers it: reason and the send that caused it. */
 const suppression = async (email: string) =>
-  (await ctx.db.query<{ reason: string }>('SELECT reason FROM suppressions WHERE email = $1', [email]))
-    .rows[0]?.reason ?? null;
+  (
+    await request(app)
+      .get(`/v1/suppressions/${encodeURIComponent(email)}`)
+      .set(auth)
+      .expect(200)
+  ).body.data as {
+    reason: string;
+    ref_id: string | null;
+  };
 
 async function swaks(args: string[]): Promise<string> {
   try {
@@ -182,7 +190,7 @@ it('a refused recipient: Postfix DSN to the VERP address -> MAIL_BOUNCE webhook,
   // The relay took the message (delivered to the next hop), the DSN came later: both are reported.
   expect(posted(refId).map((e) => e.event)).toEqual(['MAIL_DELIVERED', 'MAIL_BOUNCE']);
   expect(relay.log()).toMatch(/status=bounced \(host 127\.0\.0\.1\[127\.0\.0\.1\] said: 550 5\.1\.1/);
-  expect(await suppression(GONE)).toBe('hard_bounce');
+  expect(await suppression(GONE)).toMatchObject({ reason: 'hard_bounce', ref_id: refId });
   const log = (await request(app).get('/v1/email/logs').query({ refId }).set(auth).expect(200)).body.data[0];
   expect(log).toMatchObject({ status: 'MAIL_BOUNCE', failure_reason: `Hard bounce: ${REFUSAL}` });
 
@@ -238,7 +246,7 @@ it('an ARF complaint carrying the return path -> MAIL_SPAM webhook and suppressi
       failed_reason: 'Spam complaint (abuse) reported by Yahoo!-Mail-Feedback/2.0',
     },
   });
-  expect(await suppression(reader)).toBe('spam_complaint');
+  expect(await suppression(reader)).toMatchObject({ reason: 'spam_complaint', ref_id: refId });
   await allProcessed();
   expect(posted(refId).filter((e) => e.event === 'MAIL_SPAM')).toHaveLength(1);
 });
@@ -271,7 +279,7 @@ it('the List-Unsubscribe mailto of a tracked send -> MAIL_UNSUBSCRIBED and suppr
     success: true,
     details: { email: [reader], failed_reason: '', tracking: { ip: '127.0.0.1', time: expect.any(String) } },
   });
-  expect(await suppression(reader)).toBe('unsubscribed');
+  expect(await suppression(reader)).toMatchObject({ reason: 'unsubscribe', ref_id: refId });
   // A second mail to the same address suppresses nothing new and records nothing.
   await unsubscribeMail();
   await allProcessed();

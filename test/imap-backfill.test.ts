@@ -6,6 +6,7 @@
  * imap-live-sync.test.ts.
  */
 import { type Server, type Socket, createServer } from 'node:net';
+import { ulid } from '@mailyard/contracts';
 import { start as startBackfill } from '@mailyard/imap-backfill';
 import type { RunningService } from '@mailyard/platform';
 import { backfillJobs, createTenant, mailers } from '@mailyard/store';
@@ -138,6 +139,35 @@ describe('POST /v1/imap/{mailerID}/history', () => {
     expect(got.map((m) => m.subject).sort()).toEqual(['alice-cc', 'alice-from', 'alice-to']);
   });
 
+  it('the default participant window is one year before now, not before window_end', async () => {
+    // window_end 300 days ago: the year before it would reach alice-old (400 days); a year
+    // before now does not, and 20-22 days ago is after window_end
+    const res = await startJob(h, mailerId, {
+      participant: 'alice@peer.test',
+      window_end: rfc3339(ago(300 * DAY)),
+    });
+    expect(res.status).toBe(200);
+    expect(await finished(h, mailerId, res.body.jobId)).toMatchObject({ status: 'done', processed: 0 });
+    // a window_end after them: alice-from, -to and -cc; alice-old (400 days) stays out
+    const wider = await startJob(h, mailerId, {
+      participant: 'alice@peer.test',
+      window_end: rfc3339(ago(19 * DAY)),
+    });
+    expect(await finished(h, mailerId, wider.body.jobId)).toMatchObject({ status: 'done', processed: 3 });
+  });
+
+  it('fractional seconds in window bounds are truncated to the second, not refused', async () => {
+    // edge-start is at T0 exactly: a start of T0 + 0.999 s truncates to T0 and keeps it; the end
+    // T1 + 0.5 s truncates to T1 and keeps edge-end but not edge-after (T1 + 1 s)
+    const res = await startJob(h, mailerId, {
+      window_start: T0.toISOString().replace('.000Z', '.999Z'),
+      window_end: T1.toISOString().replace('.000Z', '.5Z'),
+    });
+    expect(res.status).toBe(200);
+    expect(await finished(h, mailerId, res.body.jobId)).toMatchObject({ status: 'done', processed: 2 });
+    expect((await allOf(res.body.jobId, 2)).map((m) => m.subject).sort()).toEqual(['edge-end', 'edge-start']);
+  });
+
   it('count is clamped to BACKFILL_MAX_COUNT and takes the newest first; legacy alias works', async () => {
     const res = await startJob(h, mailerId, { count: 50 }, 'legacy');
     expect(res.status).toBe(200);
@@ -207,17 +237,11 @@ describe('POST /v1/imap/{mailerID}/history', () => {
       [{}, 'a full import needs window_start or count'],
       [{ participant: 'Alice <alice@peer.test>' }, 'participant must be one bare email address'],
       [{ participant: 'a@b.test, c@d.test' }, 'participant must be one bare email address'],
+      [{ window_start: '2026-01-01' }, 'window_start must be an RFC 3339 timestamp'],
+      [{ count: 10, window_end: 'yesterday' }, 'window_end must be an RFC 3339 timestamp'],
       [
-        { window_start: '2026-01-01T00:00:00.500Z' },
-        'window_start must be an RFC 3339 timestamp with whole-second precision',
-      ],
-      [
-        { window_start: '2026-01-01' },
-        'window_start must be an RFC 3339 timestamp with whole-second precision',
-      ],
-      [
-        { count: 10, window_end: 'yesterday' },
-        'window_end must be an RFC 3339 timestamp with whole-second precision',
+        { participant: 'alice@peer.test', window_end: rfc3339(ago(400 * DAY)) },
+        'window_end is more than a year ago: window_start defaults to one year before now, give window_start',
       ],
       [{ count: -1 }, 'count must be a non-negative integer'],
       [{ count: 1.5 }, 'count must be a non-negative integer'],
@@ -375,9 +399,50 @@ describe('failures', () => {
     );
     expect(failed.success).toBe(false);
     expect(failed.details.failed_reason).toMatch(/authentication/i);
+    // failed before its first slice: still pending -> processing -> failed, STARTED sent once
+    expect(
+      lifecycle(h, res.body.jobId)
+        .map((e) => e.event)
+        .sort(),
+    ).toEqual(['HISTORY_BACKFILL_FAILED', 'HISTORY_BACKFILL_STARTED']);
     expect((await mailers.get(h.ctx.db, h.tenantId, id))!.state).toBe('deactivated');
     // A deactivated mailer cannot start another.
     expect((await startJob(h, id, { count: 1 })).status).toBe(422);
+  });
+
+  it('a job whose mailer is unusable when the worker takes it follows the state table: STARTED, then FAILED', async () => {
+    const id = await createImapMailer(h, '/unusable', dovecot.host);
+    // disabled after the start was accepted (the job row written as POST start writes it)
+    await h.ctx.db.query(`UPDATE mailers SET state = 'disabled' WHERE id = $1`, [id]);
+    const jobId = ulid();
+    const created = await backfillJobs.create(h.ctx.db, h.tenantId, id, jobId, {
+      participant: null,
+      windowStart: null,
+      windowEnd: new Date(NOW_S),
+      count: 1,
+      folders: { inbox: true, sent: false, spam: false, trash: false },
+    });
+    expect(created).toMatchObject({ created: true });
+    const end = await finished(h, id, jobId);
+    expect(end).toMatchObject({ status: 'failed', processed: 0, failedReason: 'the mailer is disabled' });
+    const events = await eventually(() => {
+      const e = lifecycle(h, jobId);
+      return e.some((x) => x.event === 'HISTORY_BACKFILL_FAILED') ? e : null;
+    }, 'FAILED');
+    const started = events.filter((e) => e.event === 'HISTORY_BACKFILL_STARTED');
+    const failed = events.filter((e) => e.event === 'HISTORY_BACKFILL_FAILED');
+    expect([started.length, failed.length, events.length]).toEqual([1, 1, 2]);
+    expect(started[0]).toMatchObject({
+      success: true,
+      details: { job_id: jobId, status: 'processing', percent: 0 },
+    });
+    expect(failed[0]).toMatchObject({
+      success: false,
+      details: { status: 'failed', failed_reason: 'the mailer is disabled' },
+    });
+    expect(Date.parse(started[0]!.details.event_at)).toBeLessThanOrEqual(
+      Date.parse(failed[0]!.details.event_at),
+    );
   });
 
   it('transient connection failures retry with back-off, then fail with the reason in the status', async () => {

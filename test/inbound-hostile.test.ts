@@ -224,7 +224,7 @@ describe('header blocks, recipients, header names', () => {
         h.posted(DOMAIN).find((p) => !p.success && p.details.error === 'Message header exceeds 10000 lines'),
       'the error form posted by the sweep',
     );
-    expect(posted.details['webhook-id']).toBe(DOMAIN);
+    expect(posted.details['webhook-id']).toBe(h.mailerIds[DOMAIN]);
     const { rows } = await h.ctx.db.query<{ status: string }>(
       'SELECT status FROM inbound_messages WHERE id = $1',
       [id],

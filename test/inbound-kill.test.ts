@@ -14,6 +14,8 @@ import {
   configFrom,
   createLogger,
   openContext,
+  traceIdOf,
+  traceparentOfUlid,
 } from '@mailyard/platform';
 import { eventually } from '@mailyard/testkit/eventually';
 import { insertInboundDomain, newTenant } from '@mailyard/testkit/fixtures';
@@ -99,6 +101,7 @@ it('posts a message accepted before a SIGKILL once the service is back, exactly 
     'Subject: survives',
   ]);
   expect(out).toMatch(/<- {2}250 2\.0\.0 Ok: queued as inmsg_/);
+  const messageId = /queued as inmsg_([0-9A-Z]{26})/.exec(out)![1]!;
 
   // the consumer has the message and waits for DNS inside the authentication step
   await eventually(() => queries > 0, 'a DNS query from the authentication step');
@@ -122,8 +125,10 @@ it('posts a message accepted before a SIGKILL once the service is back, exactly 
   expect(posted.json).toMatchObject({
     event: 'INCOMING_EMAIL',
     success: true,
-    details: { subject: 'survives', recipient: 'x@kill.example.com', 'mailer-service': 'smtp' },
+    details: { subject: 'survives', recipient: 'x@kill.example.com', 'mailer-service': 'sparkpost' },
   });
+  // the restarted process derives the message's trace from its id, as the killed one would have
+  expect(traceIdOf(String(posted.headers.traceparent))).toBe(traceIdOf(traceparentOfUlid(messageId)));
   await eventually(async () => (await state())[0]?.status === 'processed', 'the message marked processed');
   expect(await state()).toEqual([{ status: 'processed', deliveries: 1 }]);
   await eventually(async () => {

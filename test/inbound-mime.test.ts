@@ -86,9 +86,9 @@ test.each(Object.keys(CORPUS))('%s: every details field as posted', async (file)
       },
       recipient: `${file.replace(/\.eml$/, '')}@${DOMAIN}`,
       'thread-id': '',
-      'webhook-id': DOMAIN,
+      'webhook-id': h.mailerIds[DOMAIN],
       'mailer-id': h.mailerIds[DOMAIN],
-      'mailer-service': 'smtp',
+      'mailer-service': 'sparkpost',
       'label-ids': [],
     },
   });
@@ -99,6 +99,10 @@ test(`${NOT_A_MESSAGE.file}: accepted, and posted in the spec's error form`, asy
   expect(payload).toEqual({
     event: 'INCOMING_EMAIL',
     success: false,
-    details: { error: NOT_A_MESSAGE.error, 'mailer-id': h.mailerIds[DOMAIN], 'webhook-id': DOMAIN },
+    details: {
+      error: NOT_A_MESSAGE.error,
+      'mailer-id': h.mailerIds[DOMAIN],
+      'webhook-id': h.mailerIds[DOMAIN],
+    },
   });
 });

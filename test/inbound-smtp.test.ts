@@ -3,12 +3,15 @@
  * docs/inbound.md (rejects answered 550 and never stored; accepts posted through the webhook
  * dispatcher to a real HTTP receiver), STARTTLS with the certificate from INBOUND_TLS_CERT/KEY,
  * the SIZE limit announced in EHLO and enforced, many recipients each with their own event,
- * domain matching never fooled by a look-alike or suffix domain (raw sessions: every RCPT answer).
+ * domain matching never fooled by a look-alike or suffix domain (raw sessions: every RCPT answer),
+ * a deleted domain refused and an unverified one deferred at RCPT, each delivery traced.
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IncomingEmailDetails } from '@mailyard/contracts';
+import { traceIdOf } from '@mailyard/platform';
+import { domains } from '@mailyard/store';
 import { eventually } from '@mailyard/testkit/eventually';
 import { REPO_ROOT } from '@mailyard/testkit/process';
 import { type InboundHarness, startInbound } from './support/inbound';
@@ -18,6 +21,9 @@ jest.setTimeout(120_000);
 
 const DOMAIN = 'in.example.com';
 const WILD = 'wild.example.com';
+/** Deleted, unverified and verified again by the domain tests. */
+const GONE = 'gone.example.com';
+const FLAKY = 'flaky.example.com';
 const CERT = join(REPO_ROOT, '.tmp/test-ca/cert.pem');
 let h: InboundHarness;
 
@@ -39,6 +45,8 @@ beforeAll(async () => {
         ],
       },
       { domain: WILD, wildcard: true },
+      { domain: GONE, users: [{ name: 'support' }] },
+      { domain: FLAKY, wildcard: true },
     ],
   });
 });
@@ -75,7 +83,12 @@ describe('acceptance rules (docs/inbound.md), in order', () => {
       const got = [withSubject(WILD, 'wild anyone')[0], withSubject(WILD, 'wild Mixed.Case+tag')[0]];
       return got.every(Boolean) ? got : null;
     }, 'both wildcard posts');
-    expect(a).toMatchObject({ recipient: `anyone@${WILD}`, 'mailer-service': 'smtp', 'webhook-id': WILD });
+    expect(a).toMatchObject({
+      recipient: `anyone@${WILD}`,
+      'mailer-service': 'sparkpost',
+      'webhook-id': h.mailerIds[WILD],
+    });
+    expect(a!['webhook-id']).toMatch(/^domain_[0-9A-HJKMNP-TV-Z]{26}$/);
     expect(b!.recipient).toBe(`mixed.case+tag@${WILD}`);
     expect(a!['mailer-id']).toBe(h.mailerIds[WILD]);
   });
@@ -95,7 +108,12 @@ describe('acceptance rules (docs/inbound.md), in order', () => {
 
   test('rule 4: strict_replies without the service prefix in In-Reply-To: 550 after DATA, not stored', async () => {
     const before = await storedCount();
-    for (const irt of [[], ['--header', 'In-Reply-To: <x@y>'], ['--header', 'In-Reply-To: <svc_other@y>']]) {
+    for (const irt of [
+      [],
+      ['--header', 'In-Reply-To: <x@y>'],
+      ['--header', 'In-Reply-To: <svc_other@y>'],
+      ['--header', 'In-Reply-To: <x@y> <svc_mailer_1@mailyard.test>'],
+    ]) {
       const out = await send(`strict@${DOMAIN}`, 'rule 4', irt);
       expect(out).toMatch(/ -> RCPT TO:<strict@in\.example\.com>\r?\n<- {2}250 /); // accepted at RCPT
       expect(out).toMatch(/<\*\* 550 5\.7\.1 <strict@in\.example\.com>: only replies to messages sent/);
@@ -116,6 +134,21 @@ describe('acceptance rules (docs/inbound.md), in order', () => {
     });
   });
 
+  test('rule 5: our prefix in any case, with or without the angle bracket', async () => {
+    for (const [i, irt] of [
+      '<SVC_MAILER_01ABC@MAILYARD.TEST>',
+      'svc_mailer_01ABC@mailyard.test',
+      ' <Svc_Mailer_1@x>',
+    ].entries()) {
+      const out = await send(`strict@${DOMAIN}`, `rule 5 form ${i}`, ['--header', `In-Reply-To: ${irt}`]);
+      expect(out).toMatch(/<- {2}250 2\.0\.0 Ok: queued/);
+    }
+    await eventually(
+      () => [0, 1, 2].every((i) => withSubject(DOMAIN, `rule 5 form ${i}`).length === 1),
+      'the three replies posted',
+    );
+  });
+
   test('rule 6: strict_replies false accepts any mail (no In-Reply-To needed)', async () => {
     const out = await send(`Support@${DOMAIN}`, 'rule 6');
     expect(out).toMatch(/<- {2}250 2\.0\.0 Ok: queued/);
@@ -123,20 +156,116 @@ describe('acceptance rules (docs/inbound.md), in order', () => {
     expect(d.recipient).toBe(`support@${DOMAIN}`);
   });
 
-  test('one transaction: rule 4 refuses only the strict recipient, the others are posted', async () => {
-    const out = await send(`strict@${DOMAIN},sales@${DOMAIN},nobody@${DOMAIN}`, 'mixed', [
+  const storedRecipients = async (subject: string) =>
+    (
+      await h.ctx.db.query<{ recipients: Array<{ address: string }> }>(
+        `SELECT recipients FROM inbound_messages WHERE position($1 in convert_from(raw, 'UTF8')) > 0 ORDER BY received_at`,
+        [`Subject: ${subject}\r\n`],
+      )
+    ).rows.map((r) => r.recipients.map((x) => x.address));
+
+  test('several recipients: a strict one never shares a transaction, so no recipient is dropped behind a 250', async () => {
+    // strict first: the others are deferred at RCPT (452, sent again in another transaction),
+    // the strict one alone gets the message's 550
+    const out = await send(`strict@${DOMAIN},sales@${DOMAIN},nobody@${DOMAIN},x@${WILD}`, 'mixed', [
       '--header',
       'In-Reply-To: <x@y>',
     ]);
-    expect(out).toMatch(/<\*\* 550 5\.1\.1 <nobody@/); // refused at RCPT, the others go on
-    expect(out).toMatch(/<- {2}250 2\.0\.0 Ok: queued/);
-    await eventually(() => withSubject(DOMAIN, 'mixed').length > 0, 'the sales post');
-    const { rows } = await h.ctx.db.query<{ recipients: Array<{ address: string }> }>(
-      `SELECT recipients FROM inbound_messages WHERE position('Subject: mixed' in convert_from(raw, 'UTF8')) > 0`,
+    expect(out).toMatch(/ -> RCPT TO:<strict@in\.example\.com>\r?\n<- {2}250 /);
+    expect(out).toMatch(
+      / -> RCPT TO:<sales@in\.example\.com>\r?\n<\*\* 452 4\.5\.3 <sales@in\.example\.com>: send this recipient in a separate transaction/,
     );
-    expect(rows.map((r) => r.recipients.map((x) => x.address))).toEqual([[`sales@${DOMAIN}`]]);
-    expect(withSubject(DOMAIN, 'mixed').map((d) => d.recipient)).toEqual([`sales@${DOMAIN}`]);
+    expect(out).toMatch(/ -> RCPT TO:<x@wild\.example\.com>\r?\n<\*\* 452 4\.5\.3 /);
+    expect(out).toMatch(/<\*\* 550 5\.1\.1 <nobody@/);
+    expect(out).toMatch(/<\*\* 550 5\.7\.1 <strict@in\.example\.com>: only replies/);
+    expect(out).not.toMatch(/Ok: queued/);
+    expect(await storedRecipients('mixed')).toEqual([]);
+    // what a client does with the 452s: the deferred recipients in a transaction of their own
+    const again = await send(`sales@${DOMAIN},x@${WILD}`, 'mixed', ['--header', 'In-Reply-To: <x@y>']);
+    expect(again).toMatch(/<- {2}250 2\.0\.0 Ok: queued/);
+    await eventually(
+      () => withSubject(DOMAIN, 'mixed').length + withSubject(WILD, 'mixed').length === 2,
+      'both posts',
+    );
+    expect(await storedRecipients('mixed')).toEqual([[`sales@${DOMAIN}`, `x@${WILD}`]]);
+
+    // others first: the strict one is deferred, the message is accepted for the others; a reply
+    // to our mail then reaches the strict one in its own transaction
+    const second = await send(`support@${DOMAIN},strict@${DOMAIN}`, 'mixed 2', [
+      '--header',
+      'In-Reply-To: <svc_mailer_9@mailyard.test>',
+    ]);
+    expect(second).toMatch(/ -> RCPT TO:<strict@in\.example\.com>\r?\n<\*\* 452 4\.5\.3 /);
+    expect(second).toMatch(/<- {2}250 2\.0\.0 Ok: queued/);
+    const strictAlone = await send(`strict@${DOMAIN}`, 'mixed 2', [
+      '--header',
+      'In-Reply-To: <svc_mailer_9@mailyard.test>',
+    ]);
+    expect(strictAlone).toMatch(/<- {2}250 2\.0\.0 Ok: queued/);
+    expect(await storedRecipients('mixed 2')).toEqual([[`support@${DOMAIN}`], [`strict@${DOMAIN}`]]);
+    const posted = await eventually(() => {
+      const got = withSubject(DOMAIN, 'mixed 2');
+      return got.length === 2 ? got : null;
+    }, 'both mixed 2 posts');
+    expect(posted.map((d) => d.recipient).sort()).toEqual([`strict@${DOMAIN}`, `support@${DOMAIN}`]);
   });
+});
+
+describe('the sending domain behind an incoming domain', () => {
+  test('deleted: refused at RCPT like a domain that is not ours (no cache keeps it alive)', async () => {
+    const before = await storedCount();
+    expect(await send(`support@${GONE}`, 'gone before')).toMatch(/<- {2}250 2\.0\.0 Ok: queued/);
+    expect(await domains.delete(h.ctx.db, h.tenantId, GONE)).toBe(true);
+    const out = await send(`support@${GONE}`, 'gone after');
+    expect(out).toMatch(
+      /<\*\* 550 5\.1\.2 <support@gone\.example\.com>: we do not accept mail for this domain/,
+    );
+    expect(out).not.toMatch(/Ok: queued/);
+    expect(await storedCount()).toBe(before + 1);
+  });
+
+  test('no longer verified: deferred at RCPT (450 4.1.2); verified again: accepted', async () => {
+    const setVerified = (v: boolean) =>
+      h.ctx.db.query('UPDATE domains SET verified = $3 WHERE tenant_id = $1 AND name = $2', [
+        h.tenantId,
+        FLAKY,
+        v,
+      ]);
+    await setVerified(false);
+    const out = await send(`anyone@${FLAKY}`, 'flaky unverified');
+    expect(out).toMatch(
+      /<\*\* 450 4\.1\.2 <anyone@flaky\.example\.com>: the domain is not verified at the moment, try again later/,
+    );
+    expect(out).not.toMatch(/Ok: queued/);
+    await setVerified(true);
+    expect(await send(`anyone@${FLAKY}`, 'flaky verified')).toMatch(/<- {2}250 2\.0\.0 Ok: queued/);
+    await eventually(() => withSubject(FLAKY, 'flaky verified')[0], 'the post once verified');
+    expect(withSubject(FLAKY, 'flaky unverified')).toEqual([]);
+  });
+});
+
+test('each delivery carries a traceparent of the message trace (trace id = the message ULID) and its own webhook-id', async () => {
+  const out = await send(`support@${DOMAIN},sales@${DOMAIN}`, 'traced');
+  const id = /queued as (inmsg_[0-9A-Z]{26})/.exec(out)![1]!;
+  const requests = await eventually(() => {
+    const got = h.receiver
+      .deliveries(`/hook/${DOMAIN}`)
+      .filter((r) => (r.json as { details: { subject?: string } }).details.subject === 'traced');
+    return got.length === 2 ? got : null;
+  }, 'two traced posts');
+  const ulidHex = (u: string) => {
+    const c = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+    let n = 0n;
+    for (const ch of u) n = (n << 5n) | BigInt(c.indexOf(ch));
+    return n.toString(16).padStart(32, '0');
+  };
+  const parents = requests.map((r) => String(r.headers.traceparent));
+  for (const t of parents) expect(t).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+  expect(parents.map((t) => traceIdOf(t))).toEqual([ulidHex(id.slice(6)), ulidHex(id.slice(6))]);
+  expect(new Set(parents).size).toBe(2); // a span per delivery
+  const ids = requests.map((r) => String(r.headers['webhook-id']));
+  expect(ids[0]).toMatch(/^whd_/);
+  expect(new Set(ids).size).toBe(2);
 });
 
 test('STARTTLS serves the certificate from INBOUND_TLS_CERT (verified by swaks); AUTH is not offered', async () => {
@@ -192,8 +321,8 @@ test('many recipients: each gets its own event with the same parsed message', as
     [`sales@${DOMAIN}`, `support@${DOMAIN}`, ...wild].sort(),
   );
   for (const e of events) {
-    expect(e['webhook-id']).toBe(e.recipient.endsWith(WILD) ? WILD : DOMAIN);
-    expect(e['mailer-id']).toBe(h.mailerIds[e['webhook-id']]);
+    expect(e['mailer-id']).toBe(h.mailerIds[e.recipient.endsWith(WILD) ? WILD : DOMAIN]);
+    expect(e['webhook-id']).toBe(e['mailer-id']);
     expect(e['user-agent']).toBe('BillingBot 2.1');
     expect(e.files.map((f) => f.filename)).toEqual(['invoice.pdf', 'notes.txt']);
   }

@@ -433,7 +433,13 @@ describe('events', () => {
       [sends.linkUnsub, 'link@example.com'],
     ] as const) {
       expect((await only(send.refId)).payload).toMatchObject({ event: 'MAIL_UNSUBSCRIBED', success: true });
-      expect(await suppression(tenantA, email)).toBe('unsubscribed');
+      expect(await suppression(tenantA, email)).toBe('unsubscribe');
+      // The suppression names the send it came from (migration 0032).
+      const { rows } = await ctx.db.query<{ ref_id: string | null }>(
+        'SELECT ref_id FROM suppressions WHERE tenant_id = $1 AND email = $2',
+        [tenantA, email],
+      );
+      expect(rows[0]?.ref_id).toBe(send.refId);
     }
 
     // The tenant's EMAIL_EVENT webhook gets them, error_code and num_retries verbatim.

@@ -338,6 +338,36 @@ it('MAILER_DEACTIVATED of an IMAP config goes to that mailer’s own webhook as 
   expect(receiver.to(a.path)).toHaveLength(0);
 });
 
+it('MAILER_DEACTIVATED of an IMAP config without its own webhook falls back to the EMAIL_EVENT webhook as a one-element array', async () => {
+  // Toggles that match none of it: the fallback bypasses them, as the SMTP-only routing does.
+  const a = await account({ open: true });
+  const mailerId = newId(IdPrefix.basicImap);
+  await mailers.create(ctx.db, a.tenantId, {
+    id: mailerId,
+    configType: 'basic_imap',
+    connectionType: 'basic',
+    name: 'imap without webhook',
+    email: 'a@example.com',
+    config: { host: 'imap.example.com', port: 993, username: 'u', secure: 'SSL' },
+    sealedSecret: ctx.sealer.seal('pw'),
+  });
+  await deactivateMailer(ctx.db, a.tenantId, mailerId, 'provider_auth_error', 'NO [AUTHENTICATIONFAILED]');
+  await eventually(() => receiver.to(a.path).length === 1, 'EMAIL_EVENT webhook called');
+  expect(receiver.to(a.path)[0]!.json).toEqual([
+    {
+      event: 'MAILER_DEACTIVATED',
+      success: false,
+      details: {
+        mailer_id: mailerId,
+        config_type: 'basic_imap',
+        failed_reason: 'provider_auth_error',
+        provider_error: 'NO [AUTHENTICATIONFAILED]',
+      },
+    },
+  ]);
+  expect(receiver.to(`${a.path}-mailer`)).toHaveLength(0);
+});
+
 it('DOMAIN_VERIFICATION goes to the domain webhook as a single object with its webhook_id', async () => {
   const a = await account({ delivery: true });
   const reg = await api(a)
@@ -643,11 +673,27 @@ it('headers stored before the header rule (Transfer-Encoding, a \\x01 value) mak
   expect(req!.headers['transfer-encoding']).toBeUndefined();
 });
 
-it('a custom User-Agent is sent verbatim in place of ours', async () => {
-  const a = await account({ delivery: true }, { 'User-Agent': 'receiver-allowlist/3' });
+it('a custom User-Agent is sent verbatim in place of ours, with every other custom header, on both webhook kinds', async () => {
+  const custom = {
+    'user-AGENT': 'receiver-allowlist/3 (+ops)',
+    Authorization: 'Bearer r3c3iver-T0ken',
+    'X-Signature-Check': "a\tb  c !#$%&'()*+,-./:;<=>?@[]^_`{|}~",
+  };
+  const verbatim = (headers: Record<string, unknown>) => {
+    expect(headers['user-agent']).toBe(custom['user-AGENT']);
+    expect(headers.authorization).toBe(custom.Authorization);
+    expect(headers['x-signature-check']).toBe(custom['X-Signature-Check']);
+  };
+  const a = await account({ delivery: true }, custom);
   await publishEmailEvent(ctx.bus, a.tenantId, emailEvent('MAIL_DELIVERED', at(1)));
   await eventually(() => receiver.to(a.path).length === 1, 'delivered');
-  expect(receiver.to(a.path)[0]!.headers['user-agent']).toBe('receiver-allowlist/3');
+  verbatim(receiver.to(a.path)[0]!.headers);
+  // An IMAP mailer's incoming webhook with the same headers stored (the gateway's acceptance of
+  // them: services/gateway/test/webhook-headers.test.ts); its MAILER_DEACTIVATED.
+  const mailerId = await imapMailer(a, custom);
+  await deactivateMailer(ctx.db, a.tenantId, mailerId, 'provider_auth_error');
+  await eventually(() => receiver.to(`${a.path}-mailer`).length === 1, 'mailer webhook called');
+  verbatim(receiver.to(`${a.path}-mailer`)[0]!.headers);
   const b = await account({ delivery: true });
   await publishEmailEvent(ctx.bus, b.tenantId, emailEvent('MAIL_DELIVERED', at(1)));
   await eventually(() => receiver.to(b.path).length === 1, 'delivered');

@@ -4,7 +4,12 @@
  * separate class from Mailyard because it holds a different, more powerful key. None of its
  * calls is retried after a network failure: each one creates or revokes something.
  */
-import type { CreateKeyResponse, CreateTenantResponse, CreateTenantSchema } from '@mailyard/contracts';
+import type {
+  CreateKeyResponse,
+  CreateTenantResponse,
+  CreateTenantSchema,
+  KeyScope,
+} from '@mailyard/contracts';
 import type { z } from 'zod';
 import { type MailyardOptions, type MessageResponse, httpOptions } from './client';
 import { type CallOptions, type HttpOptions, call } from './http';
@@ -35,11 +40,15 @@ export class MailyardAdmin {
   };
 
   readonly keys = {
-    /** POST /admin/v1/tenants/{tenantId}/keys: another API key for the tenant (shown this once). */
-    create: (tenantId: string) =>
+    /**
+     * POST /admin/v1/tenants/{tenantId}/keys: another API key for the tenant (shown this once),
+     * scope `full` unless `options.scope` says otherwise.
+     */
+    create: (tenantId: string, options?: { scope?: KeyScope; name?: string }) =>
       this.req<CreateKeyResponse>({
         method: 'POST',
         path: `/admin/v1/tenants/${encodeURIComponent(tenantId)}/keys`,
+        ...(options ? { body: options } : {}),
       }),
     /** DELETE /admin/v1/keys/{keyId}: the key stops working at once on this gateway. */
     revoke: (keyId: string) =>

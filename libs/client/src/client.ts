@@ -5,26 +5,36 @@
  */
 import { randomUUID } from 'node:crypto';
 import type {
+  AUDIT_ACTIONS,
   AbortBackfillResponse,
   AddDomainSchema,
+  AddSuppressionsResponse,
+  AuditEntry,
   BackfillStatusResponse,
   CancelSendResponse,
+  CreateApiKeyResponse,
+  CreateApiKeySchema,
   CreateImapMailerSchema,
   CreateInboundUsernameSchema,
   CreateSmtpMailerSchema,
+  CreateSparkPostMailerSchema,
   CreateTemplateResponse,
   CreateTemplateSchema,
   DomainResponse,
   EMAIL_LOG_STATUSES,
   EmailLogEntry,
   GetMailerResponse,
+  GetSuppressionResponse,
   GetTemplateResponse,
   InboundDomainResponse,
   InboundUsernamesResponse,
+  ListApiKeysResponse,
+  ListAuditResponse,
   ListDeliveriesResponse,
   ListDomainsResponse,
   ListLogsResponse,
   ListMailersResponse,
+  ListSuppressionsResponse,
   ListTemplatesResponse,
   ListWebhooksResponse,
   MailerCreatedResponse,
@@ -33,13 +43,19 @@ import type {
   RelayWebhookSchema,
   SendRequestInput,
   SendResponse,
+  SparkPostMailerCreatedResponse,
   StartBackfillResponse,
   StartBackfillSchema,
+  StatsGranularity,
+  StatsResponse,
+  SuppressionEntry,
+  SuppressionReasonValue,
   SuppressionResponse,
   UpdateImapMailerSchema,
   UpdateInboundDomainSchema,
   UpdateInboundUsernameSchema,
   UpdateSmtpMailerSchema,
+  UpdateSparkPostMailerSchema,
   UpdateTemplateSchema,
   UpdateWebhookSchema,
   WebhookDeliveryStatus,
@@ -68,6 +84,8 @@ export type CreateSmtpMailerInput = z.input<typeof CreateSmtpMailerSchema>;
 export type CreateImapMailerInput = z.input<typeof CreateImapMailerSchema>;
 export type UpdateSmtpMailerInput = z.input<typeof UpdateSmtpMailerSchema>;
 export type UpdateImapMailerInput = z.input<typeof UpdateImapMailerSchema>;
+export type CreateSparkPostMailerInput = z.input<typeof CreateSparkPostMailerSchema>;
+export type UpdateSparkPostMailerInput = z.input<typeof UpdateSparkPostMailerSchema>;
 export type RegisterWebhookInput = z.input<typeof RegisterWebhookSchema>;
 export type UpdateWebhookInput = z.input<typeof UpdateWebhookSchema>;
 export type RelayWebhookInput = z.input<typeof RelayWebhookSchema>;
@@ -75,6 +93,7 @@ export type UpdateInboundDomainInput = z.input<typeof UpdateInboundDomainSchema>
 export type CreateInboundUsernameInput = z.input<typeof CreateInboundUsernameSchema>;
 export type UpdateInboundUsernameInput = z.input<typeof UpdateInboundUsernameSchema>;
 export type StartBackfillInput = z.input<typeof StartBackfillSchema>;
+export type CreateApiKeyInput = z.input<typeof CreateApiKeySchema>;
 
 export interface PageParams {
   pageSize?: number;
@@ -94,6 +113,30 @@ export interface LogsParams extends PageParams {
   recipientType?: 'to' | 'cc' | 'bcc';
   deliveredStartDate?: string;
   deliveredEndDate?: string;
+}
+
+/** GET /v1/stats filters (dates: RFC 3339 or YYYY-MM-DD, a bare date is that whole UTC day). */
+export interface StatsParams {
+  startDate?: string;
+  endDate?: string;
+  granularity?: StatsGranularity;
+  /** The sending domain (the From address's domain). */
+  domain?: string;
+  mailer_id?: string;
+  campaignId?: string;
+}
+
+/** GET /v1/audit filters (dates: RFC 3339 or YYYY-MM-DD, a bare date is that whole UTC day). */
+export interface AuditParams extends PageParams {
+  startDate?: string;
+  endDate?: string;
+  action?: (typeof AUDIT_ACTIONS)[number];
+}
+
+/** GET /v1/suppressions filters: `email` is a case-insensitive substring of the address. */
+export interface SuppressionsParams extends PageParams {
+  email?: string;
+  reason?: SuppressionReasonValue;
 }
 
 export interface DeliveriesParams extends PageParams {
@@ -206,6 +249,28 @@ export class Mailyard {
       this.req<{ success: true }>({ method: 'DELETE', path: `/v1/email/template/${enc(id)}` }),
   };
 
+  /** The tenant's API keys (docs/api/keys.md); every call needs a key of scope `full`. */
+  readonly keys = {
+    /** POST /v1/keys: the answer's `api_key` is shown this once. `scope` defaults to `full`. */
+    create: (input: CreateApiKeyInput) =>
+      this.req<CreateApiKeyResponse>({ method: 'POST', path: '/v1/keys', body: input }),
+    list: () => this.req<ListApiKeysResponse>({ method: 'GET', path: '/v1/keys' }),
+    /** DELETE /v1/keys/{keyId}: the key stops working; the last `full` key is a ConflictError. */
+    delete: (keyId: string) =>
+      this.req<MessageResponse>({ method: 'DELETE', path: `/v1/keys/${enc(keyId)}` }),
+  };
+
+  /** The audit log (docs/api/audit.md): every change made through the API, newest first. */
+  readonly audit = {
+    list: (params: AuditParams = {}) =>
+      this.req<ListAuditResponse>({ method: 'GET', path: '/v1/audit', query: { ...params } as Query }),
+    listAll: (params: Omit<AuditParams, 'pageToken'> = {}): AsyncGenerator<AuditEntry> =>
+      paginate(async (pageToken) => {
+        const p = await this.audit.list({ ...params, pageToken });
+        return { items: p.data, nextPageToken: p.nextPageToken };
+      }),
+  };
+
   readonly logs = {
     list: (params: LogsParams = {}) =>
       this.req<ListLogsResponse>({ method: 'GET', path: '/v1/email/logs', query: { ...params } as Query }),
@@ -216,7 +281,41 @@ export class Mailyard {
       }),
   };
 
+  readonly stats = {
+    /** GET /v1/stats: counts per UTC day or hour, every bucket of the range, and their totals. */
+    get: (params: StatsParams = {}) =>
+      this.req<StatsResponse>({ method: 'GET', path: '/v1/stats', query: { ...params } as Query }),
+  };
+
+  /** The suppression list (docs/api/suppressions.md); `email` arguments are sent URL-encoded. */
   readonly suppressions = {
+    /** GET /v1/suppressions: one page, newest first. */
+    list: (params: SuppressionsParams = {}) =>
+      this.req<ListSuppressionsResponse>({
+        method: 'GET',
+        path: '/v1/suppressions',
+        query: { ...params } as Query,
+      }),
+    /** Every matching suppression, page after page. */
+    listAll: (params: Omit<SuppressionsParams, 'pageToken'> = {}): AsyncGenerator<SuppressionEntry> =>
+      paginate(async (pageToken) => {
+        const p = await this.suppressions.list({ ...params, pageToken });
+        return { items: p.data, nextPageToken: p.nextPageToken };
+      }),
+    /** GET /v1/suppressions/{email}: a NotFoundError when the address is not suppressed. */
+    get: (email: string) =>
+      this.req<GetSuppressionResponse>({ method: 'GET', path: `/v1/suppressions/${enc(email)}` }),
+    /** POST /v1/suppressions: 1 to 1000 addresses; reason defaults to `manual`. Safe to retry. */
+    add: (emails: string[], reason?: SuppressionReasonValue) =>
+      this.req<AddSuppressionsResponse>({
+        method: 'POST',
+        path: '/v1/suppressions',
+        body: { emails, ...(reason ? { reason } : {}) },
+        idempotent: true,
+      }),
+    /** DELETE /v1/suppressions/{email}: the address can be sent to again; NotFoundError when it was not suppressed. */
+    remove: (email: string) =>
+      this.req<MessageResponse>({ method: 'DELETE', path: `/v1/suppressions/${enc(email)}` }),
     unsubscribe: (email: string) =>
       this.req<SuppressionResponse>({ method: 'POST', path: '/v1/email/unsubscribe', body: { email } }),
     subscribe: (email: string) =>
@@ -255,6 +354,12 @@ export class Mailyard {
       this.req<MailerCreatedResponse>({ method: 'PUT', path: '/v1/mailer/smtp', body: input }),
     updateImap: (input: UpdateImapMailerInput) =>
       this.req<MailerCreatedResponse>({ method: 'PUT', path: '/v1/mailer/imap', body: input }),
+    /** POST /v1/mailer/sparkpost: the answer's `callback.password` is shown only here; keep it. */
+    createSparkPost: (input: CreateSparkPostMailerInput) =>
+      this.req<SparkPostMailerCreatedResponse>({ method: 'POST', path: '/v1/mailer/sparkpost', body: input }),
+    /** PUT /v1/mailer/sparkpost: a base_url change needs api_key again; a new api_key re-activates. */
+    updateSparkPost: (input: UpdateSparkPostMailerInput) =>
+      this.req<MailerCreatedResponse>({ method: 'PUT', path: '/v1/mailer/sparkpost', body: input }),
     get: (mailerId: string) =>
       this.req<GetMailerResponse>({ method: 'GET', path: `/v1/mailer/${enc(mailerId)}` }),
     delete: (mailerId: string) =>

@@ -42,6 +42,10 @@ export class BadRequestError extends MailyardApiError {
 export class AuthenticationError extends MailyardApiError {
   override name = 'AuthenticationError';
 }
+/** 403: the API key's scope does not allow the call (docs/api/keys.md "Scopes"). */
+export class PermissionError extends MailyardApiError {
+  override name = 'PermissionError';
+}
 export class NotFoundError extends MailyardApiError {
   override name = 'NotFoundError';
 }
@@ -75,6 +79,7 @@ export class MailyardNetworkError extends MailyardError {
 const BY_STATUS: Record<number, typeof MailyardApiError> = {
   400: BadRequestError,
   401: AuthenticationError,
+  403: PermissionError,
   404: NotFoundError,
   409: ConflictError,
   413: PayloadTooLargeError,

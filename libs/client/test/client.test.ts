@@ -15,6 +15,7 @@ import {
   MailyardApiError,
   MailyardNetworkError,
   NotFoundError,
+  PermissionError,
   RateLimitError,
   WebhookVerificationError,
   signWebhook,
@@ -136,6 +137,34 @@ describe('@mailyard/client against a running gateway', () => {
     expect((denied as AuthenticationError).envelope.success).toBe(false);
   });
 
+  it('keys and the audit log: a read key is refused a change (PermissionError), revoked keys fail', async () => {
+    const made = await client.keys.create({ name: 'reader', scope: 'read' });
+    expect(made.api_key).toMatch(/^myk_/);
+    const listed = await client.keys.list();
+    expect(listed.data.find((k) => k.key_id === made.key_id)).toMatchObject({
+      name: 'reader',
+      scope: 'read',
+    });
+    const reader = new Mailyard({ apiKey: made.api_key, basePath: run!.url });
+    expect((await reader.templates.list()).success).toBe(true);
+    const refused = await reader.templates
+      .create({ name: 'x', subject: 's', content: [{ type: 'text/plain', value: 'x' }] })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(PermissionError);
+    expect((refused as PermissionError).error).toBe('This API key is not allowed to change configuration');
+    await client.keys.delete(made.key_id);
+    await expect(reader.templates.list()).rejects.toBeInstanceOf(AuthenticationError);
+
+    const actions: string[] = [];
+    for await (const e of client.audit.listAll({ pageSize: 1 }))
+      if (e.resource === 'api_key') actions.push(e.action);
+    expect(actions).toEqual(['delete', 'create']);
+    expect((await client.audit.list({ action: 'delete' })).data[0]).toMatchObject({
+      resource: 'api_key',
+      resource_id: made.key_id,
+    });
+  });
+
   it('mailers, send with an Idempotency-Key, logs, suppressions', async () => {
     const m = await client.mailers.createSmtp(smtpMailer);
     expect(m.mailer_id).toMatch(/^smtp_/);
@@ -170,6 +199,34 @@ describe('@mailyard/client against a running gateway', () => {
 
     await client.suppressions.unsubscribe('A@Example.test');
     expect((await client.suppressions.subscribe('a@example.test')).success).toBe(true);
+
+    // The suppression list: bulk add, get and remove by an address that needs URL-encoding, pages.
+    expect(
+      await client.suppressions.add(['Jane+News@Example.test', 'max@example.test', 'MAX@example.test']),
+    ).toEqual({
+      success: true,
+      added: 2,
+      existing: 0,
+    });
+    expect(await client.suppressions.add(['gone@example.test'], 'hard_bounce')).toMatchObject({ added: 1 });
+    expect((await client.suppressions.get('JANE+news@example.test')).data).toMatchObject({
+      email: 'jane+news@example.test',
+      reason: 'manual',
+      ref_id: null,
+    });
+    expect((await client.suppressions.list({ reason: 'hard_bounce' })).data.map((e) => e.email)).toEqual([
+      'gone@example.test',
+    ]);
+    const listed: string[] = [];
+    for await (const e of client.suppressions.listAll({ email: 'example.test', pageSize: 1 }))
+      listed.push(e.email);
+    expect(listed.sort()).toEqual(['gone@example.test', 'jane+news@example.test', 'max@example.test']);
+    expect((await client.suppressions.remove('jane+news@example.test')).message).toBe(
+      'jane+news@example.test removed from the suppression list',
+    );
+    await expect(client.suppressions.get('jane+news@example.test')).rejects.toBeInstanceOf(NotFoundError);
+    await expect(client.suppressions.remove('jane+news@example.test')).rejects.toBeInstanceOf(NotFoundError);
+    await expect(client.suppressions.add([])).rejects.toBeInstanceOf(BadRequestError);
 
     await client.mailers.delete(m.mailer_id);
     await expect(client.mailers.get(m.mailer_id)).rejects.toBeInstanceOf(NotFoundError);
@@ -214,6 +271,22 @@ describe('@mailyard/client against a running gateway', () => {
     expect((await client.domains.list()).data.map((d) => d.domain)).toEqual(['client-sdk.test']);
     await client.domains.delete('client-sdk.test');
     await expect(client.domains.get('client-sdk.test')).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it('SparkPost mailers: create (callback password once), update, get, delete', async () => {
+    const m = await client.mailers.createSparkPost({
+      name: 'SparkPost',
+      email: 'news@example.com',
+      config: { api_key: 'sp-key-1' },
+    });
+    expect(m.mailer_id).toMatch(/^sparkpost_/);
+    expect(m.callback).toMatchObject({ username: m.mailer_id, password: expect.stringMatching(/^spcb_/) });
+    expect(m.callback.url).toMatch(new RegExp(`/callbacks/sparkpost/${m.mailer_id}$`));
+    await client.mailers.updateSparkPost({ mailer_id: m.mailer_id, config: { api_key: 'sp-key-2' } });
+    const got = (await client.mailers.get(m.mailer_id)).data;
+    expect(got).toMatchObject({ config_type: 'sparkpost', config: { base_url: null, api_key_set: true } });
+    expect(JSON.stringify(got)).not.toContain(m.callback.password);
+    await client.mailers.delete(m.mailer_id);
   });
 
   it('webhooks: register, list, update, rotate, deliveries, delete', async () => {

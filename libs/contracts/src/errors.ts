@@ -33,6 +33,14 @@ export const ErrorText = {
   invalidRequest: 'Invalid request',
   tenantNotFound: 'Tenant not found',
   keyNotFound: 'API key not found',
+  // Key scopes (docs/api/keys.md): a key used out of its scope gets 403 with one of these
+  scopeManageKeys: 'This API key is not allowed to manage API keys',
+  scopeChangeConfiguration: 'This API key is not allowed to change configuration',
+  scopeSendEmail: 'This API key is not allowed to send email',
+  scopeReadData: 'This API key is not allowed to read data',
+  lastFullKey: 'The last API key with scope full cannot be deleted; create another full key first',
+  tooManyKeys: 'A tenant may hold at most 100 API keys; delete one first',
+  invalidKeyId: 'key_id is not a valid API key id',
   // Send API (POST /v1/email/send); field messages name their field, e.g. `to[0].email is required`
   fromRequired: 'from is required',
   toRequired: 'to is required',

@@ -31,6 +31,7 @@ export const IdPrefix = {
   basicImap: 'basic_imap_',
   oauthImap: 'oauth_imap_',
   oauthSmtpImap: 'oauth_smtp_imap_',
+  sparkpost: 'sparkpost_',
   oauthApp: 'oauthapp_',
 } as const;
 

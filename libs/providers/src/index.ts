@@ -4,6 +4,7 @@ export * from './gmail';
 export * from './graph';
 export * from './imap';
 export * from './smtp';
+export * from './sparkpost';
 export * from './credential-check';
 export * from './settings';
 export {

@@ -40,6 +40,8 @@ export const ProviderEnvObject = z.object({
   /** MSAL accepts https authorities only. */
   MICROSOFT_LOGIN_URL: baseUrl(PUBLIC_PROVIDER_ENDPOINTS.microsoftLoginUrl, ['https:']),
   MICROSOFT_GRAPH_URL: baseUrl(PUBLIC_PROVIDER_ENDPOINTS.microsoftGraphUrl, ['https:', 'http:'], false),
+  /** SparkPost's API origin for mailers without their own `base_url` (docs/providers.md "SparkPost client"). */
+  SPARKPOST_API_URL: baseUrl('https://api.sparkpost.com', ['https:', 'http:']),
   // The deployment's own apps (app ids `google` and `microsoft`), besides the tenants' apps.
   GOOGLE_CLIENT_ID: optionalText,
   GOOGLE_CLIENT_SECRET: optionalText,

@@ -26,7 +26,14 @@ export interface CopyRow {
   custom_args: Record<string, unknown> | null;
   /** The stored request as JSON text; null unless asked for. */
   request: string | null;
-  recipients: Array<{ id: string; recipient: string; type: RecipientType; status: string }>;
+  /** `accepted`: an API provider accepted the recipient and reports by callback (provider-acceptance.ts). */
+  recipients: Array<{
+    id: string;
+    recipient: string;
+    type: RecipientType;
+    status: string;
+    accepted: boolean;
+  }>;
   /**
    * Fingerprint of every mailer/domain column the send service depends on (state, deletion,
    * verification, config, secrets, key, selector); null when the mailer does not exist.
@@ -54,7 +61,8 @@ WITH want AS (
 SELECT w.k, s.ref_id, s.tenant_id, s.mailer_id, s.campaign_id, s.custom_args,
        CASE WHEN w.with_request THEN s.request::text END AS request,
        COALESCE((SELECT json_agg(json_build_object('id', l.id, 'recipient', l.recipient, 'type', l.recipient_type,
-                                                   'status', l.status) ORDER BY l.id)
+                                                   'status', l.status,
+                                                   'accepted', l.provider_accepted_at IS NOT NULL) ORDER BY l.id)
                    FROM email_logs l WHERE l.copy_id = w.copy_id AND l.tenant_id = w.tenant_id), '[]'::json) AS recipients,
        COALESCE((SELECT json_agg(json_build_object('event', e.event, 'attempt', e.attempt,
                                                    'email', e.payload->'details'->'email',
@@ -95,9 +103,10 @@ export async function loadCopyRows(
 }
 
 /**
- * Every copy with recipients still without a send outcome, with the last send attempt recorded
- * for it (0 when none): what an in-process bus lost in a crash. A SCHEDULED copy is not one:
- * it is still held (scheduled-sends.ts), and its release commands it.
+ * Every copy with recipients still without a send outcome (and not accepted by an API provider
+ * that reports by callback), with the last send attempt recorded for it (0 when none): what an
+ * in-process bus lost in a crash. A SCHEDULED copy is not one: it is still held
+ * (scheduled-sends.ts), and its release commands it.
  */
 export async function findUnfinishedCopies(
   db: Queryable,
@@ -106,7 +115,7 @@ export async function findUnfinishedCopies(
     `SELECT l.ref_id, l.tenant_id, l.copy_id,
             COALESCE((SELECT max(e.attempt) FROM email_events e WHERE e.copy_id = l.copy_id), 0)::int AS last_attempt
        FROM email_logs l
-      WHERE l.send_outcome IS NULL AND l.status <> 'SCHEDULED'
+      WHERE l.send_outcome IS NULL AND l.provider_accepted_at IS NULL AND l.status <> 'SCHEDULED'
       GROUP BY l.ref_id, l.tenant_id, l.copy_id`,
   );
   return rows;

@@ -50,6 +50,40 @@ export function pageAfter(pageToken: string | undefined): string | null {
   return after;
 }
 
+/**
+ * Tokens for lists ordered by a composite key instead of a unique id (suppressions: created_at,
+ * email): base64url JSON of the last row's key parts. `valid` checks the parts a token carries
+ * (each list knows the shape of its key), so a forged token cannot put odd text into SQL.
+ */
+export function encodeKeyCursor(key: readonly string[]): string {
+  return Buffer.from(JSON.stringify({ v: 2, key })).toString('base64url');
+}
+
+/** The key a page token continues after, null for the first page; InvalidCursorError for a token not ours. */
+export function pageAfterKey(
+  pageToken: string | undefined,
+  valid: (key: readonly string[]) => boolean,
+): string[] | null {
+  if (pageToken === undefined) return null;
+  let parsed: { v?: unknown; key?: unknown } | null = null;
+  try {
+    parsed = JSON.parse(Buffer.from(pageToken, 'base64url').toString('utf8'));
+  } catch {
+    throw new InvalidCursorError();
+  }
+  const key = parsed?.v === 2 ? parsed.key : null;
+  if (!Array.isArray(key) || !key.every((k): k is string => typeof k === 'string') || !valid(key))
+    throw new InvalidCursorError();
+  return key;
+}
+
+/** Turns `pageSize + 1` fetched rows into a page and the key token of the next one. */
+export function toKeyPage<T>(rows: T[], pageSize: number, keyOf: (row: T) => readonly string[]): Page<T> {
+  const items = rows.slice(0, pageSize);
+  const last = items[items.length - 1];
+  return { items, nextCursor: rows.length > pageSize && last ? encodeKeyCursor(keyOf(last)) : null };
+}
+
 export interface PageRequest {
   pageSize: number;
   pageToken?: string;

@@ -4,7 +4,8 @@
  * 1. an `email_events` row;
  * 2. the recipients' `email_logs` rows advanced: status only ever moves to a higher rank
  *    (statusRankSql from libs/contracts); last_event/failure_reason follow unless the status
- *    would move backwards; on delivery message_id and delivered_at; attempts = highest attempt;
+ *    would move backwards; on delivery message_id, thread_id (Gmail/Graph, migration 0029: later
+ *    events about the copy carry it) and delivered_at; attempts = highest attempt;
  *    a terminal send event sets `send_outcome`;
  * 3. the outbox row publishing it (libs/contracts BusMessages.emailEvent, validated by
  *    libs/platform outboxMessage; the relay publishes it); with `eventsPerMessage` above 1 the
@@ -24,6 +25,14 @@
  * outcome yet; an event left without recipients is dropped. When two processes deliver the same
  * copy at the same time, the first to commit records the outcome and the other records nothing.
  *
+ * Stats (migration 0031, docs/operations.md "Stats"): the same statement adds each newly inserted
+ * event to the stats rollups (statsCounterOf: per recipient of the event, in the hour of its
+ * event_at, under its log row's sending domain, mailer and campaign); a redelivered event inserts
+ * no row and so counts nothing. The first open (click) of a recipient copy also counts as
+ * `unique_opened` (`unique_clicked`) and sets the log row's `opened` (`clicked`) flag: "first" is
+ * read from the flag as the statement's snapshot sees it, which is exact because every writer of
+ * a (ref_id, event) holds its advisory lock (below) from before the statement to its commit.
+ *
  * Stamps (docs/architecture.md, reliability 2): `details.event_at` is assigned here, with
  * microsecond precision, strictly after every earlier event of the same (ref_id, event), and
  * strictly increasing within one batch: a transaction-scoped advisory lock per (ref_id, event)
@@ -39,6 +48,7 @@ import {
   BusMessages,
   type EmailEvent,
   isTerminalSendEvent,
+  statsCounterOf,
   statusForEvent,
   statusRankSql,
 } from '@mailyard/contracts';
@@ -52,6 +62,7 @@ import {
 } from '@mailyard/platform';
 import { lockUnfinishedLogRows } from './email-logs';
 import { messageGroups } from './event-message-groups';
+import { statsRollupUpsertSql } from './stats-rollup-sql';
 
 export interface EmailEventRecipient {
   /** The email_logs row (of this tenant) the event moves forward. */
@@ -92,14 +103,42 @@ export interface RecordOptions {
 }
 
 const rank = statusRankSql;
+const counted = (c: string) => `count(*) FILTER (WHERE counter = '${c}') AS ${c}`;
+const firsts = (c: string, flag: string) =>
+  `count(DISTINCT log_id) FILTER (WHERE counter = '${c}' AND NOT ${flag}) AS unique_${c}`;
+/** The rollups of the recorded events (`counted`: one row per event and recipient). */
+const STATS = statsRollupUpsertSql(
+  `SELECT tenant_id, bucket, domain, mailer_id, campaign_id,
+          ${['delivered', 'bounced', 'spam', 'opened', 'clicked', 'unsubscribed', 'failed', 'rejected'].map(counted).join(', ')},
+          ${firsts('opened', 'was_opened')}, ${firsts('clicked', 'was_clicked')}
+     FROM counted GROUP BY tenant_id, bucket, domain, mailer_id, campaign_id`,
+  [
+    'delivered',
+    'bounced',
+    'spam',
+    'opened',
+    'clicked',
+    'unsubscribed',
+    'failed',
+    'rejected',
+    'unique_opened',
+    'unique_clicked',
+  ],
+);
 const STAMP = `to_char(s.event_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 const SQL = `
 WITH input AS (
   SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[],
                        $8::boolean[], $9::jsonb[], $10::int[], $11::jsonb[], $12::text[], $13::text[],
-                       $14::text[], $15::int[], $16::boolean[], $24::timestamptz[])
+                       $14::text[], $15::int[], $16::boolean[], $24::timestamptz[], $25::text[])
     AS t(k, tenant_id, ref_id, copy_id, event, attempt, recipient_key, repeated, payload, grp,
-         message, traceparent, new_status, message_id, counted_attempt, terminal, given_at)
+         message, traceparent, new_status, message_id, counted_attempt, terminal, given_at, counter)
+),
+links AS (
+  SELECT * FROM unnest($17::int[], $18::text[], $19::text[]) AS r(k, log_id, reason)
+),
+prior AS (
+  SELECT l.id, l.opened, l.clicked FROM email_logs l WHERE l.id IN (SELECT log_id FROM links)
 ),
 grp AS (
   SELECT * FROM unnest($20::text[], $21::text[], $22::jsonb[], $23::boolean[]) WITH ORDINALITY
@@ -159,14 +198,30 @@ logs AS (
     failure_reason = CASE WHEN ${rank('COALESCE(f.new_status, l.status)')} >= ${rank('l.status')}
                           THEN r.reason ELSE l.failure_reason END,
     message_id = CASE WHEN f.event = 'MAIL_DELIVERED' AND f.message_id <> '' THEN f.message_id ELSE l.message_id END,
+    thread_id = CASE WHEN f.event = 'MAIL_DELIVERED' AND f.payload->'details'->>'thread_id' <> ''
+                     THEN f.payload->'details'->>'thread_id' ELSE l.thread_id END,
     delivered_at = CASE WHEN f.event = 'MAIL_DELIVERED' THEN COALESCE(l.delivered_at, f.event_at) ELSE l.delivered_at END,
     attempts = GREATEST(l.attempts, f.counted_attempt),
     send_outcome = CASE WHEN f.terminal THEN f.event ELSE l.send_outcome END,
+    opened = l.opened OR EXISTS (SELECT 1 FROM links r2 JOIN fresh f2 ON f2.k = r2.k
+                                  WHERE r2.log_id = l.id AND f2.counter = 'opened'),
+    clicked = l.clicked OR EXISTS (SELECT 1 FROM links r2 JOIN fresh f2 ON f2.k = r2.k
+                                    WHERE r2.log_id = l.id AND f2.counter = 'clicked'),
     updated_at = now()
-  FROM unnest($17::int[], $18::text[], $19::text[]) AS r(k, log_id, reason)
+  FROM links r
   JOIN fresh f ON f.k = r.k
   WHERE l.id = r.log_id AND l.tenant_id = f.tenant_id
-  RETURNING l.id
+  RETURNING l.id, l.sending_domain, l.mailer_id, l.campaign_id
+),
+counted AS (
+  SELECT f.tenant_id, date_trunc('hour', f.event_at, 'UTC') AS bucket, u.sending_domain AS domain,
+         u.mailer_id, COALESCE(u.campaign_id, '') AS campaign_id, f.counter, r.log_id,
+         p.opened AS was_opened, p.clicked AS was_clicked
+    FROM links r JOIN fresh f ON f.k = r.k JOIN logs u ON u.id = r.log_id JOIN prior p ON p.id = r.log_id
+   WHERE f.counter IS NOT NULL
+),
+stats AS (
+  ${STATS}
 ),
 wire AS (
   SELECT f.grp, min(f.k) AS k0,
@@ -318,6 +373,7 @@ export async function recordEmailEventBatchIn(
     messages.groups.map((g) => (g.envelope ? JSON.stringify(g.envelope) : null)),
     messages.groups.map((g) => g.envelope !== null),
     col((i) => i.record.eventAt?.toISOString() ?? null),
+    col((i) => statsCounterOf(i.event.event, i.event.details.retry_scheduled)),
   ]);
   // The row as inserted is the item's event with its stamp (jsonb_set above): rebuilt here rather
   // than read back and parsed.
@@ -356,6 +412,8 @@ export interface TrackedRecipient {
   email: string;
   mailerId: string;
   messageId: string;
+  /** The provider's thread the copy was delivered in (Gmail, Graph); '' when none. */
+  threadId: string;
   customArgs: Record<string, unknown> | null;
 }
 
@@ -372,9 +430,10 @@ export async function findTrackedRecipient(
     recipient: string;
     mailer_id: string;
     message_id: string;
+    thread_id: string;
     custom_args: Record<string, unknown> | null;
   }>(
-    `SELECT l.id, l.copy_id, l.recipient, l.mailer_id, l.message_id, s.custom_args
+    `SELECT l.id, l.copy_id, l.recipient, l.mailer_id, l.message_id, l.thread_id, s.custom_args
        FROM email_logs l JOIN sends s ON s.ref_id = l.ref_id
       WHERE l.id = $1 AND l.tenant_id = $2 AND l.ref_id = $3`,
     [logId, tenantId, refId],
@@ -389,6 +448,7 @@ export async function findTrackedRecipient(
     email: r.recipient,
     mailerId: r.mailer_id,
     messageId: r.message_id,
+    threadId: r.thread_id,
     customArgs: r.custom_args,
   };
 }

@@ -16,17 +16,10 @@
 import type { EmailEvent } from '@mailyard/contracts';
 import type { Queryable } from '@mailyard/platform';
 import { type TrackedRecipient, recordEmailEventsIn } from './email-events';
-import { suppressions, unsubscribeIn } from './suppressions';
+import { type SuppressionReasonValue, suppressions, unsubscribeIn } from './suppressions';
 
-/** Why an address is on a tenant's suppression list (suppressions.reason). */
-export const SuppressionReason = {
-  unsubscribed: 'unsubscribed',
-  hardBounce: 'hard_bounce',
-  spamComplaint: 'spam_complaint',
-} as const;
-export type SuppressionReasonValue = (typeof SuppressionReason)[keyof typeof SuppressionReason];
-
-const SELECT = `SELECT l.id, l.tenant_id, l.ref_id, l.copy_id, l.recipient, l.mailer_id, l.message_id, s.custom_args
+const SELECT = `SELECT l.id, l.tenant_id, l.ref_id, l.copy_id, l.recipient, l.mailer_id, l.message_id, l.thread_id,
+                       s.custom_args
                   FROM email_logs l JOIN sends s ON s.ref_id = l.ref_id`;
 
 type Row = {
@@ -37,6 +30,7 @@ type Row = {
   recipient: string;
   mailer_id: string;
   message_id: string;
+  thread_id: string;
   custom_args: Record<string, unknown> | null;
 };
 
@@ -48,6 +42,7 @@ const toRecipient = (r: Row): TrackedRecipient => ({
   email: r.recipient,
   mailerId: r.mailer_id,
   messageId: r.message_id,
+  threadId: r.thread_id,
   customArgs: r.custom_args,
 });
 
@@ -67,7 +62,7 @@ export interface FeedbackOutcome {
   recipient: TrackedRecipient;
   /** The spec event to record for the recipient (MAIL_BOUNCE, MAIL_SPAM, MAIL_UNSUBSCRIBED). */
   event: EmailEvent;
-  /** Add the address to the tenant's suppression list for this reason; null: do not. */
+  /** Add the address to the tenant's suppression list for this reason (ref_id: the recipient's send); null: do not. */
   suppress: SuppressionReasonValue | null;
   traceparent?: string;
   /** When it happened, as its source reported it (provider callbacks); absent: now. */
@@ -100,7 +95,7 @@ export async function applyFeedbackIn(tx: Queryable, o: FeedbackOutcome): Promis
     return recorded ?? null;
   };
   if (o.event.event === 'MAIL_UNSUBSCRIBED')
-    return o.suppress ? unsubscribeIn(tx, r.tenantId, r.email, record, o.suppress) : null;
-  if (o.suppress) await suppressions.add(tx, r.tenantId, r.email, o.suppress);
+    return o.suppress ? unsubscribeIn(tx, r.tenantId, r.email, record, o.suppress, r.refId) : null;
+  if (o.suppress) await suppressions.add(tx, r.tenantId, r.email, o.suppress, r.refId);
   return record();
 }

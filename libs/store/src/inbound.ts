@@ -157,13 +157,23 @@ export const inboundAddresses = {
 /** What the MX service needs to decide RCPT TO and route a message (docs/inbound.md "The MX service (`services/inbound-smtp`)"). */
 export interface InboundRoute {
   domain: InboundDomainRow;
-  /** The sending domain's mailer id (the event's `mailer-id`). */
+  /**
+   * The sending domain's id, `domain_<ulid>`: the event's `mailer-id` and, as the id of the
+   * domain's incoming webhook (one per sending domain), its `webhook-id`.
+   */
   mailerId: string;
+  /** The sending domain is verified now. */
+  verified: boolean;
   /** The configured address, null when the username is not configured. */
   address: { active: boolean; strictReplies: boolean } | null;
 }
 
-/** The route for `username@domain`, or null when no tenant receives mail for the domain. */
+/**
+ * The route for `username@domain`, or null when no tenant receives mail for the domain: no
+ * incoming domain, or its sending domain deleted (the incoming domain's row outlives a domain
+ * deletion, the route does not). Read from the database at each call, no cache: a deletion or a
+ * lost verification applies to the next RCPT TO.
+ */
 export async function findInboundRoute(
   db: Queryable,
   domain: string,
@@ -186,22 +196,24 @@ export async function findInboundRoutes(
       n: number;
       active: boolean | null;
       strict_replies: boolean | null;
-      mailer_id: string | null;
+      mailer_id: string;
+      verified: boolean;
     }
   >(
     `SELECT k.n::int AS n, d.tenant_id, d.domain, d.url, d.method, d.header_names, d.headers_sealed, d.wildcard,
-            a.active, a.strict_replies, s.id AS mailer_id
+            a.active, a.strict_replies, s.id AS mailer_id, s.verified
        FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(domain, username, n)
        JOIN inbound_domains d ON d.domain = k.domain
-       LEFT JOIN inbound_addresses a ON a.tenant_id = d.tenant_id AND a.domain = d.domain AND a.username = k.username
-       LEFT JOIN domains s ON s.tenant_id = d.tenant_id AND s.name = d.domain AND s.deleted_at IS NULL`,
+       JOIN domains s ON s.tenant_id = d.tenant_id AND s.name = d.domain AND s.deleted_at IS NULL
+       LEFT JOIN inbound_addresses a ON a.tenant_id = d.tenant_id AND a.domain = d.domain AND a.username = k.username`,
     [keys.map((k) => k.domain), keys.map((k) => k.username)],
   );
   const out: Array<InboundRoute | null> = keys.map(() => null);
   for (const r of rows)
     out[r.n - 1] = {
       domain: toDomain(r),
-      mailerId: r.mailer_id ?? '',
+      mailerId: r.mailer_id,
+      verified: r.verified,
       address: r.active === null ? null : { active: r.active, strictReplies: r.strict_replies === true },
     };
   return out;

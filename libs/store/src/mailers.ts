@@ -10,6 +10,12 @@ export interface MailerConnection {
   secure: SmtpSecureMode;
 }
 
+/** Non-secret settings of a SparkPost mailer, stored as `mailers.config` (the API key is sealed). */
+export interface SparkPostSettings {
+  /** The mailer's own API origin; absent: SPARKPOST_API_URL. */
+  base_url?: string;
+}
+
 /** Stored incoming webhook without header values (those are sealed). */
 export interface MailerWebhookInfo {
   url: string;
@@ -26,9 +32,12 @@ export interface StoredMailer {
   email: string;
   state: MailerState;
   stateReason: string | null;
-  /** Empty object for domain and OAuth mailers. */
-  config: Partial<MailerConnection>;
+  /** Empty object for domain and OAuth mailers; SparkPostSettings for SparkPost mailers. */
+  config: Partial<MailerConnection> & SparkPostSettings;
+  /** The password (SMTP, IMAP) or API key (SparkPost) is stored. */
   passwordSet: boolean;
+  /** SparkPost mailers: the username of their callback credentials (the password is only a digest). */
+  callbackUsername: string | null;
   webhook: MailerWebhookInfo | null;
   /** Domain mailers only. */
   domain: { name: string; selector: string; verified: boolean } | null;
@@ -51,16 +60,18 @@ export interface NewMailer {
   connectionType: 'basic' | 'oauth';
   name: string;
   email: string;
-  config: MailerConnection;
-  /** The password, already sealed. */
+  config: MailerConnection | SparkPostSettings;
+  /** The password (or API key), already sealed. */
   sealedSecret: Buffer;
   webhook?: { info: MailerWebhookInfo; sealedHeaders: Buffer | null } | null;
+  /** Credentials a provider calls back with (SparkPost): the username and the password's digest. */
+  callback?: { username: string; passwordDigest: Buffer };
 }
 
 export interface MailerPatch {
   name?: string;
   email?: string;
-  config?: MailerConnection;
+  config?: MailerConnection | SparkPostSettings;
   sealedSecret?: Buffer;
   /** null removes the webhook. */
   webhook?: { info: MailerWebhookInfo; sealedHeaders: Buffer | null } | null;
@@ -77,8 +88,9 @@ type Row = {
   email: string;
   state: MailerState;
   state_reason: string | null;
-  config: Partial<MailerConnection>;
+  config: Partial<MailerConnection> & SparkPostSettings;
   password_set: boolean;
+  callback_username: string | null;
   incoming_webhook: MailerWebhookInfo | null;
   domain_name: string | null;
   domain_selector: string | null;
@@ -93,7 +105,7 @@ type Row = {
 };
 
 const SELECT = `SELECT m.id, m.tenant_id, m.config_type, m.connection_type, m.name, m.email, m.state, m.state_reason,
-    m.config, m.secret IS NOT NULL AS password_set, m.incoming_webhook, d.name AS domain_name,
+    m.config, m.secret IS NOT NULL AS password_set, m.callback_username, m.incoming_webhook, d.name AS domain_name,
     d.selector AS domain_selector, d.verified AS domain_verified, g.provider AS oauth_provider,
     g.app_id AS oauth_app_id, g.account_email AS oauth_account, g.scopes AS oauth_scopes, g.access_expires_at AS oauth_expires_at,
     m.created_at, m.updated_at
@@ -110,6 +122,7 @@ const toMailer = (r: Row): StoredMailer => ({
   stateReason: r.state_reason,
   config: r.config,
   passwordSet: r.password_set,
+  callbackUsername: r.callback_username,
   webhook: r.incoming_webhook,
   domain:
     r.domain_name === null
@@ -134,8 +147,8 @@ export const mailers = {
   async create(db: Queryable, tenantId: string, input: NewMailer): Promise<string> {
     await db.query(
       `INSERT INTO mailers (id, tenant_id, config_type, connection_type, name, email, config, secret,
-         incoming_webhook, incoming_webhook_secret)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9::jsonb, $10)`,
+         incoming_webhook, incoming_webhook_secret, callback_username, callback_password_digest)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9::jsonb, $10, $11, $12)`,
       [
         input.id,
         tenantId,
@@ -147,6 +160,8 @@ export const mailers = {
         input.sealedSecret,
         input.webhook ? JSON.stringify(input.webhook.info) : null,
         input.webhook?.sealedHeaders ?? null,
+        input.callback?.username ?? null,
+        input.callback?.passwordDigest ?? null,
       ],
     );
     return input.id;
@@ -242,13 +257,14 @@ export const mailers = {
 
   /**
    * Deletes a mailer (a domain mailer deletes its domain too). Rows stay, marked deleted, so sends
-   * accepted before read the mailer as `deleted`; its secrets (password, webhook headers, DKIM key,
-   * OAuth grant) are wiped. False when absent.
+   * accepted before read the mailer as `deleted`; its secrets (password or API key, webhook headers,
+   * callback password digest, DKIM key, OAuth grant) are wiped. False when absent.
    */
   async delete(db: Db, tenantId: string, id: string): Promise<boolean> {
     return db.transaction(async (tx) => {
       const res = await tx.query(
-        `UPDATE mailers SET deleted_at = now(), updated_at = now(), secret = NULL, incoming_webhook_secret = NULL
+        `UPDATE mailers SET deleted_at = now(), updated_at = now(), secret = NULL, incoming_webhook_secret = NULL,
+                callback_password_digest = NULL
           WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
         [tenantId, id],
       );

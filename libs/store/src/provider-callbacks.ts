@@ -206,10 +206,11 @@ export async function findProviderCopyRecipient(
     recipient: string;
     mailer_id: string;
     message_id: string;
+    thread_id: string;
     attempts: number;
     custom_args: Record<string, unknown> | null;
   }>(
-    `SELECT l.id, l.copy_id, l.recipient, l.mailer_id, l.message_id, l.attempts, s.custom_args
+    `SELECT l.id, l.copy_id, l.recipient, l.mailer_id, l.message_id, l.thread_id, l.attempts, s.custom_args
        FROM email_logs l JOIN sends s ON s.ref_id = l.ref_id
       WHERE l.tenant_id = $1 AND l.ref_id = $2 AND l.copy_id = $3 AND lower(l.recipient) = lower($4)
       ORDER BY l.id LIMIT 1`,
@@ -225,6 +226,7 @@ export async function findProviderCopyRecipient(
     email: r.recipient,
     mailerId: r.mailer_id,
     messageId: r.message_id,
+    threadId: r.thread_id,
     customArgs: r.custom_args,
     attempts: Number(r.attempts),
   };

@@ -15,7 +15,7 @@ type Row = {
   config_type: ConfigType;
   state: MailerState;
   email: string;
-  config: { host?: string; port?: number; secure?: SmtpSecureMode; username?: string };
+  config: { host?: string; port?: number; secure?: SmtpSecureMode; username?: string; base_url?: string };
   secret: Uint8Array | null;
   deleted_at: Date | null;
   domain: string | null;
@@ -75,6 +75,20 @@ export async function loadSendingMailer(
       ...(r.oauth_provider ? { oauthProvider: OAUTH_SEND_PROVIDER[r.oauth_provider] } : {}),
     };
   }
+  if (mailerCapabilities(r.config_type).provider === 'sparkpost') {
+    return {
+      kind: 'sparkpost',
+      id: r.id,
+      tenantId: r.tenant_id,
+      configType: r.config_type,
+      state,
+      email: r.email,
+      sparkpost: {
+        apiKey: r.secret ? sealer.openText(r.secret) : '',
+        baseUrl: r.config.base_url ?? null,
+      },
+    };
+  }
   return {
     kind: 'smtp',
     id: r.id,
@@ -90,4 +104,36 @@ export async function loadSendingMailer(
       password: r.secret ? sealer.openText(r.secret) : '',
     },
   };
+}
+
+/** A verified sending domain's DKIM key, unsealed (what the send service signs with). */
+export interface DomainSigningKey {
+  domain: string;
+  selector: string;
+  privateKeyPem: string;
+}
+
+/**
+ * The DKIM key for mail from `fromDomain` sent through a provider mailer (SparkPost): the tenant's
+ * verified, undeleted sending domain that is `fromDomain` itself or its closest parent (as a
+ * domain mailer may send from its subdomains); null when the tenant has none.
+ */
+export async function verifiedDomainKey(
+  db: Queryable,
+  sealer: Sealer,
+  tenantId: string,
+  fromDomain: string,
+): Promise<DomainSigningKey | null> {
+  const labels = fromDomain.toLowerCase().replace(/\.$/, '').split('.');
+  const candidates = labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'));
+  if (candidates.length === 0) return null;
+  const { rows } = await db.query<{ name: string; selector: string; dkim_private_key: Uint8Array }>(
+    `SELECT name, selector, dkim_private_key FROM domains
+      WHERE tenant_id = $1 AND name = ANY($2::text[]) AND verified AND deleted_at IS NULL
+      ORDER BY length(name) DESC LIMIT 1`,
+    [tenantId, candidates],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  return { domain: r.name, selector: r.selector, privateKeyPem: sealer.openText(r.dkim_private_key) };
 }

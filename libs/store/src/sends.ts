@@ -1,6 +1,13 @@
-import type { ConfigType, Content, MailerState, StoredSendRequest } from '@mailyard/contracts';
+import {
+  type ConfigType,
+  type Content,
+  type MailerState,
+  type StoredSendRequest,
+  domainOf,
+} from '@mailyard/contracts';
 import { type OutboxRow, type Queryable, outboxInsertSql, outboxParams } from '@mailyard/platform';
 import { type QueuedRecipient, queuedLogColumns } from './email-logs';
+import { statsRollupUpsertSql } from './stats-rollup-sql';
 
 /** What a send holds, as accepted and as read back. */
 export interface SendFields {
@@ -53,8 +60,28 @@ export interface SendAcceptContext {
 export type OutboxMessage = OutboxRow;
 
 /**
- * The send, its QUEUED log rows and its outbox rows in one statement: the logs and outbox rows
- * are written only when the send row was (its idempotency key was free).
+ * The stats dimension `domain` of a send: its From address's domain, lowercased ('' for a stored
+ * request without one: only hand-made requests of tests and tools lack it).
+ */
+export const sendingDomainOf = (s: SendFields): string => {
+  const from = (s.request as Partial<StoredSendRequest>).from?.email;
+  return from ? domainOf(from).toLowerCase() : '';
+};
+
+/**
+ * The stats rollups' `requested`: one per log row inserted by the statement's `logs` CTE (which
+ * returns tenant_id, sending_domain, mailer_id, campaign_id), in the hour of the transaction.
+ */
+const REQUESTED = statsRollupUpsertSql(
+  `SELECT tenant_id, date_trunc('hour', now(), 'UTC') AS bucket, sending_domain AS domain, mailer_id,
+          COALESCE(campaign_id, '') AS campaign_id, count(*) AS requested
+     FROM logs GROUP BY tenant_id, sending_domain, mailer_id, campaign_id`,
+  ['requested'],
+);
+
+/**
+ * The send, its QUEUED log rows, its outbox rows and its stats `requested` in one statement:
+ * the logs and outbox rows are written only when the send row was (its idempotency key was free).
  */
 const INSERT_ACCEPTED = `
 WITH send AS (
@@ -64,13 +91,17 @@ WITH send AS (
   RETURNING ref_id
 ),
 logs AS (
-  INSERT INTO email_logs (id, ref_id, tenant_id, copy_id, recipient, recipient_domain, recipient_type, subject, mailer_id, campaign_id)
-  SELECT u.id, send.ref_id, $2, u.copy_id, u.recipient, u.recipient_domain, u.recipient_type, $9, $3, $4
+  INSERT INTO email_logs (id, ref_id, tenant_id, copy_id, recipient, recipient_domain, recipient_type, subject, mailer_id, campaign_id, sending_domain)
+  SELECT u.id, send.ref_id, $2, u.copy_id, u.recipient, u.recipient_domain, u.recipient_type, $9, $3, $4, $18
     FROM send, unnest($10::text[], $11::text[], $12::text[], $13::text[], $14::text[])
          AS u(id, copy_id, recipient, recipient_domain, recipient_type)
+  RETURNING tenant_id, sending_domain, mailer_id, campaign_id
 ),
 ob AS (
   ${outboxInsertSql('$15', '$16', '$17', 'send')}
+),
+stats AS (
+  ${REQUESTED}
 )
 SELECT count(*)::integer AS n FROM send`;
 
@@ -87,22 +118,26 @@ export interface AcceptedSendRows {
  */
 const INSERT_ACCEPTED_BATCH = `
 WITH input AS (
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[])
-    WITH ORDINALITY AS i(ref_id, tenant_id, mailer_id, campaign_id, custom_args, request, subject, n)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[], $17::text[])
+    WITH ORDINALITY AS i(ref_id, tenant_id, mailer_id, campaign_id, custom_args, request, subject, sending_domain, n)
 ),
 send AS (
   INSERT INTO sends (ref_id, tenant_id, mailer_id, campaign_id, custom_args, request)
   SELECT ref_id, tenant_id, mailer_id, campaign_id, custom_args, request FROM input ORDER BY n
 ),
 logs AS (
-  INSERT INTO email_logs (id, ref_id, tenant_id, copy_id, recipient, recipient_domain, recipient_type, subject, mailer_id, campaign_id)
-  SELECT u.id, i.ref_id, i.tenant_id, u.copy_id, u.recipient, u.recipient_domain, u.recipient_type, i.subject, i.mailer_id, i.campaign_id
+  INSERT INTO email_logs (id, ref_id, tenant_id, copy_id, recipient, recipient_domain, recipient_type, subject, mailer_id, campaign_id, sending_domain)
+  SELECT u.id, i.ref_id, i.tenant_id, u.copy_id, u.recipient, u.recipient_domain, u.recipient_type, i.subject, i.mailer_id, i.campaign_id, i.sending_domain
     FROM unnest($8::int[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])
          AS u(n, id, copy_id, recipient, recipient_domain, recipient_type)
     JOIN input i ON i.n = u.n
+  RETURNING tenant_id, sending_domain, mailer_id, campaign_id
 ),
 ob AS (
   ${outboxInsertSql('$14', '$15', '$16')}
+),
+stats AS (
+  ${REQUESTED}
 )
 SELECT count(*)::integer AS n FROM input`;
 
@@ -220,6 +255,7 @@ export const sends = {
       s.request.subject,
       ...queuedLogColumns(recipients),
       ...outboxParams(outbox),
+      sendingDomainOf(s),
     ]);
     return rows[0]?.n === 1;
   },
@@ -249,6 +285,7 @@ export const sends = {
       owners,
       ...queuedLogColumns(recipients),
       ...outboxParams([...batch.flatMap((b) => b.outbox), ...shared]),
+      col((b) => sendingDomainOf(b.send)),
     ]);
   },
 };

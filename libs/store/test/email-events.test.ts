@@ -6,7 +6,14 @@
 import { type EmailEvent, emptyTracking, ulid } from '@mailyard/contracts';
 import type { Db } from '@mailyard/platform';
 import { useMigratedDatabase } from '@mailyard/testkit/migrated-database';
-import { createTenant, findTrackedRecipient, recordEmailEventBatch, recordEmailEvents } from '../src';
+import {
+  createTenant,
+  findCopyRecipients,
+  findLogRecipient,
+  findTrackedRecipient,
+  recordEmailEventBatch,
+  recordEmailEvents,
+} from '../src';
 
 const database = useMigratedDatabase();
 let db: Db;
@@ -152,8 +159,41 @@ it("never moves a status backwards and ignores another tenant's rows", async () 
     email: 'a@example.com',
     mailerId: 'm1',
     messageId: '<m@x>',
+    threadId: '',
     customArgs: { c: 1 },
   });
+});
+
+it('keeps the thread of a delivery with the copy; every loader of later events reads it back', async () => {
+  const tenant = await createTenant(db, { name: 'thread', tier: 'standard' });
+  const s = await seedSend(tenant.id, ['a@example.com', 'b@example.com']);
+  const [a, b] = s.logIds as [string, string];
+  const delivered = (logId: string, email: string, threadId: string, attempt: number) => {
+    const e = sendEvent('MAIL_DELIVERED', s.refId, email);
+    e.details.thread_id = threadId;
+    return recordEmailEvents(db, [
+      { tenantId: tenant.id, copyId: s.copyId, recipients: [{ logId, email }], event: e, attempt },
+    ]);
+  };
+  // A Gmail/Graph delivery names its thread; an SMTP one has none.
+  expect(await delivered(a, 'a@example.com', '18c2f0a9d7e3b1c4', 2)).toHaveLength(1);
+  expect(await delivered(b, 'b@example.com', '', 2)).toHaveLength(1);
+  // A later event of the copy never clears it.
+  await recordEmailEvents(db, [
+    {
+      tenantId: tenant.id,
+      copyId: s.copyId,
+      recipients: [{ logId: a, email: 'a@example.com' }],
+      event: event('MAIL_OPENED', s.refId, 'a@example.com'),
+    },
+  ]);
+  expect((await findTrackedRecipient(db, tenant.id, s.refId, a))!.threadId).toBe('18c2f0a9d7e3b1c4');
+  expect((await findTrackedRecipient(db, tenant.id, s.refId, b))!.threadId).toBe('');
+  expect((await findLogRecipient(db, a))!.threadId).toBe('18c2f0a9d7e3b1c4');
+  expect((await findCopyRecipients(db, s.copyId)).map((r) => [r.email, r.threadId]).sort()).toEqual([
+    ['a@example.com', '18c2f0a9d7e3b1c4'],
+    ['b@example.com', ''],
+  ]);
 });
 
 function sendEvent(

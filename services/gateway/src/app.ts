@@ -19,11 +19,15 @@ import {
 import type { Express, NextFunction, Request, Response } from 'express';
 import { adminAuth } from './admin/admin-auth';
 import { adminRoutes } from './admin/routes';
+import { auditStep } from './audit/audit-step';
+import { auditRoutes } from './audit/routes';
 import { apiKeyAuth } from './auth/api-key-auth';
 import { KeyCache } from './auth/key-cache';
+import type { KeyUsage } from './auth/key-usage';
 import { backfillRoutes } from './backfill/routes';
 import { domainRoutes } from './domains/routes';
 import { inboundRoutes } from './inbound/routes';
+import { keyRoutes } from './keys/routes';
 import { logRoutes } from './logs/routes';
 import { mailerRoutes } from './mailers/routes';
 import { PUBLIC_V1_ROUTES, oauthRoutes } from './oauth/routes';
@@ -32,6 +36,7 @@ import { rateLimit } from './rate-limit/rate-limit';
 import { cancelSendRoutes } from './send/cancel-route';
 import { SEND_PATH, sendHandler } from './send/routes';
 import { gatewayContext } from './settings';
+import { statsRoutes } from './stats/routes';
 import { suppressionRoutes } from './suppressions/routes';
 import { templateRoutes } from './templates/routes';
 import { webhookRoutes } from './webhooks/routes';
@@ -49,6 +54,8 @@ const exceptPublic =
 export interface GatewayHooks {
   /** A send committed outbox rows: lets the relay publish without waiting for its next poll. */
   onOutboxWrite?: () => void;
+  /** Records which keys authenticated requests, for last_used_at (index.ts flushes it); none: not kept. */
+  keyUsage?: KeyUsage;
 }
 
 /** The public /v1 API and the admin API, as an express app (supertest drives it directly). */
@@ -62,7 +69,7 @@ export function buildGatewayApp(
   const keyCache = new KeyCache(config.API_KEY_CACHE_MS);
   // One instance of each guard: express's chain (every other /v1 route) and the send route's
   // runner share the key cache and the rate limiter's batching and warnings.
-  const v1Auth = apiKeyAuth(db, keyCache);
+  const v1Auth = apiKeyAuth(db, keyCache, hooks.keyUsage);
   const v1RateLimit = rateLimit(kv, logger, {
     limits: { standard: config.RATE_LIMIT_STANDARD, enterprise: config.RATE_LIMIT_ENTERPRISE },
     windowMs: config.RATE_LIMIT_WINDOW_SECONDS * 1000,
@@ -92,6 +99,8 @@ export function buildGatewayApp(
     }),
     // Keys are checked before any body is read (docs/api/conventions.md "Requests").
     guards: (app) => {
+      // req.ip: the client address the audit log records (TRUST_PROXY, docs/configuration.md).
+      app.set('trust proxy', config.TRUST_PROXY);
       app.use('/admin/v1', adminAuth(config.ADMIN_API_KEY));
       app.use('/v1', exceptPublic(v1Auth), exceptPublic(v1RateLimit));
     },
@@ -100,6 +109,8 @@ export function buildGatewayApp(
     fastRoutes: [{ method: 'POST', path: SEND_PATH, guards: [v1Auth, v1RateLimit], handler: send }],
     // Each router is entered only by paths its routes can match (prefixedRouter).
     routes: (app) => {
+      // Records every change a /v1 route answers with 2xx (audit/audit-table.ts), before the answer.
+      app.use('/v1', auditStep(db, logger));
       app.use(prefixedRouter(openApiRoutes()));
       app.use(prefixedRouter(adminRoutes(db, keyCache)));
       app.use(prefixedRouter(templateRoutes(db)));
@@ -108,9 +119,12 @@ export function buildGatewayApp(
       app.use(prefixedRouter(oauthRoutes(ctx)));
       app.use(prefixedRouter(logRoutes(db)));
       app.use(prefixedRouter(cancelSendRoutes(db)));
+      app.use(prefixedRouter(statsRoutes(db)));
       app.use(prefixedRouter(suppressionRoutes(db)));
       app.use(prefixedRouter(webhookRoutes(ctx)));
       app.use(prefixedRouter(inboundRoutes(ctx)));
+      app.use(prefixedRouter(keyRoutes(db, keyCache)));
+      app.use(prefixedRouter(auditRoutes(db)));
       // Last: the legacy alias /v1/{mailerID}/backfill must not shadow other /v1 routes.
       app.use(prefixedRouter(backfillRoutes(ctx)));
     },

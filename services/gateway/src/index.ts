@@ -9,8 +9,10 @@ import {
 } from '@mailyard/platform';
 import { ensureBootstrapTenant, hasTenants } from '@mailyard/store';
 import { buildGatewayApp } from './app';
+import { KeyUsage } from './auth/key-usage';
 import { domainCheckJob } from './domains/domain-checks';
 import { type FirstRun, createFirstTenant, firstRunNotice, wantsFirstRun } from './first-run';
+import { retentionJob } from './retention/job';
 
 export { buildGatewayApp } from './app';
 export { gatewaySettings } from './settings';
@@ -40,13 +42,21 @@ export async function start(serviceCtx: ServiceContext): Promise<RunningService>
     config.DOMAIN_CHECK_TICK_MS,
   );
   domainChecks.start();
+  // Retention: one replica (kv lease) removes expired rows every RETENTION_SWEEP_INTERVAL.
+  const retention = retentionJob({ db, kv: ctx.kv, logger, config });
+  retention.start();
   const readiness = storeReadiness(ctx);
+  // last_used_at of API keys, written in batches (docs/operations.md "API keys and scopes").
+  const keyUsage = new KeyUsage(db, logger);
+  keyUsage.start(config.API_KEY_LAST_USED_FLUSH_MS);
   const server = await listen(
-    buildGatewayApp(ctx, readiness, { onOutboxWrite: () => relay.notify() }),
+    buildGatewayApp(ctx, readiness, { onOutboxWrite: () => relay.notify(), keyUsage }),
     config.PORT,
     config.HOST,
   ).catch(async (err) => {
+    await keyUsage.stop();
     await domainChecks.stop();
+    await retention.stop();
     await relay.stop();
     throw err;
   });
@@ -68,7 +78,9 @@ export async function start(serviceCtx: ServiceContext): Promise<RunningService>
     readiness,
     async stop() {
       await closeServer(server);
+      await keyUsage.stop();
       await domainChecks.stop();
+      await retention.stop();
       await relay.stop();
     },
   };

@@ -15,9 +15,11 @@ import {
   parseSettings,
   positiveInt,
   secretValue,
+  trustProxy,
 } from '@mailyard/platform';
 import { ProviderEnvObject, providerEnvCheck } from '@mailyard/providers';
 import { z } from 'zod';
+import { RetentionEnvObject } from './retention/settings';
 
 /** ADMIN_API_KEY, BOOTSTRAP_API_KEY: long enough, and not a placeholder of the examples. */
 const apiKey = secretValue(z.string().min(16, 'must be at least 16 characters'));
@@ -31,6 +33,10 @@ export const GatewayEnvSchema = z
     RATE_LIMIT_ENTERPRISE: positiveInt(1000),
     RATE_LIMIT_WINDOW_SECONDS: positiveInt(60),
     API_KEY_CACHE_MS: integer('must be a non-negative integer', 0).default(5000),
+    /** Whose X-Forwarded-For gives the client address the audit log records (express `trust proxy`). */
+    TRUST_PROXY: trustProxy,
+    /** How often the keys used since the last time get their last_used_at written (one UPDATE). */
+    API_KEY_LAST_USED_FLUSH_MS: positiveInt(60_000),
     /** Largest JSON body of every route but the send route (read only after authentication). */
     HTTP_BODY_LIMIT: byteSize.default('1mb'),
     /** Largest body of POST /v1/email/send: a 30 MB message is 40 MiB as base64, plus JSON. */
@@ -65,6 +71,8 @@ export const GatewayEnvSchema = z
   })
   // OAuth mailers: provider endpoints, the deployment's apps, token lifecycle (libs/providers).
   .merge(ProviderEnvObject)
+  // Retention durations and the sweep interval (retention/settings.ts).
+  .merge(RetentionEnvObject)
   .superRefine(providerEnvCheck);
 
 export type GatewaySettings = z.infer<typeof GatewayEnvSchema>;

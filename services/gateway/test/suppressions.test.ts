@@ -22,7 +22,7 @@ for (const mode of MODES) {
       const off = await post('unsubscribe', { email: 'Jane.Doe@Example.COM' });
       expect(off.status).toBe(200);
       expect(off.body).toEqual({ success: true, message: 'jane.doe@example.com unsubscribed' });
-      expect(await rows()).toEqual([{ email: 'jane.doe@example.com', reason: 'unsubscribed' }]);
+      expect(await rows()).toEqual([{ email: 'jane.doe@example.com', reason: 'unsubscribe' }]);
       expect([
         ...(await isSuppressed(gw.ctx.db, gw.tenantId, ['JANE.DOE@example.com', 'other@example.com'])),
       ]).toEqual(['jane.doe@example.com']);
@@ -37,7 +37,7 @@ for (const mode of MODES) {
     it('is idempotent both ways', async () => {
       expect((await post('unsubscribe', { email: 'twice@example.com' })).status).toBe(200);
       expect((await post('unsubscribe', { email: 'TWICE@example.com' })).status).toBe(200);
-      expect(await rows()).toEqual([{ email: 'twice@example.com', reason: 'unsubscribed' }]);
+      expect(await rows()).toEqual([{ email: 'twice@example.com', reason: 'unsubscribe' }]);
       expect((await post('subscribe', { email: 'twice@example.com' })).status).toBe(200);
       expect((await post('subscribe', { email: 'twice@example.com' })).status).toBe(200);
       expect((await post('subscribe', { email: 'never@example.com' })).body).toEqual({
@@ -49,7 +49,7 @@ for (const mode of MODES) {
 
     it('stores IDN domains in ASCII form', async () => {
       await post('unsubscribe', { email: 'Max@Bücher.Example' });
-      expect(await rows()).toEqual([{ email: 'max@xn--bcher-kva.example', reason: 'unsubscribed' }]);
+      expect(await rows()).toEqual([{ email: 'max@xn--bcher-kva.example', reason: 'unsubscribe' }]);
       expect((await isSuppressed(gw.ctx.db, gw.tenantId, ['max@xn--bcher-kva.example'])).size).toBe(1);
       await post('subscribe', { email: 'max@bücher.example' });
       expect(await rows()).toEqual([]);
@@ -62,7 +62,7 @@ for (const mode of MODES) {
       expect((await isSuppressed(gw.ctx.db, gw.tenantId, ['shared@example.com'])).size).toBe(0);
       expect((await isSuppressed(gw.ctx.db, other.tenantId, ['shared@example.com'])).size).toBe(1);
       await post('subscribe', { email: 'shared@example.com' });
-      expect(await rows(other.tenantId)).toEqual([{ email: 'shared@example.com', reason: 'unsubscribed' }]);
+      expect(await rows(other.tenantId)).toEqual([{ email: 'shared@example.com', reason: 'unsubscribe' }]);
     });
 
     it('answers isSuppressed for many addresses in one call, and for none', async () => {

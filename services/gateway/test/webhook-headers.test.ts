@@ -36,6 +36,19 @@ const BAD: Array<[string, () => unknown, (f: string) => string]> = [
   ['Host', () => ({ Host: 'internal.example' }), (f) => T.reserved(f, 'Host')],
   ['Content-Length', () => ({ 'content-length': '0' }), (f) => T.reserved(f, 'content-length')],
   ['webhook-signature', () => ({ 'webhook-signature': 'v1,x' }), (f) => T.reserved(f, 'webhook-signature')],
+  // Reserved in any case, the message naming the header as the request wrote it.
+  ['Webhook-ID (mixed case)', () => ({ 'X-Ok': '1', 'Webhook-ID': 'x' }), (f) => T.reserved(f, 'Webhook-ID')],
+  ['TraceParent (mixed case)', () => ({ TraceParent: '00-x' }), (f) => T.reserved(f, 'TraceParent')],
+  [
+    'CONTENT-TYPE (upper case)',
+    () => ({ 'CONTENT-TYPE': 'text/plain' }),
+    (f) => T.reserved(f, 'CONTENT-TYPE'),
+  ],
+  [
+    'x-History-Backfill-job-ID (the service’s own delivery header)',
+    () => ({ 'x-History-Backfill-job-ID': 'forged' }),
+    (f) => T.reserved(f, 'x-History-Backfill-job-ID'),
+  ],
   ['CR/LF', () => ({ 'X-A': 'a\r\nInjected: 1' }), (f) => T.value(f, 'X-A')],
   // NUL in any JSON string is refused by the body check (contracts json-input.ts) before any schema.
   ['NUL', () => ({ 'X-A': 'a\u0000b' }), (f) => `${f}.X-A must not contain NUL characters`],
@@ -185,7 +198,7 @@ describe('webhook headers on every route that takes them (embedded)', () => {
 
   it('accepts what the rule allows, a custom User-Agent included, and stores it verbatim', async () => {
     const headers = {
-      'User-Agent': 'receiver-check/2',
+      'user-AGENT': 'receiver-check/2',
       'X-Token': "tab\tand !#$%&'()*+,-./:;<=>?@[]^_`{|}~",
     };
     const t = await gw.newTenant('enterprise');

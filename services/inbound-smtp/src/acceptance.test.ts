@@ -3,6 +3,7 @@ import {
   decideAfterData,
   decideRecipient,
   decideRecipientCount,
+  decideRecipientMix,
   decideServiceRecipient,
   splitRecipient,
 } from './acceptance';
@@ -18,31 +19,51 @@ describe('decideRecipient (acceptance rules 1-3, unknown domain)', () => {
     });
   });
   test('rule 1: wildcard accepts any address, even an inactive configured one', () => {
-    expect(decideRecipient(a, { wildcard: true, address: null })).toEqual({
+    expect(decideRecipient(a, { wildcard: true, verified: true, address: null })).toEqual({
       accept: true,
       strictReplies: false,
     });
-    expect(decideRecipient(a, { wildcard: true, address: { active: false, strictReplies: true } })).toEqual({
+    expect(
+      decideRecipient(a, { wildcard: true, verified: true, address: { active: false, strictReplies: true } }),
+    ).toEqual({
       accept: true,
       strictReplies: false,
     });
   });
   test('rule 2: username not configured', () => {
-    expect(decideRecipient(a, { wildcard: false, address: null })).toMatchObject({
+    expect(decideRecipient(a, { wildcard: false, verified: true, address: null })).toMatchObject({
       accept: false,
       message: expect.stringMatching(/^5\.1\.1 .*no such mailbox/),
     });
   });
   test('rule 3: inactive username', () => {
     expect(
-      decideRecipient(a, { wildcard: false, address: { active: false, strictReplies: false } }),
+      decideRecipient(a, {
+        wildcard: false,
+        verified: true,
+        address: { active: false, strictReplies: false },
+      }),
     ).toMatchObject({
       accept: false,
       message: expect.stringMatching(/^5\.2\.1 /),
     });
   });
+  test('a sending domain not verified now is deferred (450 4.1.2), before any other rule', () => {
+    for (const route of [
+      { wildcard: true, verified: false, address: null },
+      { wildcard: false, verified: false, address: { active: true, strictReplies: false } },
+      { wildcard: false, verified: false, address: null },
+    ])
+      expect(decideRecipient(a, route)).toEqual({
+        accept: false,
+        code: 450,
+        message: '4.1.2 <user@in.example.com>: the domain is not verified at the moment, try again later',
+      });
+  });
   test('active username accepts, carrying strict_replies', () => {
-    expect(decideRecipient(a, { wildcard: false, address: { active: true, strictReplies: true } })).toEqual({
+    expect(
+      decideRecipient(a, { wildcard: false, verified: true, address: { active: true, strictReplies: true } }),
+    ).toEqual({
       accept: true,
       strictReplies: true,
     });
@@ -53,7 +74,7 @@ describe('decideAfterData (rules 4-6)', () => {
   test('rule 4: strict and In-Reply-To missing or foreign', () => {
     expect(decideAfterData(a, true, '')).toMatchObject({ accept: false, code: 550 });
     expect(decideAfterData(a, true, '<other@x>')).toMatchObject({ accept: false, code: 550 });
-    expect(decideAfterData(a, true, 'svc_mailer_1@x')).toMatchObject({ accept: false });
+    expect(decideAfterData(a, true, '<other_svc_mailer_1@x>')).toMatchObject({ accept: false });
   });
   test('rule 5: strict and a reply to our message', () => {
     expect(decideAfterData(a, true, ' <svc_mailer_01J@mailyard.test>')).toEqual({ accept: true });
@@ -91,12 +112,18 @@ describe('exact replies (what the sending MTA reads)', () => {
       code: 550,
       message: '5.1.2 <user@in.example.com>: we do not accept mail for this domain (relay denied)',
     });
-    expect(decideRecipient(a, { wildcard: false, address: null })).toEqual({
+    expect(decideRecipient(a, { wildcard: false, verified: true, address: null })).toEqual({
       accept: false,
       code: 550,
       message: '5.1.1 <user@in.example.com>: no such mailbox',
     });
-    expect(decideRecipient(a, { wildcard: false, address: { active: false, strictReplies: true } })).toEqual({
+    expect(
+      decideRecipient(a, {
+        wildcard: false,
+        verified: true,
+        address: { active: false, strictReplies: true },
+      }),
+    ).toEqual({
       accept: false,
       code: 550,
       message: '5.2.1 <user@in.example.com>: mailbox disabled, not accepting messages',
@@ -109,18 +136,31 @@ describe('exact replies (what the sending MTA reads)', () => {
   });
 
   test('an active address without strict replies accepts with strictReplies false', () => {
-    expect(decideRecipient(a, { wildcard: false, address: { active: true, strictReplies: false } })).toEqual({
+    expect(
+      decideRecipient(a, {
+        wildcard: false,
+        verified: true,
+        address: { active: true, strictReplies: false },
+      }),
+    ).toEqual({
       accept: true,
       strictReplies: false,
     });
   });
 
-  test('rule 5 needs the whole prefix at the start (after blanks), in its case', () => {
-    expect(SERVICE_MESSAGE_ID_PREFIX).toBe('<svc_mailer_');
+  test('rule 5: the first id starts with the prefix, in any case, with or without its <', () => {
+    expect(SERVICE_MESSAGE_ID_PREFIX).toBe('svc_mailer_');
     expect(decideAfterData(a, true, '\t <svc_mailer_1@x> ')).toEqual({ accept: true });
+    expect(decideAfterData(a, true, '<SVC_MAILER_1@x>')).toEqual({ accept: true });
+    expect(decideAfterData(a, true, '<Svc_Mailer_01J.1@x>')).toEqual({ accept: true });
+    expect(decideAfterData(a, true, 'svc_mailer_1@x')).toEqual({ accept: true });
+    expect(decideAfterData(a, true, '< svc_mailer_1@x>')).toEqual({ accept: true });
+    expect(decideAfterData(a, true, '<svc_mailer_1@x> <other@y>')).toEqual({ accept: true });
     expect(decideAfterData(a, true, '<svc_mailer1@x>')).toMatchObject({ accept: false });
     expect(decideAfterData(a, true, '<x@y> <svc_mailer_1@x>')).toMatchObject({ accept: false });
-    expect(decideAfterData(a, true, '<SVC_MAILER_1@x>')).toMatchObject({ accept: false });
+    expect(decideAfterData(a, true, '<<svc_mailer_1@x>')).toMatchObject({ accept: false });
+    expect(decideAfterData(a, true, '<xsvc_mailer_1@x>')).toMatchObject({ accept: false });
+    expect(decideAfterData(a, true, 'x <svc_mailer_1@x>')).toMatchObject({ accept: false });
   });
 });
 
@@ -159,5 +199,24 @@ describe('decideRecipientCount (INBOUND_MAX_RECIPIENTS, repeats)', () => {
   test('a recipient already accepted is a repeat, also at or past the limit', () => {
     expect(decideRecipientCount(keys(5), 'r3@x.test', 10)).toEqual({ kind: 'repeat' });
     expect(decideRecipientCount(keys(100), 'r99@x.test', 100)).toEqual({ kind: 'repeat' });
+  });
+});
+
+describe('decideRecipientMix (strict_replies recipients never share a transaction with others)', () => {
+  test('the first recipient sets the kind; the same kind joins', () => {
+    expect(decideRecipientMix(a, null, true)).toEqual({ ok: true });
+    expect(decideRecipientMix(a, null, false)).toEqual({ ok: true });
+    expect(decideRecipientMix(a, true, true)).toEqual({ ok: true });
+    expect(decideRecipientMix(a, false, false)).toEqual({ ok: true });
+  });
+  test('the other kind is 452 4.5.3: sent in another transaction', () => {
+    const other = {
+      ok: false,
+      code: 452,
+      message:
+        '4.5.3 <user@in.example.com>: send this recipient in a separate transaction (its replies-only rule is decided on the message)',
+    };
+    expect(decideRecipientMix(a, true, false)).toEqual(other);
+    expect(decideRecipientMix(a, false, true)).toEqual(other);
   });
 });

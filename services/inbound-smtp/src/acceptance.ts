@@ -1,17 +1,26 @@
 /**
- * The MX service's acceptance policy (docs/inbound.md "The MX service (`services/inbound-smtp`)", in order), pure:
+ * The MX service's acceptance policy (docs/inbound.md "Acceptance", in order), pure:
  *
  * At RCPT TO, first the count (`decideRecipientCount`): a recipient already accepted for this
  * message (the address compared case-insensitively) is answered 250 again and kept once; a new
  * one past the message's limit (INBOUND_MAX_RECIPIENTS) gets `452 4.5.3` (RFC 5321 4.5.3.1.10:
  * the client sends the rest in another transaction). Then (`decideRecipient`):
- *   0. no incoming domain for the recipient's domain -> 550 (we are not a relay);
+ *   0. no incoming domain for the recipient's domain, or its sending domain deleted -> 550 5.1.2
+ *      (we are not a relay); the sending domain no longer verified -> 450 4.1.2 (deferred: the
+ *      sender retries for days, and the domain's background re-checks may verify it again);
  *   1. domain `wildcard` -> accept every address under it;
  *   2. username not configured -> 550;
  *   3. username inactive -> 550;
  *   otherwise accept, remembering whether `strict_replies` must be checked after DATA.
- * At end of DATA (`decideAfterData`), per recipient:
- *   4. `strict_replies` and In-Reply-To does not start with `<svc_mailer_` -> 550 for that recipient;
+ * Rule 4 depends on the message's In-Reply-To, which SMTP only carries after the recipients, and
+ * SMTP has one reply per DATA for all of them. So a transaction never mixes the two kinds
+ * (`decideRecipientMix`): the first accepted recipient sets its kind (strict_replies or not) and
+ * a recipient of the other kind gets `452 4.5.3` (the client sends it in another transaction,
+ * as for the recipient cap). Every strict_replies recipient of a message then shares one verdict,
+ * and the reply to DATA is that verdict for all of them: no recipient is dropped behind a 250.
+ * At end of DATA (`decideAfterData`):
+ *   4. `strict_replies` and In-Reply-To does not start with our Message-ID prefix `svc_mailer_`
+ *      (compared case-insensitively, with or without its opening `<`; the first id counts) -> 550;
  *   5./6. accept.
  * On the bounce domain (BOUNCE_DOMAIN, default SERVICE_DOMAIN) only the service's own addresses
  * exist (`decideServiceRecipient`): a VERP return path whose signed tag names a recipient of the
@@ -20,20 +29,32 @@
  * Rejections carry an enhanced status code and a text the sender can act on.
  */
 
-export const SERVICE_MESSAGE_ID_PREFIX = '<svc_mailer_';
+/** The local-part prefix of the Message-IDs of mail the service sends (docs/sending.md). */
+export const SERVICE_MESSAGE_ID_PREFIX = 'svc_mailer_';
+
+/** The first message id of In-Reply-To is one of ours: optional blanks and `<`, then the prefix in any case. */
+const OUR_REPLY = new RegExp(`^\\s*<?\\s*${SERVICE_MESSAGE_ID_PREFIX}`, 'i');
 
 export interface RecipientRoute {
   wildcard: boolean;
+  /** The sending domain is verified now (a deleted one has no route). */
+  verified: boolean;
   /** null when the username is not configured under the domain. */
   address: { active: boolean; strictReplies: boolean } | null;
 }
 
 export type RecipientDecision =
   | { accept: true; strictReplies: boolean }
-  | { accept: false; code: 550; message: string };
+  | { accept: false; code: 550 | 450; message: string };
 
 export function decideRecipient(address: string, route: RecipientRoute | null): RecipientDecision {
   if (!route) return reject(`5.1.2 <${address}>: we do not accept mail for this domain (relay denied)`);
+  if (!route.verified)
+    return {
+      accept: false,
+      code: 450,
+      message: `4.1.2 <${address}>: the domain is not verified at the moment, try again later`,
+    };
   if (route.wildcard) return { accept: true, strictReplies: false };
   if (!route.address) return reject(`5.1.1 <${address}>: no such mailbox`);
   if (!route.address.active) return reject(`5.2.1 <${address}>: mailbox disabled, not accepting messages`);
@@ -60,6 +81,25 @@ export function decideRecipientCount(
   return { kind: 'new' };
 }
 
+export type RecipientMixDecision = { ok: true } | { ok: false; code: 452; message: string };
+
+/**
+ * A transaction holds strict_replies recipients only or none (see the top of this file):
+ * `transactionStrict` is the kind of the recipients already accepted (null: none yet).
+ */
+export function decideRecipientMix(
+  address: string,
+  transactionStrict: boolean | null,
+  strictReplies: boolean,
+): RecipientMixDecision {
+  if (transactionStrict === null || transactionStrict === strictReplies) return { ok: true };
+  return {
+    ok: false,
+    code: 452,
+    message: `4.5.3 <${address}>: send this recipient in a separate transaction (its replies-only rule is decided on the message)`,
+  };
+}
+
 export type ServiceAddressKind = 'bounce' | 'feedback' | 'unsubscribe';
 
 /** RCPT TO on the bounce domain: `kind` is what the verified address is, null when it is none. */
@@ -73,7 +113,7 @@ export type DataDecision = { accept: true } | { accept: false; code: 550; messag
 /** Rules 4-6 for one accepted recipient, from the message's In-Reply-To header ('' when absent). */
 export function decideAfterData(address: string, strictReplies: boolean, inReplyTo: string): DataDecision {
   if (!strictReplies) return { accept: true };
-  if (inReplyTo.trim().startsWith(SERVICE_MESSAGE_ID_PREFIX)) return { accept: true };
+  if (OUR_REPLY.test(inReplyTo)) return { accept: true };
   return reject(`5.7.1 <${address}>: only replies to messages sent by this service are accepted`);
 }
 

@@ -10,6 +10,9 @@
  * crash between any two steps never post or record twice from here (the dispatcher retries posting):
  * the final statement marks the message processed and writes its deliveries only if it was still
  * `stored`, so the in-process path and a concurrent recovery of the same message post it once.
+ * Tracing: one trace per accepted message, its id the message id's ULID (traceparentOfUlid), so
+ * whichever path processes it logs under the same trace and each delivery carries a child span
+ * of it: the receiver gets a `traceparent` header naming the message.
  */
 import {
   INCOMING_EMAIL_EVENT,
@@ -21,7 +24,10 @@ import {
   type Logger,
   type Queryable,
   buildIncomingEmails,
+  childTraceparent,
   incomingEmailError,
+  runWithTrace,
+  traceparentOfUlid,
 } from '@mailyard/platform';
 import {
   type FeedbackOutcome,
@@ -34,6 +40,15 @@ import {
 import type { InboundRoundTrips } from './group-commit';
 import { messageHeaderProblem } from './part-headers';
 import { serviceMailOutcomes } from './service-mail';
+
+/**
+ * `mailer-service` of the MX's INCOMING_EMAIL: the spec's inbound routing is SparkPost's relay
+ * webhook model (`POST /v1/inbound/relay_webhook`, `thread-id` "empty for SparkPost-style
+ * providers"), so domain-routed mail says `sparkpost`, the value receivers written against the
+ * spec expect for it (docs/inbound.md "The INCOMING_EMAIL object"). `smtp` named a send-only
+ * mailer type.
+ */
+export const MX_MAILER_SERVICE = 'sparkpost';
 
 export interface ProcessDeps {
   db: Db;
@@ -65,12 +80,21 @@ export async function processInboundMessage(
  * In-process path: the message the MX just stored, from memory (no reload). Safe beside the
  * recovery path: whichever finishes first marks it processed, the other's statement writes nothing.
  */
-export async function processStoredMessage(
+export function processStoredMessage(
   deps: ProcessDeps,
   message: StoredInboundMessage,
 ): Promise<'processed' | 'skipped'> {
+  const traceparent = traceparentOfUlid(message.id.slice(message.id.indexOf('_') + 1));
+  return runWithTrace({ traceparent }, () => processTraced(deps, message, traceparent));
+}
+
+async function processTraced(
+  deps: ProcessDeps,
+  message: StoredInboundMessage,
+  traceparent: string,
+): Promise<'processed' | 'skipped'> {
   const { tenants, service } = splitRecipients(message.recipients);
-  const deliveries = tenants.length > 0 ? await incomingDeliveries(deps, message, tenants) : [];
+  const deliveries = tenants.length > 0 ? await incomingDeliveries(deps, message, tenants, traceparent) : [];
   const outcomes =
     service.length > 0
       ? await serviceMailOutcomes(
@@ -108,6 +132,7 @@ async function incomingDeliveries(
   deps: ProcessDeps,
   message: StoredInboundMessage,
   recipients: InboundRecipient[],
+  traceparent: string,
 ): Promise<NewDelivery[]> {
   // The MX refuses such a header block at DATA; one stored before that check (or by hand) is
   // never parsed: each recipient gets the spec's error form naming the limit.
@@ -118,16 +143,25 @@ async function incomingDeliveries(
         recipient,
         payload: incomingEmailError(problem, contextOf(recipient)),
       })),
+      traceparent,
     );
   const authResults = await deps.authenticate(message);
-  return routeToWebhooks(await buildPayloads(message, recipients, authResults));
+  return routeToWebhooks(await buildPayloads(message, recipients, authResults), traceparent);
 }
 
+/**
+ * `webhook-id` is the id of the webhook configuration that receives the event, in the form of
+ * the service's webhook ids (`<prefix>_<ulid>`, never a name): a domain's incoming webhook has
+ * one per sending domain, so it is the domain's id `domain_<ulid>` (also its `mailer-id`), as
+ * the mailbox readers use the mailer id for a mailer's incoming webhook. The Standard Webhooks
+ * request header `webhook-id` is the delivery's own id (unique per delivery, the same on every
+ * retry), set by the dispatcher.
+ */
 const contextOf = (recipient: InboundRecipient): IncomingEmailContext => ({
   recipient: recipient.address,
-  webhookId: recipient.domain,
+  webhookId: recipient.mailerId,
   mailerId: recipient.mailerId,
-  mailerService: 'smtp',
+  mailerService: MX_MAILER_SERVICE,
   labelIds: [],
 });
 
@@ -167,13 +201,17 @@ async function buildPayloads(
   });
 }
 
-/** Single object to the domain's configured url/method/headers (read by the dispatcher at each attempt). */
-function routeToWebhooks(payloads: RecipientPayload[]): NewDelivery[] {
+/**
+ * Single object to the domain's configured url/method/headers (read by the dispatcher at each
+ * attempt), each delivery a child span of the message's trace (its `traceparent` header).
+ */
+function routeToWebhooks(payloads: RecipientPayload[], traceparent: string): NewDelivery[] {
   return payloads.map(({ recipient, payload }) => ({
     tenantId: recipient.tenantId,
     targetKind: 'inbound',
     webhookId: recipient.domain,
     eventTypes: [INCOMING_EMAIL_EVENT],
     body: JSON.stringify(payload),
+    traceparent: childTraceparent(traceparent),
   }));
 }

@@ -8,20 +8,22 @@
  * - onRcptTo: the recipient count first (decideRecipientCount: a repeated recipient is kept
  *   once, `452 4.5.3` past INBOUND_MAX_RECIPIENTS), then on the bounce domain the service's own
  *   signed addresses only (service-address.ts + decideServiceRecipient), elsewhere route lookup
- *   + decideRecipient (550 for unknown domains: no relaying); past INBOUND_MAX_RECIPIENTS such
- *   refusals in one session it is closed (`421 4.7.0`);
+ *   + decideRecipient (550 for unknown or deleted domains: no relaying; 450 while the domain is
+ *   not verified), then decideRecipientMix (a transaction holds strict_replies recipients only
+ *   or none: 452 4.5.3 for the other kind); past INBOUND_MAX_RECIPIENTS refusals in one session
+ *   (the 452s, answered by sending later, do not count) it is closed (`421 4.7.0`);
  * - onData: reads the message holding at most INBOUND_MAX_MESSAGE_BYTES of it and nothing past
  *   the budget shared by all sessions (message-reader.ts, byte-budget.ts: 552 / 452 after the
  *   final dot, the rest discarded as it arrives), within INBOUND_DATA_TIMEOUT_MS (`421 4.4.2`,
  *   nothing stored); refuses headers over the limits of header-block.ts, the message's or its
  *   MIME parts' together (part-headers.ts; 552 5.3.4);
- *   applies the strict_replies check per recipient, stores the raw message durably (one
+ *   applies the strict_replies check (one verdict for all recipients), stores the raw message durably (one
  *   statement shared with the other sessions storing at that moment: group-commit.ts), only then
  *   answers 250, and hands the stored message to onStored (index.ts processes it in this
  *   process, from memory; the 250 does not wait for that). A storage failure answers 451.
- * SMTP has one reply per DATA: when strict_replies rejects some but not all recipients, the
- * others are accepted and the rejected ones are logged (LMTP-style per-recipient replies do not
- * exist in SMTP); when it rejects all, the reply is 550 with the rule's text.
+ * SMTP has one reply per DATA (LMTP-style per-recipient replies do not exist in SMTP): the
+ * RCPT-time rule that keeps strict_replies recipients in transactions of their own makes that one
+ * reply right for every recipient (550 with the rule's text, or 250), none dropped behind a 250.
  */
 import type { Readable } from 'node:stream';
 import { type Db, type Logger, gauge } from '@mailyard/platform';
@@ -31,6 +33,7 @@ import {
   decideAfterData,
   decideRecipient,
   decideRecipientCount,
+  decideRecipientMix,
   decideServiceRecipient,
   splitRecipient,
 } from './acceptance';
@@ -189,13 +192,14 @@ export function createInboundServer(deps: InboundServerDeps): InboundServer {
   });
 
   /**
-   * A refused RCPT. Each costs a lookup: past INBOUND_MAX_RECIPIENTS permanent refusals (5xx:
-   * unknown users, relaying; not the 452 of the recipient cap, which an honest client answers
-   * by sending the rest later) the session is closed with 421, as Postfix's hard error limit.
+   * A refused RCPT. Each costs a lookup: past INBOUND_MAX_RECIPIENTS refusals (5xx: unknown
+   * users, relaying; 450: a domain not verified now; not the 452s of the recipient cap and of
+   * the strict_replies rule, which an honest client answers by sending the rest later) the
+   * session is closed with 421, as Postfix's hard error limit.
    */
   function refused(id: string, err: Error & { responseCode?: number }): Error {
     const state = sessions.get(id);
-    if (!state || (err.responseCode ?? 0) < 500) return err;
+    if (!state || err.responseCode === 452 || (err.responseCode ?? 0) < 450) return err;
     if (++state.refusals <= settings.maxRecipients) return err;
     return smtpError(421, '4.7.0 Too many refused recipients, closing connection');
   }
@@ -237,6 +241,13 @@ export function createInboundServer(deps: InboundServerDeps): InboundServer {
       parts.domain === settings.bounceDomain
         ? await serviceRecipient(address.address, parts)
         : await tenantRecipient(address.address, parts);
+    const first = state.accepted.values().next();
+    const mix = decideRecipientMix(
+      address.address,
+      first.done ? null : first.value.strictReplies,
+      recipient.strictReplies,
+    );
+    if (!mix.ok) throw smtpError(mix.code, mix.message);
     state.accepted.set(key, recipient);
   }
 
@@ -247,7 +258,7 @@ export function createInboundServer(deps: InboundServerDeps): InboundServer {
     const route = await deps.roundTrips.route(parts.domain, parts.username);
     const decision = decideRecipient(
       address,
-      route ? { wildcard: route.domain.wildcard, address: route.address } : null,
+      route ? { wildcard: route.domain.wildcard, verified: route.verified, address: route.address } : null,
     );
     if (!decision.accept || !route)
       throw smtpError(decision.accept ? 550 : decision.code, decision.accept ? '' : decision.message);
@@ -307,18 +318,18 @@ export function createInboundServer(deps: InboundServerDeps): InboundServer {
     if (problem) throw smtpError(552, `5.3.4 ${problem}`);
     const inReplyTo = headerValue(raw, 'in-reply-to');
     const recipients: InboundRecipient[] = [];
-    let lastRejection = '';
+    // One verdict for all: the recipients of a transaction are all strict_replies or none
+    // (decideRecipientMix at RCPT), so a rejection is every recipient's and the 550 says so.
     for (const r of state.accepted.values()) {
       const d = decideAfterData(r.address, r.strictReplies, inReplyTo);
-      if (d.accept) {
-        const { strictReplies: _, ...recipient } = r;
-        recipients.push(recipient);
-      } else {
-        lastRejection = d.message;
-        logger.info('recipient rejected after DATA', { recipient: r.address, reason: d.message });
+      if (!d.accept) {
+        logger.info('message rejected after DATA', { recipient: r.address, reason: d.message });
+        throw smtpError(550, d.message);
       }
+      const { strictReplies: _, ...recipient } = r;
+      recipients.push(recipient);
     }
-    if (recipients.length === 0) throw smtpError(550, lastRejection || '5.5.1 No valid recipients');
+    if (recipients.length === 0) throw smtpError(550, '5.5.1 No valid recipients');
     const message: NewInboundMessage = {
       remoteIp: session.remoteAddress,
       helo: session.hostNameAppearsAs ?? '',

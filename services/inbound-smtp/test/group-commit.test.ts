@@ -4,9 +4,9 @@
  * bus announcement (the MX processes it in-process; recovery-sweep.ts finds it otherwise), a message whose own data fails is the only one to fail, and a
  * completed message is marked once (a second completion writes no deliveries).
  */
-import type { Db } from '@mailyard/platform';
-import { type NewInboundMessage, inboundAddresses, inboundDomains, inboundMessages } from '@mailyard/store';
-import { newTenant } from '@mailyard/testkit/fixtures';
+import { type Db, Sealer, generateSecretKey, parseSecretKey } from '@mailyard/platform';
+import { type NewInboundMessage, inboundMessages } from '@mailyard/store';
+import { insertInboundDomain, newTenant } from '@mailyard/testkit/fixtures';
 import { useMigratedDatabase } from '@mailyard/testkit/migrated-database';
 import { inboundRoundTrips } from '../src/group-commit';
 
@@ -37,15 +37,12 @@ const message = (n: number, over: Partial<NewInboundMessage> = {}): NewInboundMe
 beforeAll(async () => {
   db = database.db();
   tenantId = await newTenant(db);
-  await inboundDomains.create(db, {
-    tenantId,
+  // a route needs the verified sending domain behind the incoming domain
+  await insertInboundDomain(db, new Sealer(parseSecretKey(generateSecretKey())), tenantId, {
     domain: 'gc.example.com',
     url: 'http://127.0.0.1:9/in',
-    method: 'POST',
-    headerNames: [],
-    headersSealed: null,
+    users: [{ name: 'known' }],
   });
-  await inboundAddresses.create(db, tenantId, 'gc.example.com', 'known');
 });
 
 test('concurrent messages are stored by one statement, without outbox announcements', async () => {

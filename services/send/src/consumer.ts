@@ -46,10 +46,15 @@ import {
   runWithTrace,
 } from '@mailyard/platform';
 import { AUTH_REASON_PREFIX, type DeliveryFailure } from '@mailyard/providers';
-import { deactivateMailer, loadSendingMailer } from '@mailyard/store';
+import {
+  deactivateMailer,
+  loadSendingMailer,
+  recordProviderAcceptance,
+  verifiedDomainKey,
+} from '@mailyard/store';
 import { type ByteBudget, copyCostBytes } from './byte-budget';
 import { plannedCopy } from './copy-plan';
-import { dkimSign } from './dkim';
+import { type DkimKey, dkimSign } from './dkim';
 import type { EventContext, EventRecipient, EventWriter, PlannedEvent } from './emit-event';
 import { envelopesFor } from './envelopes';
 import type { CopyLoader, CopyRecipientRow, LoadedCopy, RecordedEvent } from './load-copy';
@@ -65,6 +70,7 @@ import { keysOf, trackCopy } from './track-copy';
 import type { Transports } from './transports';
 import { NO_GRANT_REASON } from './transports/classify-provider-error';
 import { headerRecipientsFor } from './transports/header-recipients';
+import type { DeliverHints } from './transports/types';
 
 export interface ConsumerDeps {
   db: Db;
@@ -198,10 +204,13 @@ export async function processCommand(deps: ConsumerDeps, cmd: SendEmailCommand):
       .filter((e) => isTerminalSendEvent(e.event, e.retryScheduled ?? undefined))
       .flatMap((e) => e.emails.map(lower)),
   );
-  // A CANCELLED recipient (a scheduled send cancelled before its release) is never attempted;
-  // its command cannot normally exist (release and cancel exclude each other), so this is the
-  // last guard, not the rule (libs/store scheduled-sends.ts).
-  const pending = copy.recipients.filter((r) => r.status !== 'CANCELLED' && !finished.has(lower(r.email)));
+  // A recipient an API provider accepted (SparkPost) is finished for sending: its outcome comes by
+  // callback. A CANCELLED recipient (a scheduled send cancelled before its release) is never
+  // attempted; its command cannot normally exist (release and cancel exclude each other), so this
+  // is the last guard, not the rule (libs/store scheduled-sends.ts).
+  const pending = copy.recipients.filter(
+    (r) => !r.accepted && r.status !== 'CANCELLED' && !finished.has(lower(r.email)),
+  );
   if (pending.length === 0) {
     skippedTotal.inc();
     return;
@@ -248,6 +257,9 @@ export async function processCommand(deps: ConsumerDeps, cmd: SendEmailCommand):
       releaseSlot?.();
     }
   }
+  // Acceptances first: once SparkPost has the copy, nothing may send it again.
+  for (const a of attempt.acceptances())
+    await recordProviderAcceptance(db, cmd.tenant_id, a.logIds, a.transmissionId, cmd.attempt);
   await commit(deps, ctx, attempt);
 
   const deactivation = attempt.authFailure && deactivationReason(mailer, attempt.authFailure);
@@ -418,21 +430,19 @@ async function sendCopy(
       serviceHeaders: tracked.headers,
     });
     messageId = built.messageId;
-    raw =
-      mailer.kind === 'domain'
-        ? await dkimSign(built.raw, {
-            domainName: mailer.domain,
-            keySelector: mailer.selector,
-            privateKeyPem: mailer.dkimPrivateKeyPem,
-          })
-        : built.raw;
+    const key = await signingKey(deps, mailer, request.from.email);
+    raw = key ? await dkimSign(built.raw, key) : built.raw;
   } catch (err) {
     attempt.fail(toSend, `Message could not be built: ${(err as Error).message}`);
     return;
   }
 
   const threadId = customHeader(request.headers, 'thread-id');
-  const hints = threadId ? { threadId } : {};
+  const hints: DeliverHints = {
+    ...(threadId ? { threadId } : {}),
+    copy: { refId: cmd.ref_id, copyId: cmd.copy_id },
+    ...(copy.send.campaignId ? { campaignId: copy.send.campaignId } : {}),
+  };
   const envelopes = envelopesFor(mailer, cmd.copy_id, request.from.email, envelopeTo, {
     key: keysOf(deps.sealer).returnPath,
     bounceDomain: deps.settings.bounceDomain,
@@ -443,6 +453,11 @@ async function sendCopy(
   const byEmail = new Map(results.map((r) => [lower(r.email), r]));
   for (const row of toSend) {
     const result = byEmail.get(lower(row.email));
+    if (result?.ok && result.pending) {
+      // Accepted by the provider (SparkPost): no MAIL_DELIVERED now, the callback reports it.
+      attempt.accepted(row, result.pending.transmissionId);
+      continue;
+    }
     if (result?.ok) {
       // A provider that assigns its own ids (Gmail API, Graph) reports those (docs/oauth.md "Sending").
       attempt.delivered(row, result.messageId || messageId, result.threadId ?? '');
@@ -476,6 +491,7 @@ class Attempt {
     messageId: '',
     threadId: '',
   };
+  private readonly accepts = new Map<string, string[]>();
   private readonly retry: Failed[] = [];
   private readonly final: Failed[] = [];
   authFailure?: DeliveryFailure;
@@ -508,6 +524,17 @@ class Attempt {
     this.delivery.rows.push(row);
     this.delivery.messageId = messageId;
     this.delivery.threadId = threadId;
+  }
+
+  /** The provider accepted `row` as `transmissionId`; its outcome comes by callback (no event now). */
+  accepted(row: CopyRecipientRow, transmissionId: string): void {
+    const rows = this.accepts.get(transmissionId) ?? [];
+    rows.push(row.logId);
+    this.accepts.set(transmissionId, rows);
+  }
+
+  acceptances(): Array<{ transmissionId: string; logIds: string[] }> {
+    return [...this.accepts].map(([transmissionId, logIds]) => ({ transmissionId, logIds }));
   }
 
   smtpFailure(row: CopyRecipientRow, failure: DeliveryFailure): void {
@@ -549,6 +576,24 @@ class Attempt {
       send: { attempt: this.cmd.attempt, maxAttempts: this.s.maxAttempts, retryScheduled },
     };
   }
+}
+
+/**
+ * The DKIM key a copy is signed with: a domain mailer's own; for a provider mailer (SparkPost) the
+ * tenant's verified domain of the From address (or its closest parent), if any; else none.
+ */
+async function signingKey(deps: ConsumerDeps, mailer: SendingMailer, from: string): Promise<DkimKey | null> {
+  if (mailer.kind === 'domain')
+    return {
+      domainName: mailer.domain,
+      keySelector: mailer.selector,
+      privateKeyPem: mailer.dkimPrivateKeyPem,
+    };
+  if (mailer.kind !== 'sparkpost') return null;
+  const at = from.lastIndexOf('@');
+  const key =
+    at < 0 ? null : await verifiedDomainKey(deps.db, deps.sealer, mailer.tenantId, from.slice(at + 1));
+  return key && { domainName: key.domain, keySelector: key.selector, privateKeyPem: key.privateKeyPem };
 }
 
 /** A custom header of the send request by name, case-insensitively. */

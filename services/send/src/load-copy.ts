@@ -13,6 +13,8 @@ export interface CopyRecipientRow {
   email: string;
   type: RecipientType;
   status: string;
+  /** An API provider accepted it and reports the outcome by callback (SparkPost): not sent again. */
+  accepted: boolean;
 }
 
 export interface RecordedEvent {
@@ -153,6 +155,7 @@ function toLoaded(r: Row, request: StoredSendRequest, requestBytes: number): Loa
       email: x.recipient,
       type: x.type,
       status: x.status,
+      accepted: x.accepted === true,
     })),
     events: r.events.map((e) => ({
       event: e.event,

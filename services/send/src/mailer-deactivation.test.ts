@@ -5,10 +5,19 @@ import { OAUTH_REVOKED_REASON } from './transports/classify-provider-error';
 const smtp = { kind: 'smtp' as const, state: 'active' as const };
 const oauth = { kind: 'oauth' as const, state: 'active' as const };
 const domain = { kind: 'domain' as const, state: 'active' as const };
+const sparkpost = { kind: 'sparkpost' as const, state: 'active' as const };
 
 describe('deactivationReason', () => {
   it('deactivates SMTP mailers whose server refused the login with provider_auth_error', () => {
     expect(deactivationReason(smtp, { kind: 'auth' })).toBe('provider_auth_error');
+  });
+
+  it('deactivates SparkPost mailers whose key SparkPost refused with provider_auth_error', () => {
+    expect(deactivationReason(sparkpost, { kind: 'auth' })).toBe('provider_auth_error');
+    expect(deactivationReason(sparkpost, { kind: 'temporary' })).toBeNull();
+    expect(recordedDeactivation(sparkpost, `${AUTH_REASON_PREFIX} failed: SparkPost refused (401)`)).toBe(
+      'provider_auth_error',
+    );
   });
 
   it("deactivates OAuth mailers with the failure's own reason", () => {

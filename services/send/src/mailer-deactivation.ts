@@ -9,6 +9,7 @@
  *   token source has deactivated the mailer already, in the same transaction as its event; a
  *   second call changes nothing, so there is never a second event) or `provider_auth_error`
  *   (the provider refused the account's access: the consumer deactivates it).
+ * - SparkPost mailers: SparkPost refused the API key (401/403): `provider_auth_error`.
  * - Domain mailers: never (an auth failure there is the relay refusing the service's own
  *   credentials, an operator problem the consumer retries).
  *
@@ -26,7 +27,7 @@ export function deactivationReason(
   failure: Pick<DeliveryFailure, 'kind' | 'deactivation'>,
 ): DeactivationReason | null {
   if (failure.kind !== 'auth') return null;
-  if (mailer.kind === 'smtp') return 'provider_auth_error';
+  if (mailer.kind === 'smtp' || mailer.kind === 'sparkpost') return 'provider_auth_error';
   if (mailer.kind === 'oauth') return failure.deactivation ?? 'provider_auth_error';
   return null;
 }
@@ -36,7 +37,7 @@ export function recordedDeactivation(
   failedReason: string,
 ): DeactivationReason | null {
   if (mailer.state !== 'active' || !failedReason.startsWith(AUTH_REASON_PREFIX)) return null;
-  if (mailer.kind === 'smtp') return 'provider_auth_error';
+  if (mailer.kind === 'smtp' || mailer.kind === 'sparkpost') return 'provider_auth_error';
   if (mailer.kind === 'oauth') return failedReason === OAUTH_REVOKED_REASON ? null : 'provider_auth_error';
   return null;
 }

@@ -10,37 +10,17 @@
  * - `TRACKING_CALLBACK_POLL_MS`: how often the provider-callback worker looks for stored batches
  *   it was not told about (stored by another tracking process, or before a restart); default 2000.
  */
-import { isIP } from 'node:net';
-import { type Config, parseSettings, positiveInt, trackingBaseUrl } from '@mailyard/platform';
+import {
+  type Config,
+  type TrustProxy,
+  parseSettings,
+  positiveInt,
+  trackingBaseUrl,
+  trustProxy,
+} from '@mailyard/platform';
 import { z } from 'zod';
 
-export type TrustProxy = boolean | number | string[];
-
-const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
-
-const trustProxy = z
-  .string()
-  .trim()
-  .default('false')
-  .transform((v, ctx): TrustProxy => {
-    if (v === '' || v === 'false' || v === '0') return false;
-    if (v === 'true') return true;
-    if (/^\d+$/.test(v)) return Number(v);
-    const items = v
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    const ok = items.every((s) => NAMED_RANGES.has(s) || isIP(s.split('/')[0]!) !== 0);
-    if (!ok) {
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        message:
-          'must be false, true, a hop count, or a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal',
-      });
-      return z.NEVER;
-    }
-    return items;
-  });
+export type { TrustProxy };
 
 export const TrackingEnvSchema = z.object({
   TRACKING_TRUST_PROXY: trustProxy,

@@ -1,3 +1,4 @@
+import { isReservedWebhookHeader } from '@mailyard/contracts';
 import { Webhook } from 'standardwebhooks';
 import { USER_AGENT, requestHeaders } from './request-headers';
 
@@ -80,8 +81,25 @@ describe('requestHeaders', () => {
       { 'X A': 'v' },
       'stored headers refused: headers names must be HTTP header names (at most 256 characters)',
     ],
+    [
+      { 'x-history-backfill-job-id': 'forged' },
+      'stored headers refused: headers.x-history-backfill-job-id cannot be set: the service sets this header',
+    ],
   ])('headers stored before the rule (%j) make the request one that is not built', (headers, error) => {
     expect(requestHeaders({ ...base, headers }, 1)).toEqual({ ok: false, error });
+  });
+
+  it('every header the service sets itself is the service’s (a custom User-Agent aside)', () => {
+    const r = requestHeaders({ ...base, extraHeaders: { 'X-History-Backfill-Job-Id': 'job1' } }, 1);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    // Whatever the service sets beyond the custom headers is a reserved name, so no custom header
+    // can be accepted at registration and then replaced or dropped here.
+    const ours = Object.keys(r.headers).filter(
+      (n) => !(n in base.headers) && n.toLowerCase() !== 'user-agent',
+    );
+    expect(ours.length).toBeGreaterThan(0);
+    for (const name of ours) expect(isReservedWebhookHeader(name)).toBe(true);
   });
 
   it('a delivery’s own headers pass the same rule', () => {

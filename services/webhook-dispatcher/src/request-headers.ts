@@ -2,7 +2,8 @@ import { signWebhook } from '@mailyard/client';
 /**
  * The headers of one webhook attempt, or why the request cannot be built. Contract:
  * - the configured custom headers and the delivery's own (X-History-Backfill-Job-Id) must pass
- *   the rule every webhook's headers pass at registration (contracts validation/webhook-headers.ts);
+ *   the rule every webhook's headers pass at registration (contracts validation/webhook-headers.ts;
+ *   only the delivery's own may use the service's delivery header names);
  *   headers stored before that rule existed (a `Transfer-Encoding`, a control character) make the
  *   attempt a failed one saying which header, never a request that frames a second one or that
  *   Node refuses to build (which would throw with no attempt recorded);
@@ -33,7 +34,7 @@ export function requestHeaders(
 ): { ok: true; headers: Record<string, string> } | { ok: false; error: string } {
   const configured = checkWebhookHeaders(req.headers, 'headers');
   if (!configured.ok) return { ok: false, error: `stored headers refused: ${configured.error}` };
-  const extra = checkWebhookHeaders(req.extraHeaders ?? {}, 'delivery headers');
+  const extra = checkWebhookHeaders(req.extraHeaders ?? {}, 'delivery headers', { delivery: true });
   if (!extra.ok) return { ok: false, error: `stored headers refused: ${extra.error}` };
   const custom = { ...configured.headers, ...extra.headers };
   const hasAgent = Object.keys(custom).some((n) => n.toLowerCase() === 'user-agent');

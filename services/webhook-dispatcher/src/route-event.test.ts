@@ -175,13 +175,42 @@ describe('routeEvents', () => {
       ],
       hooks(),
     );
-    expect(out).toHaveLength(1);
     expect(out[0]).toMatchObject({
       targetKind: 'mailer',
       webhookId: 'basic_imap_1',
       eventTypes: ['MAILER_DEACTIVATED'],
     });
     expect(Array.isArray(out[0]!.body)).toBe(false);
+    // The other one has no webhook of its own: the EMAIL_EVENT fallback (next test).
+    expect(out.slice(1).map((d) => [d.targetKind, d.webhookId])).toEqual([['webhook', 'email_events_1']]);
+  });
+
+  it('MAILER_DEACTIVATED of an IMAP-capable config without its own webhook falls back to EMAIL_EVENT as a one-element array', () => {
+    const event = deactivated('smtp_imap', 'oauth_smtp_imap_2', '2026-01-01T00:00:03.000Z');
+    // Whatever the toggles say, like the SMTP-only routing.
+    const out = routeEvents(
+      [event],
+      hooks({ emailEvent: { id: 'e', active: true, events: toggles({ open: true }) } }),
+    );
+    expect(out).toEqual([
+      {
+        targetKind: 'webhook',
+        webhookId: 'e',
+        eventTypes: ['MAILER_DEACTIVATED'],
+        body: [(event as { event: unknown }).event],
+      },
+    ]);
+    // No EMAIL_EVENT webhook (or an inactive one) either: nobody to tell.
+    expect(routeEvents([event], hooks({ emailEvent: null }))).toEqual([]);
+    expect(
+      routeEvents(
+        [event],
+        hooks({ emailEvent: { id: 'e', active: false, events: toggles({ open: true }) } }),
+      ),
+    ).toEqual([]);
+    // With its own webhook it never reaches EMAIL_EVENT too.
+    const own = routeEvents([deactivated('basic_imap', 'basic_imap_1', '2026-01-01T00:00:03.000Z')], hooks());
+    expect(own.map((d) => d.targetKind)).toEqual(['mailer']);
   });
 
   it('DOMAIN_VERIFICATION is a single object with the webhook id', () => {

@@ -10,6 +10,9 @@
  * - MAILER_DEACTIVATED of an SMTP-only config goes to that webhook whatever the toggles say, as
  *   its own one-element array (never batched with email events: the spec names the shape); of an
  *   IMAP-capable config it goes alone, as a single object, to the mailer's own incoming webhook.
+ *   An IMAP-capable config without an incoming webhook falls back to the EMAIL_EVENT webhook, as
+ *   the SMTP-only shape (a one-element array, toggles bypassed): the spec routes it only to a
+ *   webhook the mailer may not have, and a deactivation nobody hears of is a silent outage.
  *   It carries no webhook_id (the spec lists it among the fields this event does not have).
  * - MAILER_WEBHOOK bodies (INCOMING_EMAIL of IMAP backfill and live sync, HISTORY_BACKFILL_*,
  *   IMAP_ERROR) go alone, as a single object, to the mailer's own incoming webhook with their
@@ -98,12 +101,12 @@ export function routeEvents(
         return;
       }
       case 'mailer': {
-        if (toOwnWebhook(e.event)) {
-          const mailerId = e.event.details.mailer_id;
-          if (!hooks.mailerWebhooks.has(mailerId)) return;
+        const mailerId = e.event.details.mailer_id;
+        if (toOwnWebhook(e.event) && hooks.mailerWebhooks.has(mailerId)) {
           out.push(single('mailer', mailerId, e.event.event, e.event, e.traceparent));
           return;
         }
+        // SMTP-only, or IMAP-capable without its own webhook: the tenant's EMAIL_EVENT webhook.
         if (!emailHook) return;
         out.push({
           targetKind: 'webhook',

@@ -1,8 +1,10 @@
 /**
  * IMAP history backfill (docs/api/backfill.md, docs/backfill.md).
  * The start request is validated here; the clamp of `count` to the server maximum and the
- * one-year default window of a participant import are applied by `planBackfillWindow` so the
- * gateway and the tests share one reading of the rules.
+ * one-year default window of a participant import (one calendar year before now, the API
+ * contract's rule, docs/api/backfill.md) are applied by `planBackfill` so the gateway and the tests share one
+ * reading of the rules. Window precision is whole seconds: a fraction in a timestamp is dropped
+ * (truncated, never rounded up), not refused.
  */
 import { z } from 'zod';
 import { parseAddress } from '../validation/address';
@@ -21,25 +23,32 @@ export const BackfillErrorText = {
   mailerInactive: 'Mailer is not active',
   finished: 'History backfill job already finished',
   participant: 'participant must be one bare email address',
-  windowStart: 'window_start must be an RFC 3339 timestamp with whole-second precision',
-  windowEnd: 'window_end must be an RFC 3339 timestamp with whole-second precision',
+  windowStart: 'window_start must be an RFC 3339 timestamp',
+  windowEnd: 'window_end must be an RFC 3339 timestamp',
   windowOrder: 'window_start must be before window_end',
+  defaultWindowOrder:
+    'window_end is more than a year ago: window_start defaults to one year before now, give window_start',
   count: 'count must be a non-negative integer',
   folders: 'folders must be an object of booleans: inbox, sent, spam, trash',
   fullImportNeedsBound: 'a full import needs window_start or count',
 } as const;
 
-/** RFC 3339 with whole seconds: `2026-01-02T03:04:05Z`, `...+02:00`; `.000` is accepted as whole. */
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.0+)?([Zz]|[+-]\d{2}:\d{2})$/;
+/** RFC 3339 date-time: `2026-01-02T03:04:05Z`, `...+02:00`, `...05.123456Z` (any fraction). */
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
-/** The instant of an RFC 3339 whole-second timestamp, or null when it is not one. */
+/**
+ * The instant of an RFC 3339 timestamp to the whole second (a fraction is dropped:
+ * `05.999Z` is `05Z`), or null when it is not one.
+ */
 export function parseWholeSecond(value: string): Date | null {
   const m = RFC3339.exec(value);
   if (!m) return null;
   const [, y, mo, d, h, mi, s] = m;
   if (Number(mo) < 1 || Number(mo) > 12 || Number(d) < 1 || Number(d) > 31) return null;
   if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return null;
-  const t = Date.parse(value);
+  // The fraction is dropped from the text: offsets are whole minutes, so this is the written
+  // second whatever the offset, and Date.parse never sees more digits than it reads.
+  const t = Date.parse(value.replace(/\.\d+/, ''));
   if (Number.isNaN(t)) return null;
   // Reject dates that roll over (2026-02-31).
   const day = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)));
@@ -99,7 +108,12 @@ export interface BackfillPlan {
 
 export type PlanResult = { ok: true; plan: BackfillPlan } | { ok: false; error: string };
 
-const YEAR_MS = 365 * 86_400_000;
+/** One calendar year before `t` (29 February goes to 1 March). */
+function yearBefore(t: Date): Date {
+  const d = new Date(t.getTime());
+  d.setUTCFullYear(d.getUTCFullYear() - 1);
+  return d;
+}
 
 /** Applies the start rules to a schema-valid request at `now` (whole seconds). */
 export function planBackfill(req: StartBackfillRequest, now: Date, maxCount: number): PlanResult {
@@ -110,7 +124,11 @@ export function planBackfill(req: StartBackfillRequest, now: Date, maxCount: num
   const count = Math.min(req.count ?? 0, maxCount);
   if (!participant && !windowStart && count === 0)
     return { ok: false, error: BackfillErrorText.fullImportNeedsBound };
-  if (participant && !windowStart) windowStart = new Date(windowEnd.getTime() - YEAR_MS);
+  if (participant && !windowStart) {
+    windowStart = yearBefore(nowS);
+    if (windowStart.getTime() >= windowEnd.getTime())
+      return { ok: false, error: BackfillErrorText.defaultWindowOrder };
+  }
   if (windowStart && windowStart.getTime() >= windowEnd.getTime())
     return { ok: false, error: BackfillErrorText.windowOrder };
   const f = req.folders ?? {};

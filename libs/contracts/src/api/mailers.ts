@@ -40,6 +40,13 @@ export const MailerErrorText = {
   imapTlsFailed: 'TLS with the IMAP server failed',
   imapFailed: 'IMAP verification failed',
   invalidWebhook: 'webhook.url must be an https URL',
+  apiKeyRequired: 'config.api_key is required',
+  invalidBaseUrl: 'config.base_url must be an https URL without path, query or credentials',
+  apiKeyForChange:
+    'config.api_key is required when base_url changes: the stored API key is not sent to a new destination',
+  notSparkPostMailer: 'Mailer is not a SparkPost configuration',
+  apiKeyReauth: 'A SparkPost mailer is re-activated by updating its api_key through PUT /v1/mailer/sparkpost',
+  sparkPostConfigType: 'config_type must be sparkpost for a SparkPost configuration',
 } as const;
 
 const text = (message: string, max = 255) =>
@@ -183,6 +190,92 @@ export const UpdateImapMailerSchema = z.object({
 });
 export type UpdateImapMailerRequest = z.infer<typeof UpdateImapMailerSchema>;
 
+const apiKey = z
+  .string({
+    required_error: MailerErrorText.apiKeyRequired,
+    invalid_type_error: MailerErrorText.apiKeyRequired,
+  })
+  .trim()
+  .min(1, MailerErrorText.apiKeyRequired)
+  .max(512, 'config.api_key must be at most 512 characters')
+  .refine((k) => /^[\x21-\x7e]+$/.test(k), 'config.api_key must be printable ASCII without spaces');
+/**
+ * A SparkPost API base (e.g. https://api.eu.sparkpost.com): https, an origin only (the client adds
+ * /api/v1/...), no credentials; stored without a trailing slash.
+ */
+const sparkPostBaseUrl = z
+  .string({ invalid_type_error: MailerErrorText.invalidBaseUrl })
+  .trim()
+  .max(2048, MailerErrorText.invalidBaseUrl)
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return (
+        u.protocol === 'https:' &&
+        !u.username &&
+        !u.password &&
+        !u.search &&
+        !u.hash &&
+        /^\/*$/.test(u.pathname)
+      );
+    } catch {
+      return false;
+    }
+  }, MailerErrorText.invalidBaseUrl)
+  .transform((v) => new URL(v).origin);
+
+/** POST /v1/mailer/sparkpost: the API key is sealed; `base_url` defaults to SPARKPOST_API_URL. */
+export const CreateSparkPostMailerSchema = z.object({
+  name,
+  email,
+  config_type: z
+    .literal('sparkpost', { errorMap: () => ({ message: MailerErrorText.sparkPostConfigType }) })
+    .optional(),
+  config: z.object(
+    { api_key: apiKey, base_url: sparkPostBaseUrl.optional() },
+    { required_error: MailerErrorText.configRequired, invalid_type_error: MailerErrorText.configRequired },
+  ),
+});
+export type CreateSparkPostMailerRequest = z.infer<typeof CreateSparkPostMailerSchema>;
+
+/**
+ * PUT /v1/mailer/sparkpost: `mailer_id` and only what changes. `base_url: null` goes back to
+ * SPARKPOST_API_URL; a base_url change needs `api_key` again (docs/architecture.md, security 7).
+ */
+export const UpdateSparkPostMailerSchema = z.object({
+  mailer_id: text(MailerErrorText.mailerIdRequired, 200),
+  name: name.optional(),
+  email: email.optional(),
+  config: z
+    .object(
+      { api_key: apiKey.optional(), base_url: sparkPostBaseUrl.nullable().optional() },
+      { invalid_type_error: MailerErrorText.configRequired },
+    )
+    .optional(),
+});
+export type UpdateSparkPostMailerRequest = z.infer<typeof UpdateSparkPostMailerSchema>;
+
+/** `config` of a SparkPost mailer: never the key, only whether one is stored. */
+export interface SparkPostMailerConfigView {
+  /** The mailer's own API base; null when it uses SPARKPOST_API_URL. */
+  base_url: string | null;
+  api_key_set: boolean;
+}
+
+/** Where SparkPost's webhook calls back for this mailer (the password is shown at create only). */
+export interface MailerCallbackView {
+  url: string;
+  username: string;
+}
+
+/** POST /v1/mailer/sparkpost: the callback credentials to paste into SparkPost, shown once. */
+export interface SparkPostMailerCreatedResponse {
+  success: true;
+  mailer_id: string;
+  message: string;
+  callback: MailerCallbackView & { password: string };
+}
+
 /** `config` of a mailer as returned: never the password, only whether one is stored. */
 export interface MailerConnectionView {
   host: string;
@@ -217,7 +310,14 @@ export interface MailerView {
   state: MailerState;
   /** Why the mailer was deactivated (`oauth_revoked`, `provider_auth_error`), else null. */
   state_reason: string | null;
-  config: MailerConnectionView | DomainMailerConfigView | OAuthMailerConfigView | Record<string, never>;
+  config:
+    | MailerConnectionView
+    | DomainMailerConfigView
+    | OAuthMailerConfigView
+    | SparkPostMailerConfigView
+    | Record<string, never>;
+  /** SparkPost mailers: where SparkPost's webhook calls back (never the password). */
+  callback?: MailerCallbackView;
   /** IMAP mailers: the incoming webhook; header values are never returned. */
   webhook?: { url: string; method: string; headers_present: string[] } | null;
   created_at: string;

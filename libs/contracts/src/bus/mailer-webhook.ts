@@ -17,8 +17,11 @@ export const MailerWebhookMessageSchema = z.object({
   /** The event name of the body (INCOMING_EMAIL, HISTORY_BACKFILL_STARTED, IMAP_ERROR, ...). */
   event: z.string().min(1).max(64),
   body: z.record(z.unknown()),
-  /** Extra request headers, under the rule of every webhook's headers (validation/webhook-headers.ts). */
-  headers: webhookHeadersSchema('headers').optional(),
+  /**
+   * Extra request headers, under the rule of every webhook's headers (validation/webhook-headers.ts),
+   * the service's own delivery headers (X-History-Backfill-Job-Id) allowed.
+   */
+  headers: webhookHeadersSchema('headers', { delivery: true }).optional(),
 });
 export type MailerWebhookMessage = z.infer<typeof MailerWebhookMessageSchema>;
 

@@ -163,12 +163,15 @@ export interface EventSubject {
   customArgs: Record<string, unknown> | null;
   /** The Message-ID the recipient's copy was delivered with ('' when none). */
   messageId: string;
+  /** The provider's thread the copy was delivered in (Gmail threadId, Graph conversationId; '' when none). */
+  threadId: string;
 }
 
 /**
  * The spec event object about one recipient of a send, for events that come after the send
- * (tracking hits, bounces, complaints, unsubscribes): `success` per SUCCESS_EMAIL_EVENTS, empty
- * thread_id and webhook_id (the dispatcher fills it); `event_at` is replaced by the store's stamp.
+ * (tracking hits, bounces, complaints, unsubscribes): `success` per SUCCESS_EMAIL_EVENTS, the
+ * copy's message_id and thread_id as its delivery recorded them, empty webhook_id (the dispatcher
+ * fills it); `event_at` is replaced by the store's stamp.
  */
 export function recipientEvent(
   event: EmailEventType,
@@ -184,7 +187,7 @@ export function recipientEvent(
       email: [r.email],
       custom_args: r.customArgs ?? null,
       message_id: r.messageId,
-      thread_id: '',
+      thread_id: r.threadId,
       webhook_id: '',
       event_at: new Date().toISOString(),
       tracking: opts.tracking ?? emptyTracking(),

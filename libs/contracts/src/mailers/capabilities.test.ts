@@ -22,6 +22,7 @@ const EXPECTED: Record<ConfigType, [boolean, boolean, string | null, string, str
   basic_imap: [false, true, 'imap', 'imap', 'password', 'login'],
   oauth_imap: [false, true, 'imap', 'oauth', 'oauth', 'oauth'],
   smtp_imap: [true, true, 'imap', 'oauth', 'oauth', 'oauth'],
+  sparkpost: [true, false, 'sparkpost', 'sparkpost', 'api_key', 'none'],
 };
 
 describe('the mailer capability table', () => {
@@ -48,6 +49,7 @@ describe('the mailer capability table', () => {
       IdPrefix.basicImap,
       IdPrefix.oauthImap,
       IdPrefix.oauthSmtpImap,
+      IdPrefix.sparkpost,
     ])
       expect(prefixes).toContain(p);
   });
@@ -64,6 +66,7 @@ describe('the mailer capability table', () => {
     expect(sendProviderOf({ configType: 'domain' })).toBe('mx');
     expect(sendProviderOf({ configType: 'smtp' })).toBe('smtp');
     expect(sendProviderOf({ configType: 'basic_smtp' })).toBe('smtp');
+    expect(sendProviderOf({ configType: 'sparkpost' })).toBe('sparkpost');
     expect(sendProviderOf({ configType: 'oauth_smtp' })).toBeNull();
     expect(sendProviderOf({ configType: 'oauth_smtp', oauthProvider: 'gmail' })).toBe('gmail');
     expect(sendProviderOf({ configType: 'smtp_imap', oauthProvider: 'graph' })).toBe('graph');

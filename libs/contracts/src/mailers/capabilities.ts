@@ -14,15 +14,20 @@ import type { ConfigType, MailerState } from './types';
  * Who delivers or receives for the mailer: `mx` = straight to the recipients' MX (or the
  * operator's relay), `smtp` = the mailer's own SMTP server, `imap` = the mailer's IMAP server
  * (receive only), `oauth` = the OAuth account's provider API (`gmail` or `graph`, known from the
- * OAuth connection once the connect flow exists).
+ * OAuth connection once the connect flow exists), `sparkpost` = SparkPost's Transmissions API.
  */
-export type MailerProvider = 'mx' | 'smtp' | 'imap' | 'oauth';
+export type MailerProvider = 'mx' | 'smtp' | 'imap' | 'oauth' | 'sparkpost';
 /** Transport keys of the send service: the table's providers, with OAuth split by provider. */
-export type SendProvider = 'mx' | 'smtp' | 'gmail' | 'graph';
-/** What authenticates the mailer: a stored password, an OAuth token, or the domain's DKIM key. */
-export type CredentialKind = 'password' | 'oauth' | 'dkim';
-/** The update path (PUT /v1/mailer/smtp or /v1/mailer/imap) that manages the mailer. */
+export type SendProvider = 'mx' | 'smtp' | 'gmail' | 'graph' | 'sparkpost';
+/**
+ * What authenticates the mailer: a stored password, an OAuth token, the domain's DKIM key, or a
+ * provider API key (stored sealed like a password, but there is no login to check it with).
+ */
+export type CredentialKind = 'password' | 'oauth' | 'dkim' | 'api_key';
+/** A protocol with a login (SMTP, IMAP): what a stored password is checked with. */
 export type MailerProtocol = 'smtp' | 'imap';
+/** The update path (PUT /v1/mailer/smtp, /v1/mailer/imap or /v1/mailer/sparkpost) that manages the mailer. */
+export type MailerUpdatePath = MailerProtocol | 'sparkpost';
 /**
  * What proves the mailer may be used: `dns` = the domain's DNS records (domain verification),
  * `login` = a successful login at creation and on every credential change (basic_* types),
@@ -38,7 +43,7 @@ export interface MailerCapabilities {
   /** IMAP-capable: receives mail, has its own incoming webhook (MAILER_DEACTIVATED goes there). */
   receives: boolean;
   /** Update path that manages it; null for domain mailers (managed through /v1/domain). */
-  protocol: MailerProtocol | null;
+  protocol: MailerUpdatePath | null;
   /** Protocol whose login the stored password is checked with; null when there is no password. */
   passwordProtocol: MailerProtocol | null;
   provider: MailerProvider;
@@ -148,6 +153,20 @@ export const MAILER_CAPABILITIES: Readonly<Record<ConfigType, MailerCapabilities
     updatable: true,
     verifiedBy: 'oauth',
   }),
+  // The API key is saved as given (SparkPost is not asked at create): a refused key deactivates
+  // the mailer at its first send (docs/mailers.md "SparkPost").
+  sparkpost: row({
+    configType: 'sparkpost',
+    idPrefixes: [IdPrefix.sparkpost],
+    sends: true,
+    receives: false,
+    protocol: 'sparkpost',
+    passwordProtocol: null,
+    provider: 'sparkpost',
+    credential: 'api_key',
+    updatable: true,
+    verifiedBy: 'none',
+  }),
 });
 
 export function mailerCapabilities(configType: ConfigType): MailerCapabilities {
@@ -192,8 +211,8 @@ const refusal = (code: SendRefusalCode, status: 404 | 422, message: string): Sen
 
 /**
  * May this mailer send now, and if not, why. The gateway refuses a send with it (status and
- * message as given); the send service ends a copy accepted earlier with MAIL_POLICY_REJECTION and
- * the same message. An unknown or deleted mailer reads as not found (another tenant's mailer
+ * message as given); the send service ends a copy accepted earlier with a final SMTP_ERROR
+ * (`retry_scheduled: false`) with the same message as `failed_reason`. An unknown or deleted mailer reads as not found (another tenant's mailer
  * never reaches this function: the store returns null for it).
  */
 export function sendRefusal(mailer: MailerSendStatus | null): SendRefusal | null {
@@ -208,7 +227,7 @@ export function sendRefusal(mailer: MailerSendStatus | null): SendRefusal | null
 }
 
 /**
- * The send transport for a mailer: `mx` and `smtp` from the table; OAuth mailers resolve to
+ * The send transport for a mailer: `mx`, `smtp` and `sparkpost` from the table; OAuth mailers resolve to
  * `gmail` or `graph` from their OAuth grant's provider (OAUTH_SEND_PROVIDER; null without a
  * grant: no transport, the send service refuses the copy).
  */
@@ -219,5 +238,7 @@ export function sendProviderOf(mailer: {
   const caps = mailerCapabilities(mailer.configType);
   if (!caps.sends) return null;
   if (caps.provider === 'oauth') return mailer.oauthProvider ?? null;
-  return caps.provider === 'mx' || caps.provider === 'smtp' ? caps.provider : null;
+  return caps.provider === 'mx' || caps.provider === 'smtp' || caps.provider === 'sparkpost'
+    ? caps.provider
+    : null;
 }

@@ -8,6 +8,7 @@ export const CONFIG_TYPES = [
   'smtp',
   'basic_smtp',
   'oauth_smtp',
+  'sparkpost',
 ] as const;
 export type ConfigType = (typeof CONFIG_TYPES)[number];
 
@@ -54,4 +55,15 @@ export type SendingMailer =
       email: string;
       /** The send transport of the grant's provider (OAUTH_SEND_PROVIDER); absent without a grant. */
       oauthProvider?: 'gmail' | 'graph';
+    }
+  | {
+      /** A SparkPost mailer: sends through SparkPost's Transmissions API with its API key. */
+      kind: 'sparkpost';
+      id: string;
+      tenantId: string;
+      configType: ConfigType;
+      state: MailerState | 'deleted';
+      email: string;
+      /** The API key (unsealed) and the mailer's own API base (null: SPARKPOST_API_URL). */
+      sparkpost: { apiKey: string; baseUrl: string | null };
     };

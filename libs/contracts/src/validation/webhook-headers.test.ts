@@ -5,6 +5,7 @@ import { RegisterWebhookSchema, UpdateWebhookSchema } from '../api/webhooks';
 import { MailerWebhookMessageSchema } from '../bus/mailer-webhook';
 import {
   RESERVED_WEBHOOK_HEADERS,
+  SERVICE_DELIVERY_HEADERS,
   WEBHOOK_HEADERS_MAX,
   WEBHOOK_HEADER_NAME_MAX,
   WEBHOOK_HEADER_VALUE_MAX,
@@ -42,6 +43,10 @@ const BAD: Array<[string, unknown, string]> = [
     'webhook-id',
     'Webhook-Timestamp',
     'webhook-signature',
+    'WebHook-Signature',
+    'TraceParent',
+    'X-History-Backfill-Job-Id',
+    'x-history-backfill-job-id',
   ].map((name): [string, unknown, string] => [
     `reserved ${name}`,
     { [name]: 'x' },
@@ -164,7 +169,15 @@ describe('checkWebhookHeaders', () => {
       expect(name).toBe(name.toLowerCase());
       expect(isReservedWebhookHeader(name.toUpperCase())).toBe(true);
     }
-    for (const name of ['User-Agent', 'Authorization', 'X-Content-Type', 'Hosts', 'Content', 'webhook'])
+    for (const name of [
+      'User-Agent',
+      'user-agent',
+      'Authorization',
+      'X-Content-Type',
+      'Hosts',
+      'Content',
+      'webhook',
+    ])
       expect(isReservedWebhookHeader(name)).toBe(false);
     expect(isWebhookHeaderName('X-A')).toBe(true);
     expect(isWebhookHeaderName('x'.repeat(257))).toBe(false);
@@ -218,11 +231,18 @@ describe('webhookHeadersSchema: the one rule in every webhook kind', () => {
     ],
   ];
 
+  /** The service's own delivery headers (X-History-Backfill-Job-Id), which only the bus message may carry. */
+  const isServiceHeader = (input: unknown) =>
+    typeof input === 'object' &&
+    input !== null &&
+    Object.keys(input).some((n) => SERVICE_DELIVERY_HEADERS.includes(n.toLowerCase()));
+
   it.each(kinds)('%s refuses every bad case with the rule’s message', (_kind, schema, body, field) => {
     // `headers: null` is "not given" where the spec's payloads say so (tenant webhooks, inbound).
     const nullIsAbsent = field === 'headers' && schema !== MailerWebhookMessageSchema;
     for (const [, input, error] of BAD) {
       if (input === null && nullIsAbsent) continue;
+      if (schema === MailerWebhookMessageSchema && isServiceHeader(input)) continue;
       const r = schema.safeParse(body(input));
       const want = error.replace(/^headers/, field);
       expect({ input, error: r.success ? 'accepted' : r.error.issues[0]?.message }).toEqual({
@@ -241,9 +261,35 @@ describe('webhookHeadersSchema: the one rule in every webhook kind', () => {
     }
   });
 
+  it('X-History-Backfill-Job-Id: the service’s delivery header on the bus, refused from every tenant', () => {
+    const bus = MailerWebhookMessageSchema.safeParse({
+      mailer_id: 'm',
+      event: 'INCOMING_EMAIL',
+      body: {},
+      headers: { 'X-History-Backfill-Job-Id': 'job_1' },
+    });
+    expect(bus.success && bus.data.headers).toEqual({ 'X-History-Backfill-Job-Id': 'job_1' });
+    expect(checkWebhookHeaders({ 'x-history-backfill-job-id': 'j' }, 'headers', { delivery: true })).toEqual({
+      ok: true,
+      headers: { 'x-history-backfill-job-id': 'j' },
+    });
+    // The other reserved names stay reserved for the service's own headers too.
+    expect(checkWebhookHeaders({ 'webhook-id': 'j' }, 'headers', { delivery: true })).toEqual({
+      ok: false,
+      error: T.reserved('headers', 'webhook-id'),
+    });
+    expect(checkWebhookHeaders({ 'X-History-Backfill-Job-Id': 'j' })).toEqual({
+      ok: false,
+      error: T.reserved('headers', 'X-History-Backfill-Job-Id'),
+    });
+  });
+
   it('describes the rule in the JSON Schema side (OpenAPI) and leaves an omitted set omitted', () => {
     expect(webhookHeadersSchema().description).toMatch(/at most 50; names are HTTP tokens/);
-    expect(webhookHeadersSchema().description).toContain('; reserved: content-type, content-length, ');
+    expect(webhookHeadersSchema().description).toContain(
+      '; reserved (in any case): content-type, content-length, ',
+    );
+    expect(webhookHeadersSchema().description).toContain('A custom User-Agent replaces the service');
     expect(z.object({ h: webhookHeadersSchema().optional() }).parse({})).toEqual({});
     // The field is `headers` unless named; the issue is zod's custom one, at the field's path.
     const r = z.object({ h: webhookHeadersSchema() }).safeParse({ h: { Host: 'x' } });

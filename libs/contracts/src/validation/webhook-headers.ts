@@ -12,7 +12,13 @@ import { z } from 'zod';
  * - names are HTTP tokens (RFC 9110 `token`) of at most 256 characters, each given once
  *   (case-insensitively);
  * - names the service sets or that frame the request are reserved: Host, Content-Length,
- *   Transfer-Encoding, the other hop-by-hop headers, the Standard Webhooks and trace headers;
+ *   Transfer-Encoding, the other hop-by-hop headers, the Standard Webhooks and trace headers, and
+ *   the headers a delivery of the service's own carries (X-History-Backfill-Job-Id: a configured
+ *   one would be replaced on backfill deliveries and would mark live ones as backfill). Only the
+ *   service's delivery headers themselves (`{ delivery: true }`: the bus message, the dispatcher's
+ *   check of a delivery's extra headers) may use those names;
+ * - User-Agent is NOT reserved: a custom one replaces ours (Mailyard-Webhooks/1.0), verbatim, as
+ *   receivers allow-listing a client by User-Agent need;
  * - values are strings of printable ASCII, spaces and tabs, at most 8192 characters: no CR, LF,
  *   NUL, DEL or other control character, nothing Node's HTTP client refuses to send.
  *
@@ -44,7 +50,19 @@ export const RESERVED_WEBHOOK_HEADERS: readonly string[] = [
   'webhook-id',
   'webhook-timestamp',
   'webhook-signature',
+  'x-history-backfill-job-id',
 ];
+
+/** The header naming the backfill job on its INCOMING_EMAIL deliveries (spec: "Backfill events"). */
+export const HISTORY_BACKFILL_JOB_HEADER = 'X-History-Backfill-Job-Id';
+
+/** Reserved names a delivery of the service's own may carry (checked with `{ delivery: true }`). */
+export const SERVICE_DELIVERY_HEADERS: readonly string[] = [HISTORY_BACKFILL_JOB_HEADER.toLowerCase()];
+
+export interface WebhookHeadersOptions {
+  /** The headers are the service's own for one delivery (SERVICE_DELIVERY_HEADERS allowed). */
+  delivery?: boolean;
+}
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const VALUE = /^[\t\x20-\x7E]*$/;
@@ -76,7 +94,11 @@ export const isReservedWebhookHeader = (name: string): boolean =>
   RESERVED_WEBHOOK_HEADERS.includes(name.toLowerCase());
 
 /** Checks `input` as the custom headers named `field`; returns them (a fresh object) or the first problem. */
-export function checkWebhookHeaders(input: unknown, field = 'headers'): WebhookHeadersCheck {
+export function checkWebhookHeaders(
+  input: unknown,
+  field = 'headers',
+  opts: WebhookHeadersOptions = {},
+): WebhookHeadersCheck {
   if (typeof input !== 'object' || input === null || Array.isArray(input))
     return { ok: false, error: WebhookHeaderText.invalid(field) };
   const names = Object.keys(input);
@@ -85,7 +107,11 @@ export function checkWebhookHeaders(input: unknown, field = 'headers'): WebhookH
   const out: Array<[string, string]> = [];
   for (const name of names) {
     if (!isWebhookHeaderName(name)) return { ok: false, error: WebhookHeaderText.name(field) };
-    if (isReservedWebhookHeader(name)) return { ok: false, error: WebhookHeaderText.reserved(field, name) };
+    if (
+      isReservedWebhookHeader(name) &&
+      !(opts.delivery && SERVICE_DELIVERY_HEADERS.includes(name.toLowerCase()))
+    )
+      return { ok: false, error: WebhookHeaderText.reserved(field, name) };
     const lower = name.toLowerCase();
     if (seen.has(lower)) return { ok: false, error: WebhookHeaderText.twice(field, name) };
     seen.add(lower);
@@ -102,11 +128,11 @@ export function checkWebhookHeaders(input: unknown, field = 'headers'): WebhookH
  * would drop a `__proto__` key before any check saw it: accepted, then silently lost); its JSON
  * Schema side (OpenAPI) is an object of strings with the rule as its description.
  */
-export function webhookHeadersSchema(field = 'headers') {
+export function webhookHeadersSchema(field = 'headers', opts: WebhookHeadersOptions = {}) {
   return z
     .preprocess(
       (raw, ctx) => {
-        const r = checkWebhookHeaders(raw, field);
+        const r = checkWebhookHeaders(raw, field, opts);
         if (r.ok) return r.headers;
         ctx.addIssue({ code: 'custom', message: r.error });
         return z.NEVER;
@@ -115,6 +141,6 @@ export function webhookHeadersSchema(field = 'headers') {
       z.record(z.string()),
     )
     .describe(
-      `Custom request headers sent verbatim: at most ${WEBHOOK_HEADERS_MAX}; names are HTTP tokens (at most ${WEBHOOK_HEADER_NAME_MAX} characters, each once); values printable ASCII without control characters (at most ${WEBHOOK_HEADER_VALUE_MAX} characters); reserved: ${RESERVED_WEBHOOK_HEADERS.join(', ')}.`,
+      `Custom request headers sent verbatim: at most ${WEBHOOK_HEADERS_MAX}; names are HTTP tokens (at most ${WEBHOOK_HEADER_NAME_MAX} characters, each once); values printable ASCII without control characters (at most ${WEBHOOK_HEADER_VALUE_MAX} characters); reserved (in any case): ${RESERVED_WEBHOOK_HEADERS.join(', ')}. A custom User-Agent replaces the service's.`,
     );
 }

@@ -1,4 +1,11 @@
-import { childTraceparent, currentTrace, isValidTraceparent, runWithTrace, traceIdOf } from './context';
+import {
+  childTraceparent,
+  currentTrace,
+  isValidTraceparent,
+  runWithTrace,
+  traceIdOf,
+  traceparentOfUlid,
+} from './context';
 
 describe('trace context', () => {
   const parent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
@@ -33,5 +40,31 @@ describe('trace context', () => {
       expect(currentTrace()?.requestId).toBe('r1');
     });
     expect(currentTrace()).toBeUndefined();
+  });
+});
+
+describe('traceparentOfUlid', () => {
+  it('takes the ULID bits as the trace id, a new span each time', () => {
+    const a = traceparentOfUlid('01ARZ3NDEKTSV4RRFFQ69G5FAV');
+    const b = traceparentOfUlid('01arz3ndektsv4rrffq69g5fav');
+    expect(isValidTraceparent(a)).toBe(true);
+    // 01ARZ3NDEKTSV4RRFFQ69G5FAV = 0x01563e3ab5d3d6764c61efb99302bd5b (ulid spec example)
+    expect(traceIdOf(a)).toBe('01563e3ab5d3d6764c61efb99302bd5b');
+    expect(traceIdOf(b)).toBe(traceIdOf(a));
+    expect(a.split('-')[2]).not.toBe(b.split('-')[2]);
+    expect(traceIdOf(traceparentOfUlid('7ZZZZZZZZZZZZZZZZZZZZZZZZZ'))).toBe('f'.repeat(32));
+  });
+
+  it('starts a random trace for what is not a ULID (or is all zeros)', () => {
+    for (const bad of [
+      '',
+      'inmsg_01ARZ3NDEKTSV4RRFFQ69G5FAV',
+      '8ZZZZZZZZZZZZZZZZZZZZZZZZZ',
+      '0'.repeat(26),
+    ]) {
+      const t = traceparentOfUlid(bad);
+      expect(isValidTraceparent(t)).toBe(true);
+      expect(traceIdOf(t)).not.toBe('0'.repeat(32));
+    }
   });
 });

@@ -56,3 +56,21 @@ export function runWithTrace<T>(ctx: TraceContext, fn: () => T): T {
 export function currentTrace(): TraceContext | undefined {
   return storage.getStore();
 }
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/**
+ * The trace of something the service issued a ULID for before any trace existed (an inbound
+ * message accepted by the MX: no caller sent a traceparent): the trace id is the ULID's 128 bits
+ * in hex (48-bit time, 80 random bits), a new span. Every path that handles the thing later (the
+ * in-process work, a recovery after a crash) derives the same trace id from the id alone, and the
+ * trace id names the thing. A value that is not a ULID gets a new random trace.
+ */
+export function traceparentOfUlid(ulid: string): string {
+  const span = randomId(8);
+  if (!/^[0-7][0-9A-HJKMNP-TV-Z]{25}$/i.test(ulid)) return childTraceparent();
+  let n = 0n;
+  for (const c of ulid.toUpperCase()) n = (n << 5n) | BigInt(CROCKFORD.indexOf(c));
+  const traceId = n.toString(16).padStart(32, '0');
+  return /^0+$/.test(traceId) ? childTraceparent() : `00-${traceId}-${span}-01`;
+}

@@ -101,6 +101,8 @@ export const TrackingPath = {
   open: (token: string) => `/o/${token}`,
   click: (token: string) => `/c/${token}`,
   unsubscribe: (token: string) => `/u/${token}`,
+  /** Where SparkPost's webhook posts a SparkPost mailer's event batches (HTTP Basic auth). */
+  sparkPostCallback: (mailerId: string) => `/callbacks/sparkpost/${encodeURIComponent(mailerId)}`,
 } as const;
 
 /** TRACKING_BASE_URL without a trailing slash, or `http://127.0.0.1:<TRACKING_PORT>` when unset. */

@@ -6,9 +6,9 @@
  *   zone). Google does not document whether the bounds are inclusive, so the query is one
  *   second wider on both sides than the inclusive window [since, until] and callers keep the
  *   messages whose internalDate is inside it (`inGmailWindow`).
- * - Participant: `{from:a to:a cc:a}` (braces are OR). The API contract matches Gmail participants with
- *   `from:` OR `to:`; `cc:` is added so a Gmail backfill finds what an IMAP one (FROM OR TO OR
- *   CC) finds.
+ * - Participant: `{from:a to:a}` (braces are OR), as the spec words it for Gmail ("Gmail OAuth
+ *   `from:` OR `to:`"; basic IMAP is FROM OR TO OR CC, Outlook all participants). Which
+ *   recipients Gmail's own `to:` covers is Gmail's matter.
  * - Folder: `labelIds` (INBOX, SENT, SPAM, TRASH or a user label id); SPAM and TRASH are only
  *   listed with `includeSpamTrash`.
  */
@@ -19,7 +19,7 @@ export interface GmailListQuery {
   since?: Date | null;
   /** Inclusive upper bound of the receipt time (whole seconds). */
   until?: Date | null;
-  /** Only messages with this bare address in From, To or Cc. */
+  /** Only messages with this bare address in From or To (Gmail's `from:` / `to:`). */
   participant?: string | null;
   /** Only messages with this label id. */
   labelId?: string | null;
@@ -40,7 +40,7 @@ export function gmailListParams(query: GmailListQuery): GmailListParams {
   if (query.participant) {
     const p = query.participant.trim();
     assertSearchableAddress(p);
-    terms.push(`{from:${p} to:${p} cc:${p}}`);
+    terms.push(`{from:${p} to:${p}}`);
   }
   const label = query.labelId ?? null;
   return {

@@ -16,5 +16,16 @@ export type Envelope = {
  * `message_id` / `thread_id` instead of the built Message-ID (docs/oauth.md "Sending").
  */
 export type RecipientResult =
-  | { email: string; ok: true; response: string; messageId?: string; threadId?: string }
+  | {
+      email: string;
+      ok: true;
+      response: string;
+      messageId?: string;
+      threadId?: string;
+      /**
+       * The provider accepted the recipient and reports delivery later by callback (SparkPost):
+       * no MAIL_DELIVERED now; `transmissionId` is the provider's id of what it accepted.
+       */
+      pending?: { transmissionId: string };
+    }
   | { email: string; ok: false; failure: DeliveryFailure };

@@ -1,4 +1,5 @@
 import {
+  AdminIssueKeySchema,
   type CreateKeyResponse,
   type CreateTenantResponse,
   CreateTenantSchema,
@@ -25,7 +26,9 @@ export function adminRoutes(db: Db, keyCache: KeyCache): Router {
   });
 
   router.post('/admin/v1/tenants/:id/keys', async (req, res) => {
-    const key = await issueKey(db, req.params.id!);
+    // Optional body {scope, name}: scope `full` unless given (docs/api/admin-tenants.md).
+    const input = parseOrThrow(AdminIssueKeySchema, req.body);
+    const key = await issueKey(db, req.params.id!, input);
     if (!key) throw notFound(ErrorText.tenantNotFound);
     res.status(201).json({
       success: true,

@@ -2,7 +2,8 @@ import type { KeyOwner } from '@mailyard/store';
 
 /**
  * Short-lived cache of key lookups so an authenticated request costs no database round trip.
- * A revoked key keeps working on a replica for at most `ttlMs` (API_KEY_CACHE_MS).
+ * A revoked key keeps working on another replica for at most `ttlMs` (API_KEY_CACHE_MS, default
+ * 5 s); the replica that revoked it clears its cache at once (keys/routes.ts, admin/routes.ts).
  */
 export class KeyCache {
   private readonly entries = new Map<string, { owner: KeyOwner | null; expiresAt: number }>();

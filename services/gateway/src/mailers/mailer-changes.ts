@@ -157,12 +157,16 @@ export async function enableMailer(
   const { passwordProtocol, credential } = mailerCapabilities(mailer.configType);
   // The host may resolve elsewhere since it was saved: checked again before it is used again.
   if (passwordProtocol) await deps.assertHost((mailer.config as MailerConnection).host);
+  // A SparkPost mailer's own API base is checked the same way.
+  if (mailer.config.base_url) await deps.assertHost(new URL(mailer.config.base_url).hostname);
   if (mailer.state === 'disabled') {
     const before = await mailers.setStateManually(deps.db, tenantId, id, ['disabled'], 'active');
     if (before === null) throw notFound(MailerErrorText.mailerNotFound);
     if (before === 'deactivated') throw conflict(MailerErrorText.deactivatedDisable);
   } else {
     if (credential === 'oauth') throw new HttpError(422, MailerErrorText.oauthReauth);
+    // There is no login to try an API key with: a new key (PUT /v1/mailer/sparkpost) re-activates it.
+    if (credential === 'api_key') throw new HttpError(422, MailerErrorText.apiKeyReauth);
     if (passwordProtocol) {
       const password = (await mailers.password(deps.db, deps.sealer, tenantId, id)) ?? '';
       await deps.login(passwordProtocol, mailer.config as MailerConnection, password);

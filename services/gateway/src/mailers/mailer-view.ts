@@ -1,10 +1,20 @@
 import { type MailerView, mailerCapabilities } from '@mailyard/contracts';
 import type { StoredMailer } from '@mailyard/store';
+import { sparkPostCallback } from './sparkpost-mailer';
 
-/** A mailer as the API returns it: never a password or token, only `password_set` / the grant's scopes. */
-export function toMailerView(m: StoredMailer): MailerView {
+/**
+ * A mailer as the API returns it: never a password, API key or token, only `password_set` /
+ * `api_key_set` / the grant's scopes; a SparkPost mailer's callback URL and username (never its
+ * password) under `callback`. `trackingBaseUrl`: the tracking service's public origin.
+ */
+export function toMailerView(m: StoredMailer, trackingBaseUrl: string): MailerView {
   let config: MailerView['config'] = {};
-  if (m.domain) config = { domain: m.domain.name, selector: m.domain.selector, verified: m.domain.verified };
+  let callback: MailerView['callback'];
+  if (mailerCapabilities(m.configType).provider === 'sparkpost') {
+    config = { base_url: m.config.base_url ?? null, api_key_set: m.passwordSet };
+    callback = sparkPostCallback(trackingBaseUrl, m.id, m.callbackUsername ?? m.id);
+  } else if (m.domain)
+    config = { domain: m.domain.name, selector: m.domain.selector, verified: m.domain.verified };
   else if (m.oauth) {
     config = {
       provider: m.oauth.provider,
@@ -30,6 +40,7 @@ export function toMailerView(m: StoredMailer): MailerView {
     state: m.state,
     state_reason: m.stateReason,
     config,
+    ...(callback ? { callback } : {}),
     ...(mailerCapabilities(m.configType).receives ? { webhook: m.webhook } : {}),
     created_at: m.createdAt.toISOString(),
     updated_at: m.updatedAt.toISOString(),

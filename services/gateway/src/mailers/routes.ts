@@ -1,5 +1,5 @@
 /**
- * Mailer configurations over HTTP (docs/api/mailers.md): SMTP and IMAP create/update, the basic
+ * Mailer configurations over HTTP (docs/api/mailers.md): SMTP, IMAP and SparkPost create/update, the basic
  * verify endpoints (connect and authenticate before saving), get/list/delete, manual
  * disable/enable. Routes parse, call mailer-changes.ts and shape the response; host checks
  * (host-guard.ts), logins (mailer-login.ts) and state changes live in those modules.
@@ -7,16 +7,19 @@
 import {
   CreateImapMailerSchema,
   CreateSmtpMailerSchema,
+  CreateSparkPostMailerSchema,
   type GetMailerResponse,
   type ListMailersResponse,
   type MailerCreatedResponse,
   MailerErrorText,
   PageQuerySchema,
+  type SparkPostMailerCreatedResponse,
   UpdateImapMailerSchema,
   UpdateSmtpMailerSchema,
+  UpdateSparkPostMailerSchema,
   defaultSmtpPort,
 } from '@mailyard/contracts';
-import { badRequest, notFound, parseOrThrow } from '@mailyard/platform';
+import { badRequest, notFound, parseOrThrow, trackingBaseUrl } from '@mailyard/platform';
 import { mailers } from '@mailyard/store';
 import { type Request, type Response, Router } from 'express';
 import { tenantOf } from '../auth/api-key-auth';
@@ -34,6 +37,7 @@ import {
 } from './mailer-changes';
 import { mailerLogin } from './mailer-login';
 import { toMailerView } from './mailer-view';
+import { createSparkPostMailer, sparkPostCallback, updateSparkPostMailer } from './sparkpost-mailer';
 
 function idParam(req: Request): string {
   const id = req.params.mailer_id;
@@ -56,6 +60,8 @@ export function mailerRoutes(ctx: Pick<GatewayContext, 'db' | 'config' | 'sealer
     assertHost: (host) => assertMailerHost(host, config),
   };
   const insecureWebhooks = config.WEBHOOK_ALLOW_INSECURE;
+  const tracking = trackingBaseUrl(config);
+  const view = (m: Parameters<typeof toMailerView>[0]) => toMailerView(m, tracking);
 
   const createSmtp = (verify: boolean) => async (req: Request, res: Response) => {
     const input = parseOrThrow(CreateSmtpMailerSchema, req.body);
@@ -103,6 +109,24 @@ export function mailerRoutes(ctx: Pick<GatewayContext, 'db' | 'config' | 'sealer
   router.post('/v1/mailer/imap', createImap(false));
   router.post('/v1/imapbasic/verify', createImap(true));
 
+  router.post('/v1/mailer/sparkpost', async (req, res) => {
+    const input = parseOrThrow(CreateSparkPostMailerSchema, req.body);
+    const created = await createSparkPostMailer(deps, tenantOf(res).tenantId, input);
+    res.status(201).json({
+      success: true,
+      mailer_id: created.id,
+      message:
+        'SparkPost mailer created; set up its webhook in SparkPost with the callback URL and credentials (the password is shown only now)',
+      callback: { ...sparkPostCallback(tracking, created.id, created.username), password: created.password },
+    } satisfies SparkPostMailerCreatedResponse);
+  });
+
+  router.put('/v1/mailer/sparkpost', async (req, res) => {
+    const input = parseOrThrow(UpdateSparkPostMailerSchema, req.body);
+    const id = await updateSparkPostMailer(deps, tenantOf(res).tenantId, input);
+    res.json({ success: true, mailer_id: id, message: 'Mailer updated' });
+  });
+
   router.put('/v1/mailer/smtp', async (req, res) => {
     const input = parseOrThrow(UpdateSmtpMailerSchema, req.body);
     const id = await updateMailer(deps, tenantOf(res).tenantId, 'smtp', input);
@@ -127,7 +151,7 @@ export function mailerRoutes(ctx: Pick<GatewayContext, 'db' | 'config' | 'sealer
     const page = await readPage(() => mailers.list(db, tenantOf(res).tenantId, query));
     res.json({
       success: true,
-      data: page.items.map(toMailerView),
+      data: page.items.map(view),
       nextPageToken: page.nextCursor,
       totalCount: page.totalCount,
     } satisfies ListMailersResponse);
@@ -135,7 +159,7 @@ export function mailerRoutes(ctx: Pick<GatewayContext, 'db' | 'config' | 'sealer
 
   router.get('/v1/mailer/:mailer_id', async (req, res) => {
     const mailer = await loadMailer(db, tenantOf(res).tenantId, idParam(req));
-    res.json({ success: true, data: toMailerView(mailer) } satisfies GetMailerResponse);
+    res.json({ success: true, data: view(mailer) } satisfies GetMailerResponse);
   });
 
   router.delete('/v1/mailer/:mailer_id', async (req, res) => {

@@ -6,10 +6,15 @@
  */
 import {
   AddDomainSchema,
+  AddSuppressionsSchema,
+  AdminIssueKeySchema,
+  AuditQuerySchema,
+  CreateApiKeySchema,
   CreateImapMailerSchema,
   CreateInboundUsernameSchema,
   CreateOAuthAppSchema,
   CreateSmtpMailerSchema,
+  CreateSparkPostMailerSchema,
   CreateTemplateSchema,
   CreateTenantSchema,
   DeliveriesQuerySchema,
@@ -22,11 +27,14 @@ import {
   RelayWebhookSchema,
   SendRequestSchema,
   StartBackfillSchema,
+  StatsQuerySchema,
   SuppressionRequestSchema,
+  SuppressionsQuerySchema,
   UpdateImapMailerSchema,
   UpdateInboundDomainSchema,
   UpdateInboundUsernameSchema,
   UpdateSmtpMailerSchema,
+  UpdateSparkPostMailerSchema,
   UpdateTemplateSchema,
   UpdateWebhookSchema,
   WebhookEventBodySchema,
@@ -34,10 +42,13 @@ import {
 import type {
   AbortBackfillResponse,
   BackfillStatusResponse,
+  CreateApiKeyResponse,
   CreateKeyResponse,
   CreateTenantResponse,
   InboundDomainResponse,
   InboundUsernamesResponse,
+  ListApiKeysResponse,
+  ListAuditResponse,
   StartBackfillResponse,
 } from '@mailyard/contracts';
 import type { ZodTypeAny } from 'zod';
@@ -70,6 +81,12 @@ const page = (data: unknown[], extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
+const suppression = {
+  email: 'jane@example.org',
+  reason: 'hard_bounce',
+  ref_id: '01JD5K7ZQ3X0V8Y2N4M6P8R0TF',
+  created_at: T,
+};
 const smtpCreate = {
   name: 'Office relay',
   email: 'hello@example.com',
@@ -128,6 +145,11 @@ const mailerView = {
   config: { host: 'smtp.example.com', port: 587, username: 'hello', secure: 'Tls', password_set: true },
   created_at: T,
   updated_at: T,
+};
+const SPARKPOST_MAILER = 'sparkpost_01JD5K7ZQ3X0V8Y2N4M6P8R0TJ';
+const sparkPostCallback = {
+  url: `https://track.example.com/callbacks/sparkpost/${SPARKPOST_MAILER}`,
+  username: SPARKPOST_MAILER,
 };
 const delivery = {
   delivery_id: 'whd_01JD5K7ZQ3X0V8Y2N4M6P8R0TD',
@@ -309,6 +331,46 @@ export const OPERATIONS: Operation[] = [
     errors: [400],
   },
   {
+    method: 'GET',
+    path: '/v1/stats',
+    tag: 'Stats',
+    summary: 'Counts per UTC day or hour (requested, delivered, bounced, opened, ...), from rollups',
+    auth: 'apiKey',
+    query: {
+      schema: StatsQuerySchema,
+      example: { startDate: '2026-01-01', endDate: '2026-01-02', granularity: 'day', domain: 'example.com' },
+    },
+    success: {
+      status: 200,
+      description: 'Every bucket of the range (zeros where nothing happened) and their totals',
+      example: (() => {
+        const counts = {
+          requested: 120,
+          delivered: 115,
+          bounced: 2,
+          spam: 0,
+          opened: 64,
+          unique_opened: 51,
+          clicked: 12,
+          unique_clicked: 9,
+          unsubscribed: 1,
+          failed: 3,
+          rejected: 2,
+        };
+        const zero = Object.fromEntries(Object.keys(counts).map((k) => [k, 0]));
+        return {
+          success: true,
+          data: [
+            { start: '2026-01-01T00:00:00Z', ...counts },
+            { start: '2026-01-02T00:00:00Z', ...zero },
+          ],
+          totals: counts,
+        };
+      })(),
+    },
+    errors: [400],
+  },
+  {
     method: 'POST',
     path: '/v1/email/unsubscribe',
     tag: 'Suppressions',
@@ -335,6 +397,62 @@ export const OPERATIONS: Operation[] = [
       example: { success: true, message: 'jane@example.org subscribed' },
     },
     errors: [400],
+  },
+  {
+    method: 'GET',
+    path: '/v1/suppressions',
+    tag: 'Suppressions',
+    summary: 'List suppressed addresses, newest first (email: case-insensitive substring)',
+    auth: 'apiKey',
+    query: {
+      schema: SuppressionsQuerySchema,
+      example: { email: 'example.org', reason: 'hard_bounce', pageSize: '50' },
+    },
+    success: {
+      status: 200,
+      description: 'A page of suppressions',
+      example: page([suppression]),
+    },
+    errors: [400],
+  },
+  {
+    method: 'GET',
+    path: '/v1/suppressions/:email',
+    tag: 'Suppressions',
+    summary: 'Get the suppression of one address (URL-encoded)',
+    auth: 'apiKey',
+    success: { status: 200, description: 'The suppression', example: { success: true, data: suppression } },
+    errors: [400, 404],
+  },
+  {
+    method: 'POST',
+    path: '/v1/suppressions',
+    tag: 'Suppressions',
+    summary: 'Suppress 1 to 1000 addresses (reason defaults to manual)',
+    auth: 'apiKey',
+    body: {
+      schema: AddSuppressionsSchema,
+      example: { emails: ['jane@example.org', 'max@example.org'], reason: 'manual' },
+    },
+    success: {
+      status: 200,
+      description: 'How many were added and how many were already suppressed',
+      example: { success: true, added: 1, existing: 1 },
+    },
+    errors: [400],
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/suppressions/:email',
+    tag: 'Suppressions',
+    summary: 'Remove an address from the suppression list (it can be sent to again)',
+    auth: 'apiKey',
+    success: {
+      status: 200,
+      description: 'Removed',
+      example: { success: true, message: 'jane@example.org removed from the suppression list' },
+    },
+    errors: [400, 404],
   },
   // Domains
   {
@@ -445,6 +563,52 @@ export const OPERATIONS: Operation[] = [
     }),
   ),
   {
+    method: 'POST',
+    path: '/v1/mailer/sparkpost',
+    tag: 'Mailers',
+    summary:
+      'Create a SparkPost mailer (API key sealed, not checked with SparkPost); answers the callback URL and credentials for SparkPost’s webhook, the password only here',
+    auth: 'apiKey',
+    body: {
+      schema: CreateSparkPostMailerSchema,
+      example: {
+        name: 'SparkPost EU',
+        email: 'news@example.com',
+        config: { api_key: '5f1c0e7d2b9a', base_url: 'https://api.eu.sparkpost.com' },
+      },
+    },
+    success: {
+      status: 201,
+      description: 'Created',
+      example: {
+        success: true,
+        mailer_id: SPARKPOST_MAILER,
+        message:
+          'SparkPost mailer created; set up its webhook in SparkPost with the callback URL and credentials (the password is shown only now)',
+        callback: { ...sparkPostCallback, password: 'spcb_Wv3q9xQJ0c1u6b2KxY8mN4sT7rE5aD1fG3hJ9kL0pZ2' },
+      },
+    },
+    errors: [400, 422],
+  },
+  {
+    method: 'PUT',
+    path: '/v1/mailer/sparkpost',
+    tag: 'Mailers',
+    summary:
+      'Update a SparkPost mailer (a base_url change needs api_key again; a new api_key re-activates it)',
+    auth: 'apiKey',
+    body: {
+      schema: UpdateSparkPostMailerSchema,
+      example: { mailer_id: SPARKPOST_MAILER, config: { api_key: '9a8b7c6d5e4f' } },
+    },
+    success: {
+      status: 200,
+      description: 'Updated',
+      example: { success: true, mailer_id: SPARKPOST_MAILER, message: 'Mailer updated' },
+    },
+    errors: [400, 404, 422],
+  },
+  {
     method: 'PUT',
     path: '/v1/mailer/smtp',
     tag: 'Mailers',
@@ -494,7 +658,8 @@ export const OPERATIONS: Operation[] = [
     method: 'GET',
     path: '/v1/mailer/:mailer_id',
     tag: 'Mailers',
-    summary: 'Get a mailer (never its password)',
+    summary:
+      'Get a mailer (never its password or API key; a SparkPost mailer shows config {base_url, api_key_set} and callback {url, username})',
     auth: 'apiKey',
     success: { status: 200, description: 'The mailer', example: { success: true, data: mailerView } },
     errors: [404],
@@ -970,8 +1135,9 @@ export const OPERATIONS: Operation[] = [
     method: 'POST',
     path: '/admin/v1/tenants/:id/keys',
     tag: 'Admin',
-    summary: 'Issue another API key for a tenant',
+    summary: 'Issue another API key for a tenant (scope full unless given)',
     auth: 'admin',
+    body: { schema: AdminIssueKeySchema, example: { scope: 'send', name: 'billing app' } },
     success: {
       status: 201,
       description: 'Issued',
@@ -992,6 +1158,89 @@ export const OPERATIONS: Operation[] = [
     auth: 'admin',
     success: { status: 200, description: 'Revoked', example: { success: true, message: 'API key revoked' } },
     errors: [404],
+  },
+  // API keys and the audit log (docs/api/keys.md, docs/api/audit.md)
+  {
+    method: 'POST',
+    path: '/v1/keys',
+    tag: 'Keys',
+    summary: 'Create an API key (shown once); needs a full key',
+    auth: 'apiKey',
+    body: { schema: CreateApiKeySchema, example: { name: 'billing app', scope: 'send' } },
+    success: {
+      status: 201,
+      description: 'Created',
+      example: {
+        success: true,
+        key_id: 'key_01JD5K7ZQ3X0V8Y2N4M6P8R0TN',
+        api_key: 'myk_Vb3q...',
+      } satisfies CreateApiKeyResponse,
+    },
+    errors: [400, 409],
+  },
+  {
+    method: 'GET',
+    path: '/v1/keys',
+    tag: 'Keys',
+    summary: "List the tenant's API keys (never the keys themselves); needs a full key",
+    auth: 'apiKey',
+    success: {
+      status: 200,
+      description: 'The live keys, oldest first',
+      example: {
+        success: true,
+        data: [
+          {
+            key_id: 'key_01JD5K7ZQ3X0V8Y2N4M6P8R0TN',
+            name: 'billing app',
+            scope: 'send',
+            prefix: 'myk_Vb3qXz',
+            created_at: T,
+            last_used_at: null,
+          },
+        ],
+      } satisfies ListApiKeysResponse,
+    },
+    errors: [],
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/keys/:key_id',
+    tag: 'Keys',
+    summary: 'Revoke an API key (not the last full one); needs a full key',
+    auth: 'apiKey',
+    success: { status: 200, description: 'Revoked', example: { success: true, message: 'API key revoked' } },
+    errors: [400, 404, 409],
+  },
+  {
+    method: 'GET',
+    path: '/v1/audit',
+    tag: 'Audit',
+    summary: 'The audit log: every change made through the API, newest first',
+    auth: 'apiKey',
+    query: {
+      schema: AuditQuerySchema,
+      example: { startDate: '2026-01-01', action: 'delete', pageSize: '50' },
+    },
+    success: {
+      status: 200,
+      description: 'A page of audit entries',
+      example: {
+        success: true,
+        data: [
+          {
+            at: T,
+            key_id: 'key_01JD5K7ZQ3X0V8Y2N4M6P8R0TN',
+            action: 'delete',
+            resource: 'template',
+            resource_id: 'template_01JD5K7ZQ3X0V8Y2N4M6P8R0TG',
+            ip: '203.0.113.7',
+          },
+        ],
+        nextPageToken: null,
+      } satisfies ListAuditResponse,
+    },
+    errors: [400],
   },
   // Operations and documentation
   ...(

@@ -11,6 +11,7 @@ type Json = Record<string, unknown>;
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid request (the message names the field)',
   401: 'Invalid or missing key',
+  403: 'The API key is not allowed to do this (its scope: see the keys page)',
   404: "Not found (another tenant's objects read as absent)",
   409: 'Conflict',
   413: 'Request body too large',
@@ -83,7 +84,7 @@ function operationObject(op: Operation): Json {
   const errors =
     op.auth === 'none'
       ? op.errors
-      : [...new Set([...op.errors, 401, ...(op.auth === 'apiKey' ? [429] : []), 500, 503])];
+      : [...new Set([...op.errors, 401, ...(op.auth === 'apiKey' ? [403, 429] : []), 500, 503])];
   for (const status of errors.sort())
     responses[String(status)] = {
       description: STATUS_TEXT[status] ?? 'Error',

@@ -66,6 +66,12 @@ const SEEDS: Record<string, () => unknown> = {
     config: { host: 'imap.invalid', port: 993, username: 'u', password: 'p' },
     webhook: { url: 'https://hooks.example.com/x', headers: { 'X-A': 'b' } },
   }),
+  '/v1/mailer/sparkpost': () => ({
+    mailer_id: 'sparkpost_01JZZZZZZZZZZZZZZZZZZZZZZZ',
+    name: 'SparkPost',
+    email: 'news@example.com',
+    config: { api_key: 'k', base_url: 'https://sparkpost.invalid' },
+  }),
   '/v1/domain/add': () => ({
     domain: 'fuzz.example',
     selector: 's1',
@@ -74,6 +80,7 @@ const SEEDS: Record<string, () => unknown> = {
   }),
   '/admin/v1/tenants': () => ({ name: 'Fuzz tenant', tier: 'standard' }),
   '/v1/email/unsubscribe': () => ({ email: 'someone@example.com' }),
+  '/v1/suppressions': () => ({ emails: ['someone@example.com', 'Other+tag@example.org'], reason: 'manual' }),
 };
 SEEDS['/v1/smtpbasic/verify'] = SEEDS['/v1/mailer/smtp']!;
 SEEDS['/v1/imapbasic/verify'] = SEEDS['/v1/mailer/imap']!;
@@ -93,6 +100,7 @@ const QUERY_NAMES = [
   'endDate',
   'deliveredStartDate',
   'deliveredEndDate',
+  'reason',
   'x',
 ];
 

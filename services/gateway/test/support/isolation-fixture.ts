@@ -21,6 +21,7 @@ export interface TenantA {
   domainMailer: string;
   smtpMailer: string;
   imapMailer: string;
+  sparkPostMailer: string;
   oauthApp: string;
   oauthClientId: string;
   oauthMailer: string;
@@ -33,6 +34,8 @@ export interface TenantA {
   refId: string;
   recipient: string;
   campaign: string;
+  /** The id of A's API key. */
+  apiKeyId: string;
 }
 
 export interface TenantB {
@@ -129,6 +132,14 @@ export async function buildFixture(gw: SuiteGateway, { receiver, google }: Peers
     await gw.post('/v1/mailer/imap', imapBody(receiver, 'a-imap'), A),
     'mailer_id',
   );
+  const sparkPostMailer = await created(
+    await gw.post(
+      '/v1/mailer/sparkpost',
+      { name: 'a-sparkpost', email: 'a@example.test', config: { api_key: 'a-sparkpost-key' } },
+      A,
+    ),
+    'mailer_id',
+  );
   const oauthApp = await created(
     await gw.post('/v1/oauth/apps', oauthAppBody(ISOLATION_CLIENTS.a), A),
     'app_id',
@@ -195,6 +206,7 @@ export async function buildFixture(gw: SuiteGateway, { receiver, google }: Peers
       domainMailer,
       smtpMailer,
       imapMailer,
+      sparkPostMailer,
       oauthApp,
       oauthClientId: ISOLATION_CLIENTS.a,
       oauthMailer,
@@ -206,6 +218,11 @@ export async function buildFixture(gw: SuiteGateway, { receiver, google }: Peers
       refId,
       recipient,
       campaign,
+      apiKeyId: (
+        await gw.ctx.db.query<{ id: string }>('SELECT id FROM api_keys WHERE tenant_id = $1 LIMIT 1', [
+          gw.tenantId,
+        ])
+      ).rows[0]!.id,
     },
     b,
   };

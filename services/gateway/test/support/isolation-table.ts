@@ -16,6 +16,7 @@ import {
   InboundErrorText,
   MailerErrorText,
   OAuthErrorText,
+  SuppressionErrorText,
   WebhookErrorText,
 } from '@mailyard/contracts';
 import type { Response } from 'supertest';
@@ -67,6 +68,18 @@ const empty = (what: string, path: Path, field: string): Probe => ({
   shows: emptyList(field),
 });
 
+/** B's stats: 200, every total zero (its buckets are there, empty). */
+const zeroStats = (what: string, path: Path): Probe => ({
+  what,
+  path,
+  status: 200,
+  shows: (body) => {
+    const totals = body.totals as Record<string, number>;
+    if (!totals || Object.values(totals).some((n) => n !== 0))
+      throw new Error(`expected zero totals, got ${JSON.stringify(totals)}`);
+  },
+});
+
 /** B's list of a kind it owns too: 200 (the test checks that no id of A is in it). */
 const listed = (what: string, path: string): Probe => ({ what, path: () => path, status: 200 });
 
@@ -75,6 +88,7 @@ const row = (...probes: Probe[]): Row => ({ probes });
 const MAILERS: Array<[string, (a: TenantA) => string]> = [
   ['SMTP mailer', (a) => a.smtpMailer],
   ['IMAP mailer', (a) => a.imapMailer],
+  ['SparkPost mailer', (a) => a.sparkPostMailer],
   ['OAuth mailer', (a) => a.oauthMailer],
   ['domain mailer', (a) => a.domainMailer],
 ];
@@ -194,6 +208,13 @@ export const ISOLATION_TABLE: Record<string, Row> = {
       'data',
     ),
   ),
+  // Stats: B's own counts, all zero, also filtered by A's mailer, sending domain or campaign.
+  'GET /v1/stats': row(
+    zeroStats("B's stats", () => '/v1/stats'),
+    zeroStats("B's stats filtered by A's mailer", ({ a }) => `/v1/stats?mailer_id=${a.domainMailer}`),
+    zeroStats("B's stats filtered by A's sending domain", ({ a }) => `/v1/stats?domain=${a.domain}`),
+    zeroStats("B's stats filtered by A's campaign", ({ a }) => `/v1/stats?campaignId=${a.campaign}`),
+  ),
   // Suppressions: B's are its own; A's suppression stays (the stored rows are compared).
   'POST /v1/email/subscribe': row({
     what: 'lifts the suppression A has',
@@ -207,6 +228,39 @@ export const ISOLATION_TABLE: Record<string, Row> = {
     body: ({ a }) => ({ email: a.suppressed }),
     status: 200,
     undo: (as, _res, { a }) => as.post('/v1/email/subscribe', { email: a.suppressed }),
+  }),
+  'GET /v1/suppressions': row(
+    empty('lists suppressions', () => '/v1/suppressions?pageSize=50', 'data'),
+    empty(
+      'searches for the address A suppressed',
+      ({ a }) => `/v1/suppressions?email=${a.suppressed}`,
+      'data',
+    ),
+  ),
+  'GET /v1/suppressions/:email': row(
+    refused(
+      "reads A's suppression",
+      ({ a }) => `/v1/suppressions/${encodeURIComponent(a.suppressed)}`,
+      SuppressionErrorText.notFound,
+    ),
+  ),
+  'DELETE /v1/suppressions/:email': row(
+    refused(
+      "removes A's suppression",
+      ({ a }) => `/v1/suppressions/${encodeURIComponent(a.suppressed)}`,
+      SuppressionErrorText.notFound,
+    ),
+  ),
+  'POST /v1/suppressions': row({
+    what: 'suppresses the address A suppressed, as new for B',
+    path: () => '/v1/suppressions',
+    body: ({ a }) => ({ emails: [a.suppressed] }),
+    status: 200,
+    shows: (body) => {
+      if (body.added !== 1 || body.existing !== 0)
+        throw new Error(`expected added 1, got ${JSON.stringify(body)}`);
+    },
+    undo: (as, _res, { a }) => as.delete(`/v1/suppressions/${encodeURIComponent(a.suppressed)}`),
   }),
   // Domains
   'POST /v1/domain/add': row({
@@ -231,6 +285,7 @@ export const ISOLATION_TABLE: Record<string, Row> = {
   'POST /v1/smtpbasic/verify': { exempt: CREATES },
   'POST /v1/mailer/imap': { exempt: CREATES },
   'POST /v1/imapbasic/verify': { exempt: CREATES },
+  'POST /v1/mailer/sparkpost': { exempt: CREATES },
   'PUT /v1/mailer/smtp': perMailer(
     'updates (SMTP)',
     () => '/v1/mailer/smtp',
@@ -240,6 +295,11 @@ export const ISOLATION_TABLE: Record<string, Row> = {
     'updates (IMAP)',
     () => '/v1/mailer/imap',
     (id) => ({ mailer_id: id, name: 'taken over' }),
+  ),
+  'PUT /v1/mailer/sparkpost': perMailer(
+    'updates (SparkPost)',
+    () => '/v1/mailer/sparkpost',
+    (id) => ({ mailer_id: id, name: 'taken over', config: { api_key: 'taken-over' } }),
   ),
   'GET /v1/mailers': row(listed('lists mailers', '/v1/mailers?pageSize=50')),
   'GET /v1/mailer/:mailer_id': perMailer('reads', (id) => `/v1/mailer/${id}`),
@@ -409,4 +469,11 @@ export const ISOLATION_TABLE: Record<string, Row> = {
   // IMAP history backfill, and its legacy aliases
   ...backfill((m) => `/v1/imap/${m}/history`),
   ...backfill((m) => `/v1/${m}/backfill`),
+  // API keys and the audit log (B never rotates anything, so its rotations are none)
+  'POST /v1/keys': { exempt: CREATES },
+  'GET /v1/keys': row(listed('lists API keys', '/v1/keys')),
+  'DELETE /v1/keys/:key_id': row(
+    refused("revokes A's API key", ({ a }) => `/v1/keys/${a.apiKeyId}`, ErrorText.keyNotFound),
+  ),
+  'GET /v1/audit': row(empty('lists rotations in the audit log', () => '/v1/audit?action=rotate', 'data')),
 };

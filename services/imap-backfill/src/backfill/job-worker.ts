@@ -8,7 +8,12 @@
  *   a back-off (at least the provider's Retry-After), resuming from its checkpoint; after
  *   `retryMax` failures in a row it fails;
  * - anything else: the job fails with the reason, shown in the status response.
- * Failed jobs send HISTORY_BACKFILL_FAILED. A worker that stops (SIGTERM) checkpoints its jobs
+ * Failed jobs send HISTORY_BACKFILL_FAILED. The spec's state table has no `pending -> failed`:
+ * a job that fails before its first slice (mailer gone, disabled or deactivated, authentication
+ * rejected, connection given up) is moved to `processing` and sends HISTORY_BACKFILL_STARTED
+ * first, so every failed job went pending -> processing -> failed and its receiver saw STARTED
+ * before FAILED (a job whose STARTED was already sent, checkpoint `started`, sends FAILED only).
+ * A worker that stops (SIGTERM) checkpoints its jobs
  * and releases their leases, so another worker resumes them at once; a worker killed mid-job
  * leaves its lease to expire, then any worker resumes the job from its checkpoint.
  */
@@ -20,6 +25,7 @@ import { backfillJobsEnded } from '../metrics';
 import type { OpenMailbox } from '../open-mailbox';
 import { lifecycleEvent, postLifecycle } from '../publish';
 import type { BackfillSettings } from '../settings';
+import { readCheckpoint } from './checkpoint';
 import { type RunOutcome, runJob } from './run-job';
 
 export interface JobWorkerDeps {
@@ -149,6 +155,7 @@ export class JobWorker {
 
   private async fail(job: BackfillJob, reason: string): Promise<void> {
     const { db, bus, logger, owner } = this.deps;
+    if (!(await this.started(job))) return;
     if (!(await backfillJobs.finish(db, job.id, owner, { status: 'failed', reason }))) return;
     backfillJobsEnded.inc({ status: 'failed' });
     const now = await backfillJobs.progress(db, job.id);
@@ -164,5 +171,28 @@ export class JobWorker {
       }),
     );
     logger.info('history backfill failed', { job_id: job.id, mailer_id: job.mailerId, reason });
+  }
+
+  /**
+   * Before a failure: a job whose STARTED was not sent yet (read now, run-job.ts may have sent it
+   * since the claim) moves to `processing` and sends it. False when the job is no longer ours
+   * (cancelled, lease lost): nothing more is sent.
+   */
+  private async started(job: BackfillJob): Promise<boolean> {
+    const { db, bus, owner } = this.deps;
+    const now = await backfillJobs.get(db, job.tenantId, job.mailerId, job.id);
+    if (!now) return false;
+    if (readCheckpoint(now.checkpoint).started) return true;
+    if (!(await backfillJobs.markProcessing(db, job.id, owner))) return false;
+    await postLifecycle(
+      bus,
+      job.tenantId,
+      lifecycleEvent('HISTORY_BACKFILL_STARTED', now, {
+        status: 'processing',
+        processed: now.processed,
+        percent: 0,
+      }),
+    );
+    return true;
   }
 }

@@ -57,7 +57,7 @@ export interface ListQuery {
   since: Date;
   /** Inclusive upper bound (whole seconds). */
   until: Date;
-  /** Only messages with this address in From, To or Cc (Graph: any participant). */
+  /** Only messages with this address as a participant: IMAP From, To or Cc; Gmail from: or to:; Graph any participant (docs/api/backfill.md). */
   participant?: string | null;
 }
 

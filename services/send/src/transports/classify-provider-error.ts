@@ -33,6 +33,8 @@ export interface SendContext {
   provider: string;
   /** The Gmail thread the send asked for, if any. */
   threadId?: string;
+  /** How the owner reactivates a mailer whose access was refused (default: sign in again). */
+  reauth?: string;
 }
 
 /** The failed_reason of an OAuth mailer that has no grant (deleted meanwhile, or never connected). */
@@ -55,7 +57,7 @@ export function classifyProviderError(err: unknown, ctx: SendContext): DeliveryF
     case 'access-refused':
       return {
         kind: 'auth',
-        failedReason: `${AUTH_REASON_PREFIX} failed: ${ctx.provider} refused the mailer's access (${failure.status}); the mailer was deactivated, sign in again with the mail scopes to reactivate it`,
+        failedReason: `${AUTH_REASON_PREFIX} failed: ${ctx.provider} refused the mailer's access (${failure.status}); the mailer was deactivated, ${ctx.reauth ?? 'sign in again with the mail scopes to reactivate it'}`,
         providerError: message,
         deactivation: 'provider_auth_error',
       };

@@ -1,6 +1,7 @@
 import { type SendProvider, type SendingMailer, sendProviderOf } from '@mailyard/contracts';
+import { type GuardedAgents, guardedAgents } from '@mailyard/platform';
 import type { OAuthAccessTokens } from '@mailyard/providers';
-import { PoolCache } from '@mailyard/providers';
+import { PoolCache, SparkPostClient } from '@mailyard/providers';
 import type { SendSettings } from '../settings';
 import { sliced } from '../slices';
 import { GmailTransport } from './gmail-transport';
@@ -9,6 +10,7 @@ import { MxResolver } from './mx-resolver';
 import { MxTransport } from './mx-transport';
 import { RelayTransport } from './relay';
 import { SmtpMailerTransport } from './smtp-transport';
+import { SparkPostTransport } from './sparkpost-transport';
 import type { MessageTransport } from './types';
 
 export type { MessageTransport } from './types';
@@ -25,14 +27,20 @@ const MAX_API_TRANSPORTS = 10_000;
  * MX; `smtp` through the mailer's own server; `gmail` / `graph` (OAuth mailers, by their grant's
  * provider) through the Gmail API / Microsoft Graph with the mailer's token source (`tokens`,
  * libs/providers: refreshed ahead of expiry, refreshed again when the API refuses a token, a
- * revoked grant deactivating the mailer). Owns every pool. Connections to tenant-chosen targets
- * (SMTP mailer hosts, recipients' MX) go through the platform's guarded connect; the relay and
- * the provider endpoints are the operator's own configuration and are not guarded.
+ * revoked grant deactivating the mailer); `sparkpost` through SparkPost's Transmissions API with
+ * the mailer's API key. Owns every pool. Connections to tenant-chosen targets (SMTP mailer hosts,
+ * recipients' MX, a SparkPost mailer's own `base_url`) go through the platform's guarded connect
+ * with the mailer rules (MAILER_ALLOW_PRIVATE_HOSTS); the relay and the provider endpoints are the
+ * operator's own configuration (SPARKPOST_API_URL goes through guarded agents that allow it as
+ * configured).
  */
 export class Transports {
   readonly pools: PoolCache;
   private readonly byProvider: Partial<Record<SendProvider, TransportEntry>>;
   private readonly api = new Map<string, MessageTransport>();
+  /** HTTP agents for a tenant's SparkPost base_url, and for the operator's SPARKPOST_API_URL. */
+  private readonly tenantAgents: GuardedAgents;
+  private readonly operatorAgents: GuardedAgents;
 
   constructor(
     private readonly s: SendSettings,
@@ -58,7 +66,14 @@ export class Transports {
         })
       : null;
     const direct = relay ?? mx;
-    const { GMAIL_API_URL, MICROSOFT_GRAPH_URL } = s.providers;
+    const { GMAIL_API_URL, MICROSOFT_GRAPH_URL, SPARKPOST_API_URL } = s.providers;
+    const keepAlive = { keepAlive: true, maxSockets: s.poolConnections * 4 };
+    this.tenantAgents = guardedAgents({
+      allowPrivate: s.allowPrivateHosts,
+      dns: { DNS_SERVERS: s.dnsServers, DNS_TIMEOUT_MS: s.dnsTimeoutMs, DNS_TRIES: s.dnsTries },
+      agent: keepAlive,
+    });
+    this.operatorAgents = guardedAgents({ allowPrivate: true, agent: keepAlive });
     this.byProvider = {
       mx: () => direct,
       smtp: (mailer) => this.smtpMailer(mailer),
@@ -74,6 +89,7 @@ export class Transports {
           'graph',
           (tokens) => new GraphTransport(mailer, tokens, { graphUrl: MICROSOFT_GRAPH_URL }),
         ),
+      sparkpost: (mailer) => this.sparkPost(mailer, SPARKPOST_API_URL),
     };
   }
 
@@ -108,6 +124,24 @@ export class Transports {
     });
   }
 
+  /**
+   * A SparkPost mailer's transport (cheap: the agents are shared, so made per delivery and never
+   * stale after the key or base_url changed).
+   */
+  private sparkPost(mailer: SendingMailer, operatorBase: string): MessageTransport {
+    if (mailer.kind !== 'sparkpost')
+      throw new Error(`No SparkPost settings for ${mailer.configType} mailer ${mailer.id}`);
+    const { apiKey, baseUrl } = mailer.sparkpost;
+    return new SparkPostTransport(
+      new SparkPostClient({
+        apiKey,
+        baseUrl: baseUrl ?? operatorBase,
+        agents: baseUrl ? this.tenantAgents : this.operatorAgents,
+        timeoutMs: this.s.smtpTimeoutMs * 4,
+      }),
+    );
+  }
+
   /** The mailer's API transport, made once (its token source and client are per mailer). */
   private apiTransport(
     mailer: SendingMailer,
@@ -126,5 +160,9 @@ export class Transports {
 
   close(): void {
     this.pools.closeAll();
+    for (const a of [this.tenantAgents, this.operatorAgents]) {
+      a.http.destroy();
+      a.https.destroy();
+    }
   }
 }

@@ -4,6 +4,10 @@ import type { Envelope, RecipientResult } from '@mailyard/providers';
 export interface DeliverHints {
   /** The send's `Thread-Id` header: the Gmail thread to file the message in. */
   threadId?: string;
+  /** The copy being delivered: a provider that calls back (SparkPost) returns these with its events. */
+  copy?: { refId: string; copyId: string };
+  /** The send's campaign_id (SparkPost's `campaign_id`). */
+  campaignId?: string;
 }
 
 /** Delivers one built message to the envelope's recipients; never throws for delivery problems. */

@@ -2,15 +2,16 @@
  * Unsubscribe (RFC 8058 and a confirmation page):
  * - POST /u/:token: the one-click unsubscribe mail providers send for `List-Unsubscribe-Post:
  *   List-Unsubscribe=One-Click` (and the confirmation page's form). Adds the address to the
- *   tenant's suppression list and records MAIL_UNSUBSCRIBED, in one transaction (libs/store
- *   suppressions.ts `unsubscribeIn`, the one rule of unsubscribes); answers 200
+ *   tenant's suppression list (reason `unsubscribe`, ref_id the send the link came in) and
+ *   records MAIL_UNSUBSCRIBED, in one transaction (libs/store suppressions.ts `unsubscribeIn`,
+ *   the one rule of unsubscribes); answers 200
  *   with a short page. Repeating it is harmless: only the POST that newly suppressed the
  *   address records the event.
  * - GET /u/:token: a confirmation page with a POST form. A GET never unsubscribes: link
  *   scanners and prefetchers follow GETs.
  * A bad token is 404. A failure to suppress is a 500 (the address was not unsubscribed).
  */
-import { unsubscribeIn } from '@mailyard/store';
+import { SuppressionReason, unsubscribeIn } from '@mailyard/store';
 import type { Express } from 'express';
 import { recordHitIn } from '../record';
 import { type RouteDeps, claimsOf, hitOf, hitsTotal } from './deps';
@@ -41,8 +42,13 @@ export function unsubscribeRoute(app: Express, deps: RouteDeps): void {
     const hit = hitOf(req);
     const recorded = await deps.db.transaction(
       async (tx) =>
-        (await unsubscribeIn(tx, claims.tenantId, claims.email, () =>
-          recordHitIn(tx, deps, claims, 'MAIL_UNSUBSCRIBED', hit),
+        (await unsubscribeIn(
+          tx,
+          claims.tenantId,
+          claims.email,
+          () => recordHitIn(tx, deps, claims, 'MAIL_UNSUBSCRIBED', hit),
+          SuppressionReason.unsubscribed,
+          claims.refId,
         )) ?? false,
     );
     if (recorded) deps.afterCommit();

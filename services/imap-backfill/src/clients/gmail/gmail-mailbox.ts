@@ -4,7 +4,7 @@
  * message in the whole mailbox (one message may carry INBOX and SENT: the job posts it once).
  *
  * - list: `users.messages.list` with `after:`/`before:` in epoch seconds and, for a participant,
- *   `{from: to: cc:}` (gmail-query.ts: one second wider than the window, Google does not say
+ *   `{from: to:}` (gmail-query.ts: one second wider than the window, Google does not say
  *   whether the bounds are inclusive), then each message's internalDate, thread and labels
  *   (format=minimal, `concurrency` at once), keeping the exact inclusive window.
  * - fetch: format=raw, `concurrency` requests in flight, sources handed on one at a time as they
