@@ -173,6 +173,31 @@ describe('on the real servers', () => {
     expect(receivedBy(receiver, 'gone2@example.com')).toBe(0);
   });
 
+  it('lets a send-scope key schedule and cancel, and records the cancel in the audit log', async () => {
+    const created = await request(s.app)
+      .post('/v1/keys')
+      .set(tenant.auth)
+      .send({ name: 'app', scope: 'send' })
+      .expect(201);
+    const sendKey = { Authorization: `Bearer ${created.body.api_key}` };
+    const res = await request(s.app)
+      .post('/v1/email/send')
+      .set(sendKey)
+      .send(payload(tenant, ['scoped@example.com'], { send_at: inMs(3_600_000) }))
+      .expect(200);
+    const refId: string = res.body.ref_id;
+    await request(s.app).post(`/v1/email/send/${refId}/cancel`).set(sendKey).expect(200);
+    const audit = await eventually(async () => {
+      const list = await request(s.app)
+        .get('/v1/audit')
+        .query({ action: 'cancel' })
+        .set(tenant.auth)
+        .expect(200);
+      return list.body.data.find((e: { resource_id: string }) => e.resource_id === refId);
+    }, 'the cancel in the audit log');
+    expect(audit).toMatchObject({ action: 'cancel', resource: 'email', key_id: created.body.key_id });
+  });
+
   it('answers 409 to the cancel of a send that is not scheduled (immediate, or send_at past)', async () => {
     const res = await request(s.app)
       .post('/v1/email/send')
