@@ -198,6 +198,23 @@ describe('on the real servers', () => {
     expect(audit).toMatchObject({ action: 'cancel', resource: 'email', key_id: created.body.key_id });
   });
 
+  it('replays a scheduled send with the same Idempotency-Key: one send, still scheduled', async () => {
+    const body = payload(tenant, ['once@example.com'], { send_at: inMs(3_600_000) });
+    const first = await request(s.app)
+      .post('/v1/email/send')
+      .set({ ...tenant.auth, 'Idempotency-Key': 'scheduled-once' })
+      .send(body)
+      .expect(200);
+    const again = await request(s.app)
+      .post('/v1/email/send')
+      .set({ ...tenant.auth, 'Idempotency-Key': 'scheduled-once' })
+      .send(body)
+      .expect(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toEqual({ success: true, ref_id: first.body.ref_id, message: 'scheduled' });
+    expect((await logsOf(s, tenant, first.body.ref_id)).map((r) => r.status)).toEqual(['SCHEDULED']);
+  });
+
   it('answers 409 to the cancel of a send that is not scheduled (immediate, or send_at past)', async () => {
     const res = await request(s.app)
       .post('/v1/email/send')

@@ -66,11 +66,18 @@ function resolveBody(
 }
 
 /** The send answered for a key already taken: same request = replay, another = 422. */
-async function replay(db: Db, tenantId: string, key: string, hash: string): Promise<Accepted | null> {
+async function replay(
+  db: Db,
+  tenantId: string,
+  key: string,
+  hash: string,
+  sendAt: string | undefined,
+): Promise<Accepted | null> {
   const existing = await sends.findByIdempotencyKey(db, tenantId, key, IDEMPOTENCY_TTL_SECONDS);
   if (!existing) return null;
   if (existing.requestHash !== hash) throw unprocessable(ErrorText.idempotencyKeyReused);
-  return { refId: existing.refId, replayed: true, scheduled: false };
+  // The same request: scheduled when its send_at is still ahead.
+  return { refId: existing.refId, replayed: true, scheduled: releaseAtMs(sendAt, Date.now()) !== null };
 }
 
 /**
@@ -93,7 +100,7 @@ export async function acceptSend(
   const { db } = deps;
   const hash = key === null ? null : requestHash(request);
   if (key !== null && hash !== null) {
-    const earlier = await replay(db, tenantId, key, hash);
+    const earlier = await replay(db, tenantId, key, hash, request.send_at);
     if (earlier) return earlier;
   }
 
@@ -154,7 +161,8 @@ export async function acceptSend(
 
   if (!inserted) {
     // Another request took the key between our look-up and insert (it committed first).
-    const earlier = key !== null && hash !== null ? await replay(db, tenantId, key, hash) : null;
+    const earlier =
+      key !== null && hash !== null ? await replay(db, tenantId, key, hash, request.send_at) : null;
     if (!earlier) throw new HttpError(409, ErrorText.idempotencyKeyInProgress);
     return earlier;
   }
