@@ -6,7 +6,7 @@
  * (200, then 409; 404 for another tenant or an unknown ref_id; an immediate send cannot be
  * cancelled), a cancelled send never delivered after its time passed, the 400s of send_at, and a
  * held send surviving a restart of the gateway and send service (the servers stay up). On the
- * embedded defaults (PGlite, in-process bus and kv): a scheduled send is released too.
+ * embedded defaults (PGlite, in-process bus and kv): a scheduled send is released, and cancelled, too.
  */
 import { buildGatewayApp } from '@mailyard/gateway';
 import {
@@ -300,5 +300,22 @@ describe('on the embedded defaults', () => {
     const [row] = await deliveredLogs(s, tenant, refId);
     expect(Date.parse(row!.delivered_at!)).toBeGreaterThanOrEqual(Date.parse(sendAt));
     expect(receivedBy(receiver, 'embedded@example.com')).toBe(1);
+  });
+
+  it('cancels a scheduled send', async () => {
+    const tenant = await newTenant(s, receiver);
+    const res = await request(s.app)
+      .post('/v1/email/send')
+      .set(tenant.auth)
+      .send(payload(tenant, ['embedded-gone@example.com'], { send_at: inMs(3_600_000) }))
+      .expect(200);
+    const refId: string = res.body.ref_id;
+    const cancelled = await request(s.app)
+      .post(`/v1/email/send/${refId}/cancel`)
+      .set(tenant.auth)
+      .expect(200);
+    expect(cancelled.body.cancelled).toBe(1);
+    await request(s.app).post(`/v1/email/send/${refId}/cancel`).set(tenant.auth).expect(409);
+    expect((await logsOf(s, tenant, refId)).map((r) => r.status)).toEqual(['CANCELLED']);
   });
 });
