@@ -3,6 +3,7 @@ export * from './ids';
 export * from './api/common';
 export * from './api/templates';
 export * from './api/send';
+export * from './api/send-at';
 export * from './api/send-parse';
 export * from './api/logs';
 export * from './api/events-stream';

@@ -36,6 +36,7 @@ import { mailerRoutes } from './mailers/routes';
 import { PUBLIC_V1_ROUTES, oauthRoutes } from './oauth/routes';
 import { openApiRoutes } from './openapi/routes';
 import { rateLimit } from './rate-limit/rate-limit';
+import { cancelSendRoutes } from './send/cancel-route';
 import { SEND_PATH, sendHandler } from './send/routes';
 import { gatewayContext } from './settings';
 import { statsRoutes } from './stats/routes';
@@ -135,6 +136,7 @@ export function buildGatewayApp(
       app.use(prefixedRouter(oauthRoutes(ctx)));
       app.use(prefixedRouter(logRoutes(db)));
       app.use(prefixedRouter(eventStreamRoutes(hooks.eventHub ?? createEventHub(ctx))));
+      app.use(prefixedRouter(cancelSendRoutes(db)));
       app.use(prefixedRouter(statsRoutes(db)));
       app.use(prefixedRouter(suppressionRoutes(db)));
       app.use(prefixedRouter(webhookRoutes(ctx)));

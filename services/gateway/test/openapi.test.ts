@@ -66,6 +66,7 @@ describe('OpenAPI document', () => {
     const schema = send.requestBody.content['application/json'].schema;
     expect(schema.required).toEqual(expect.arrayContaining(['from', 'to', 'mailer_id']));
     expect(schema.properties.to.type).toBe('array');
+    expect(JSON.stringify(schema.properties.send_at)).toContain('"format":"date-time"');
     const logs = res.body.paths['/v1/email/logs'].get.parameters.map((p: { name: string }) => p.name);
     expect(logs).toEqual(expect.arrayContaining(['status', 'startDate', 'pageToken', 'pageSize']));
     expect(res.body.paths['/v1/mailer/{mailer_id}'].get.parameters[0]).toMatchObject({

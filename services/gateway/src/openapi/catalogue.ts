@@ -195,10 +195,23 @@ export const OPERATIONS: Operation[] = [
     },
     success: {
       status: 200,
-      description: 'Queued',
+      description: 'Queued (`message: "scheduled"` when `send_at` is ahead)',
       example: { success: true, ref_id: '01JD5K7ZQ3X0V8Y2N4M6P8R0TF', message: 'queued' },
     },
     errors: [400, 404, 409, 413, 422],
+  },
+  {
+    method: 'POST',
+    path: '/v1/email/send/:ref_id/cancel',
+    tag: 'Send',
+    summary: 'Cancel a scheduled send (copies not yet released become CANCELLED)',
+    auth: 'apiKey',
+    success: {
+      status: 200,
+      description: 'Cancelled; `cancelled` counts the log entries (recipients of copies) now CANCELLED',
+      example: { success: true, message: 'Send cancelled', cancelled: 2 },
+    },
+    errors: [404, 409],
   },
   // Templates
   {

@@ -171,6 +171,9 @@ export const ISOLATION_TABLE: Record<string, Row> = {
       }),
     ),
   ),
+  [`POST ${send}/:ref_id/cancel`]: row(
+    refused("cancels A's send", ({ a }) => `${send}/${a.refId}/cancel`, ErrorText.sendNotFound),
+  ),
   // Templates
   'POST /v1/email/template': { exempt: CREATES },
   'PUT /v1/email/template': row(
