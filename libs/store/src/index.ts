@@ -24,6 +24,8 @@ export * from './oauth-grants';
 export * from './oauth-grant-store';
 export * from './feedback';
 export * from './provider-callbacks';
+export * from './scheduled-sends';
+export * from './retention';
 export * from './send-accept/accept-send';
 export {
   SendGroupCommit,
