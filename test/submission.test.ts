@@ -128,7 +128,10 @@ async function dialogue(lines: string[]): Promise<string[]> {
     }
   };
   socket.on('data', onData);
-  const next = () => new Promise<string>((resolve) => (waiting = resolve));
+  const next = () =>
+    new Promise<string>((resolve) => {
+      waiting = resolve;
+    });
   const greeting = next();
   socket.connect(port, '127.0.0.1');
   answers.push(await greeting);

@@ -1,7 +1,7 @@
 import { domainOf, planCopies, ulid } from '@mailyard/contracts';
 import type { Db, Queryable } from '@mailyard/platform';
-import { MODES } from '@mailyard/testkit/modes';
 import { type GroupedSend, SEND_GROUP_MAX_ROWS as MAX_ROWS, SendGroupCommit } from '@mailyard/store';
+import { MODES } from '@mailyard/testkit/modes';
 import { type Body, ULID, useSendSuite } from './support/send-suite';
 
 /**
