@@ -1,6 +1,6 @@
 /**
  * The hostile inputs of bench:inbound-hostile: for each parser on the inbound path the worst
- * message we could build within the MX's limits (services/inbound-smtp/src/header-block.ts:
+ * message we could build within the MX's limits (libs/platform/src/mail/header-block.ts:
  * header block 512 KB / 10,000 lines, address fields 64 KB / 2,000 entries, parameter fields
  * 128 KB, the same for all MIME part headers together; 25 MB messages), plus the
  * issue's own reproduction (one header folded into 68k one-character lines, over the line cap)

@@ -19,9 +19,14 @@ type Fn = (raw: Buffer) => Promise<unknown>;
 
 async function targets(root: string): Promise<Record<string, Fn>> {
   const src = (p: string) => join(root, 'services/inbound-smtp/src', p);
+  // The header checks moved to libs/platform src/mail/ (issue 27): the checkout's, wherever they are.
+  const check = (p: string) =>
+    [join(root, 'libs/platform/src/mail', p), src(p)].find((f) => existsSync(f)) ?? null;
   // the checks of the checkout: none before issue 23, the top header block, then its MIME parts too
-  const parts = existsSync(src('part-headers.ts')) ? await import(src('part-headers.ts')) : null;
-  const hb = existsSync(src('header-block.ts')) ? await import(src('header-block.ts')) : null;
+  const partsFile = check('part-headers.ts');
+  const hbFile = check('header-block.ts');
+  const parts = partsFile ? await import(partsFile) : null;
+  const hb = hbFile ? await import(hbFile) : null;
   const refused = (raw: Buffer): boolean =>
     parts
       ? parts.messageHeaderProblem(raw) !== null

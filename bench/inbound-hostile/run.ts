@@ -17,11 +17,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import {
-  authenticationProblem,
-  headerBlockProblem,
-  scanHeaderBlock,
-} from '@mailyard/inbound-smtp/src/header-block';
+import { authenticationProblem, headerBlockProblem, scanHeaderBlock } from '@mailyard/platform';
 import { REPO_ROOT } from '@mailyard/testkit/process';
 import { printAndKeep, runMain } from '../support/proc';
 import { HOSTILE } from './cases';

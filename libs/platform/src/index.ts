@@ -41,3 +41,5 @@ export * from './rate-limit/tenant-rate-limit';
 export * from './mail/byte-budget';
 export * from './mail/client-key';
 export * from './mail/message-reader';
+export * from './mail/header-block';
+export * from './mail/part-headers';

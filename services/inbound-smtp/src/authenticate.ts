@@ -1,3 +1,5 @@
+import { Resolver } from 'node:dns/promises';
+import { isIP } from 'node:net';
 /**
  * Message authentication of received mail (SPF, DKIM, DMARC) with mailauth, DNS through the
  * configured DNS_SERVERS. Returns the `Authentication-Results` header value to add to
@@ -11,11 +13,9 @@
  * worker_threads.markAsUncloneable), and on Node 20 their import throws, which this function's
  * catch turned into "no header" for every message.
  */
-import { Resolver } from 'node:dns/promises';
-import { isIP } from 'node:net';
+import { authenticationProblem, scanHeaderBlock } from '@mailyard/platform';
 import { authenticate, spf } from 'mailauth';
 import { type Lookup, cachedLookup } from './dns-cache';
-import { authenticationProblem, scanHeaderBlock } from './header-block';
 
 export interface AuthInput {
   raw: Buffer;

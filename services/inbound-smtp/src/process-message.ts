@@ -26,6 +26,7 @@ import {
   buildIncomingEmails,
   childTraceparent,
   incomingEmailError,
+  messageHeaderProblem,
   runWithTrace,
   traceparentOfUlid,
 } from '@mailyard/platform';
@@ -38,7 +39,6 @@ import {
   inboundMessages,
 } from '@mailyard/store';
 import type { InboundRoundTrips } from './group-commit';
-import { messageHeaderProblem } from './part-headers';
 import { serviceMailOutcomes } from './service-mail';
 
 /**

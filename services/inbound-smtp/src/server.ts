@@ -26,7 +26,16 @@
  * reply right for every recipient (550 with the rule's text, or 250), none dropped behind a 250.
  */
 import type { Readable } from 'node:stream';
-import { ByteBudget, type Db, type Logger, clientKey, gauge, readMessage } from '@mailyard/platform';
+import {
+  ByteBudget,
+  type Db,
+  type Logger,
+  MAX_HEADER_BYTES,
+  clientKey,
+  gauge,
+  messageHeaderProblem,
+  readMessage,
+} from '@mailyard/platform';
 import type { InboundRecipient, NewInboundMessage, StoredInboundMessage } from '@mailyard/store';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp-server';
 import {
@@ -38,8 +47,6 @@ import {
   splitRecipient,
 } from './acceptance';
 import type { InboundRoundTrips } from './group-commit';
-import { MAX_HEADER_BYTES } from './header-block';
-import { messageHeaderProblem } from './part-headers';
 import { kindOf, resolveServiceAddress } from './service-address';
 import type { InboundSettings } from './settings';
 

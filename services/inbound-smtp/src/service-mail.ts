@@ -17,7 +17,7 @@
  * every message counts in `mailyard_inbound_service_mail_total{kind,outcome}`. Never throws for
  * what the message contains (database errors go back to the bus, which retries).
  */
-import { type Db, type Logger, counter, isServiceSent } from '@mailyard/platform';
+import { type Db, type Logger, counter, isServiceSent, messageHeaderProblem } from '@mailyard/platform';
 import {
   type FeedbackOutcome,
   type InboundRecipient,
@@ -28,7 +28,6 @@ import {
 import { complaintReason, detectComplaint, returnPathCandidates } from './arf-detect';
 import { bounceReason, detectBounce } from './bounce-detect';
 import { feedbackEvent, mailtoTracking } from './feedback-event';
-import { messageHeaderProblem } from './part-headers';
 import { type MimeMessage, readMime } from './report-mime';
 import { attributeReturnPath, resolveServiceAddress } from './service-address';
 

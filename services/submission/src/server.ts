@@ -8,7 +8,8 @@
  *   API budget per message (libs/platform TenantRateLimiter, shared with the API): `451 4.7.1`.
  * - onRcptTo: a valid address, each once, at most SUBMISSION_MAX_RECIPIENTS (`452 4.5.3`).
  * - onData: the message read holding at most SUBMISSION_MAX_BYTES (libs/platform readMessage:
- *   `552 5.3.4` after the final dot), within SUBMISSION_DATA_TIMEOUT_MS (`421 4.4.2`); converted
+ *   `552 5.3.4` after the final dot), within SUBMISSION_DATA_TIMEOUT_MS (`421 4.4.2`); its header
+ *   blocks within the MX's caps (libs/platform part-headers.ts: `552 5.3.4`); converted
  *   (to-send-request.ts), its mailer chosen (choose-mailer.ts), then accepted by THE send
  *   acceptance of POST /v1/email/send (libs/store acceptSend): `250 2.0.0 queued as <ref_id>`
  *   only once the send, its log rows and its commands are committed.
@@ -23,6 +24,7 @@ import {
   TenantRateLimiter,
   clientKey,
   counter,
+  messageHeaderProblem,
   readMessage,
 } from '@mailyard/platform';
 import {
@@ -185,6 +187,10 @@ export function createSubmissionServers(deps: SubmissionServerDeps): SMTPServer[
         .map((r) => r.address)
         .filter((a) => !seen.has(a.toLowerCase()) && seen.add(a.toLowerCase()));
       const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+      // The MX's header caps (libs/platform mail/part-headers.ts), checked in one pass before
+      // mailparser reads the message: its work on header blocks grows faster than their size.
+      const problem = messageHeaderProblem(read.raw);
+      if (problem) throw smtpError(552, `5.3.4 ${problem}`);
       const converted = await toSendRequest(read.raw, { mailFrom, rcptTo });
       if (!converted.ok) throw smtpError(converted.code, converted.message);
       const candidates =
