@@ -57,10 +57,9 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
       ...(cert.selfSigned ? [`submission TLS: self-signed certificate ${cert.selfSigned}`] : []),
     ],
     readiness: storeReadiness(ctx),
-    ports: bound,
     async stop() {
       await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
       await relay.stop();
     },
-  } as RunningService & { ports: number[] };
+  };
 }
