@@ -6,7 +6,8 @@
  * `queued as <ref_id>`, both are delivered, the Bcc header is gone, a custom header kept, two log
  * rows; X-Mailyard-Mailer picks the mailer and is removed; an unowned sender gets 550; a
  * suppressed recipient is skipped; an oversize message gets 552; a bare-LF smuggling attempt an
- * SMTP refusal.
+ * SMTP refusal; a header block over the MX caps 552; undisclosed recipients a copy each; the
+ * tenant's API budget 451 4.7.1; repeated wrong keys from one address 454.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
@@ -319,6 +320,40 @@ it("over the tenant budget (the API's, shared) MAIL FROM gets 451 4.7.1", async 
   await t.sendMail(mail);
   await expect(t.sendMail(mail)).rejects.toMatchObject({ responseCode: 451 });
   await expect(t.sendMail(mail)).rejects.toThrow(/4\.7\.1 Rate limit exceeded/);
+});
+
+it('a header block over the MX caps gets 552 5.3.4', async () => {
+  const headers: Record<string, string> = {};
+  for (let i = 0; i < 10_001; i++) headers[`X-Filler-${i}`] = 'x';
+  await expect(
+    transport(apiKey).sendMail({
+      from: 'sender@example.com',
+      to: 'h@rcpt.example',
+      subject: 's',
+      text: 't',
+      headers,
+    }),
+  ).rejects.toMatchObject({ responseCode: 552, response: expect.stringContaining('10000 lines') });
+});
+
+it('undisclosed recipients: each gets a copy of its own that does not show the other', async () => {
+  const info = await transport(apiKey).sendMail({
+    envelope: { from: 'sender@example.com', to: ['u1@rcpt.example', 'u2@rcpt.example'] },
+    from: 'sender@example.com',
+    to: 'undisclosed-recipients:;',
+    subject: 'undisclosed',
+    text: 'x',
+  });
+  refIdOf(info.response);
+  const got = await eventually(() => {
+    const m = receiver.messages.filter((x) => x.raw.toString().includes('Subject: undisclosed'));
+    return m.length === 2 ? m : null;
+  }, 'two copies');
+  for (const m of got) {
+    expect(m.to).toHaveLength(1);
+    const other = m.to[0] === 'u1@rcpt.example' ? 'u2@rcpt.example' : 'u1@rcpt.example';
+    expect(m.raw.toString()).not.toContain(other);
+  }
 });
 
 // Last: it blocks AUTH from this test's address.

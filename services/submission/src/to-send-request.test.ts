@@ -39,7 +39,7 @@ describe('toSendRequest', () => {
     });
   });
 
-  test('no envelope recipient named in To or Cc: all are `to`', async () => {
+  test('no envelope recipient named in To or Cc: all are `to`, each in a copy of its own', async () => {
     const out = await toSendRequest(raw('From: me@example.com\nTo: list@example.com\nSubject: s\n\nb\n'), {
       mailFrom: 'me@example.com',
       rcptTo: ['a@x.example', 'b@x.example'],
@@ -48,6 +48,7 @@ describe('toSendRequest', () => {
       'a@x.example',
       'b@x.example',
     ]);
+    expect(out.ok && out.request.substitutions).toEqual({ 'a@x.example': {}, 'b@x.example': {} });
   });
 
   test('refusals are answers: bare LF, no subject, no body', async () => {

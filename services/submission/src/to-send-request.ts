@@ -10,7 +10,8 @@
  * that is not the service's (libs/contracts isProtectedHeader) as a custom header, first
  * occurrence of a name only. Recipients are the envelope's (RCPT TO): one named in the To header
  * is `to`, in Cc is `cc`, any other (a Bcc or an envelope-only recipient) is `bcc`, so no copy
- * shows it; when no envelope recipient is named in To or Cc, all of them are `to`. The Bcc header
+ * shows it; when no envelope recipient is named in To or Cc, all of them are `to`, each in a copy
+ * of its own (one copy per `to`, as a send with substitutions has). The Bcc header
  * itself is never carried. X-Mailyard-* headers are instructions and are removed:
  * X-Mailyard-Mailer names the mailer, X-Mailyard-Track-Opens / -Clicks `true` turn tracking on.
  *
@@ -131,6 +132,10 @@ export async function toSendRequest(raw: Buffer, envelope: SubmittedEnvelope): P
     else if (ccNames.has(key)) cc.push(withName(r, ccNames.get(key)));
     else bcc.push({ email: r });
   }
+  // None of them is named in To or Cc (`To: undisclosed-recipients:;`, a list alias): each gets
+  // a copy of its own (a non-empty `substitutions` makes one copy per `to`), so no copy's To
+  // header shows the others.
+  const separateCopies = !named && to.length > 1;
   if (to.length === 0) {
     // Only Cc'd or blind recipients: the first Cc'd one is addressed (the schema needs a `to`).
     const moved = cc.shift() ?? bcc.shift();
@@ -175,6 +180,7 @@ export async function toSendRequest(raw: Buffer, envelope: SubmittedEnvelope): P
     ...(bcc.length ? { bcc } : {}),
     subject: parsed.subject,
     content,
+    ...(separateCopies ? { substitutions: Object.fromEntries(to.map((r) => [r.email, {}])) } : {}),
     ...(replyTo ? { replyTo } : {}),
     ...(Object.keys(headers).length ? { headers } : {}),
     ...(attachments.length ? { attachments } : {}),
