@@ -36,6 +36,7 @@ import type {
   ListSuppressionsResponse,
   ListTemplatesResponse,
   ListWebhooksResponse,
+  MessageEventsResponse,
   MailerCreatedResponse,
   RegisterWebhookResponse,
   RegisterWebhookSchema,
@@ -266,6 +267,9 @@ export class Mailyard {
         const p = await this.logs.list({ ...params, pageToken });
         return { items: p.data, nextPageToken: p.nextPageToken };
       }),
+    /** GET /v1/email/logs/{refId}/events: the send's events, oldest first (its timeline). */
+    events: (refId: string) =>
+      this.req<MessageEventsResponse>({ method: 'GET', path: `/v1/email/logs/${enc(refId)}/events` }),
   };
 
   readonly stats = {

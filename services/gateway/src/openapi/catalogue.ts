@@ -38,6 +38,7 @@ import {
   UpdateTemplateSchema,
   UpdateWebhookSchema,
   WebhookEventBodySchema,
+  emptyTracking,
 } from '@mailyard/contracts';
 import type {
   AbortBackfillResponse,
@@ -316,6 +317,40 @@ export const OPERATIONS: Operation[] = [
       ]),
     },
     errors: [400],
+  },
+  {
+    method: 'GET',
+    path: '/v1/email/logs/:refId/events',
+    tag: 'Logs',
+    summary: "A send's events, oldest first (its timeline: SMTP answers, bounces, opens and clicks); at most 1000",
+    auth: 'apiKey',
+    success: {
+      status: 200,
+      description: 'The events, as webhooks receive them',
+      example: {
+        success: true,
+        truncated: false,
+        data: [
+          {
+            event: 'MAIL_DELIVERED',
+            success: true,
+            details: {
+              ref_id: '01JD5K7ZQ3X0V8Y2N4M6P8R0TF',
+              mailer_id: MAILER,
+              email: ['jane@example.org'],
+              custom_args: null,
+              message_id: '<svc_mailer_01JD5K7ZQ3X0V8Y2N4M6P8R0TF.1@mail.example.com>',
+              thread_id: '',
+              webhook_id: '',
+              event_at: T,
+              tracking: emptyTracking(),
+              failed_reason: '',
+            },
+          },
+        ],
+      },
+    },
+    errors: [404],
   },
   {
     method: 'GET',
