@@ -1,9 +1,3 @@
-/**
- * The Mailyard API client: `new Mailyard({ apiKey, basePath })`, one typed method per endpoint
- * the gateway serves (grouped as docs/api/README.md groups them), request and response
- * types from @mailyard/contracts. Transport, retries and errors live in http.ts / errors.ts.
- */
-import { randomUUID } from 'node:crypto';
 import type {
   AUDIT_ACTIONS,
   AbortBackfillResponse,
@@ -36,8 +30,8 @@ import type {
   ListSuppressionsResponse,
   ListTemplatesResponse,
   ListWebhooksResponse,
-  MessageEventsResponse,
   MailerCreatedResponse,
+  MessageEventsResponse,
   RegisterWebhookResponse,
   RegisterWebhookSchema,
   RelayWebhookSchema,
@@ -65,6 +59,12 @@ import type {
 import type { z } from 'zod';
 import { type CallOptions, type HttpOptions, type RetryOptions, call } from './http';
 import { paginate } from './paginate';
+/**
+ * The Mailyard API client: `new Mailyard({ apiKey, basePath })`, one typed method per endpoint
+ * the gateway serves (grouped as docs/api/README.md groups them), request and response
+ * types from @mailyard/contracts. Transport, retries and errors live in http.ts / errors.ts.
+ */
+import { randomUUID } from './random-uuid';
 
 export interface MailyardOptions {
   apiKey: string;

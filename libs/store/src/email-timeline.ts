@@ -28,10 +28,10 @@ export async function emailTimeline(
         ORDER BY event_at, id LIMIT $3`,
       [tenantId, refId, limit + 1],
     ),
-    db.query<{ one: number }>('SELECT 1 AS one FROM email_logs WHERE tenant_id = $1 AND ref_id = $2 LIMIT 1', [
-      tenantId,
-      refId,
-    ]),
+    db.query<{ one: number }>(
+      'SELECT 1 AS one FROM email_logs WHERE tenant_id = $1 AND ref_id = $2 LIMIT 1',
+      [tenantId, refId],
+    ),
   ]);
   const rows = events.rows.map((r) => r.payload);
   return {

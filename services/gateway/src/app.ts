@@ -25,6 +25,7 @@ import { apiKeyAuth } from './auth/api-key-auth';
 import { KeyCache } from './auth/key-cache';
 import type { KeyUsage } from './auth/key-usage';
 import { backfillRoutes } from './backfill/routes';
+import { dashboardRoutes } from './dashboard/routes';
 import { domainRoutes } from './domains/routes';
 import { inboundRoutes } from './inbound/routes';
 import { keyRoutes } from './keys/routes';
@@ -111,6 +112,7 @@ export function buildGatewayApp(
       // Records every change a /v1 route answers with 2xx (audit/audit-table.ts), before the answer.
       app.use('/v1', auditStep(db, logger));
       app.use(prefixedRouter(openApiRoutes()));
+      app.use(prefixedRouter(dashboardRoutes()));
       app.use(prefixedRouter(adminRoutes(db, keyCache)));
       app.use(prefixedRouter(templateRoutes(db)));
       app.use(prefixedRouter(domainRoutes(ctx, { onOutboxWrite: hooks.onOutboxWrite })));

@@ -322,7 +322,8 @@ export const OPERATIONS: Operation[] = [
     method: 'GET',
     path: '/v1/email/logs/:refId/events',
     tag: 'Logs',
-    summary: "A send's events, oldest first (its timeline: SMTP answers, bounces, opens and clicks); at most 1000",
+    summary:
+      "A send's events, oldest first (its timeline: SMTP answers, bounces, opens and clicks); at most 1000",
     auth: 'apiKey',
     success: {
       status: 200,
@@ -1270,7 +1271,19 @@ export const OPERATIONS: Operation[] = [
       ['/healthz', 'Liveness: the process is up', { status: 'ok' }],
       ['/readyz', 'Readiness: database, bus and kv answer', { status: 'ready' }],
       ['/openapi.json', 'This OpenAPI document', { openapi: '3.1.0' }],
-      ['/docs', 'HTML reference generated from this document', '<!doctype html>...'],
+      ['/docs', 'The API reference: Swagger UI over this document, with "Try it out"', '<!doctype html>...'],
+      [
+        '/ui',
+        'The dashboard (docs/dashboard.md): a single-page app; sign in with an API key',
+        '<!doctype html>...',
+      ],
+      ['/ui/:page', 'A dashboard page (the same app, e.g. /ui/messages)', '<!doctype html>...'],
+      ['/ui/:page/:item', "A dashboard item's page (e.g. /ui/messages/{ref_id})", '<!doctype html>...'],
+      [
+        '/ui/assets/:name',
+        'A content-hashed dashboard or /docs file (JavaScript, CSS), cached for a year',
+        '...',
+      ],
     ] as const
   ).map(
     ([path, summary, example]): Operation => ({
