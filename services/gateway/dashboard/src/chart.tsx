@@ -23,6 +23,20 @@ export function StatsChart({ buckets }: { buckets: StatsBucket[] }) {
     const text = getComputedStyle(el).color;
     const grid = 'rgba(128,128,128,0.25)';
     const axis = { stroke: text, grid: { stroke: grid }, ticks: { stroke: grid } };
+    // One tick per day (or per week when days are crowded), labelled as a date: the data is per day.
+    const dayAxis = {
+      ...axis,
+      space: 48,
+      incrs: [86_400, 7 * 86_400],
+      values: (_u: uPlot, splits: number[]) =>
+        splits.map((s) =>
+          new Date(s * 1000).toLocaleDateString(undefined, {
+            month: 'short',
+            day: 'numeric',
+            timeZone: 'UTC',
+          }),
+        ),
+    };
     const data: uPlot.AlignedData = [
       buckets.map((b) => Date.parse(b.start) / 1000),
       ...CHART_SERIES.map((s) => buckets.map((b) => b[s.key])),
@@ -32,7 +46,7 @@ export function StatsChart({ buckets }: { buckets: StatsBucket[] }) {
         width: Math.max(320, el.clientWidth),
         height: 280,
         series: [{}, ...CHART_SERIES.map((s) => ({ label: s.label, stroke: s.color, width: 2 }))],
-        axes: [axis, axis],
+        axes: [dayAxis, axis],
         scales: { x: { time: true } },
       },
       data,
