@@ -15,12 +15,18 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Mailyard } from '@mailyard/client';
+import {
+  type Browser,
+  type BrowserContext,
+  type Page,
+  type Watched,
+  launchChromium,
+  watch,
+} from '@mailyard/testkit/browser';
 import { eventually } from '@mailyard/testkit/eventually';
 import { type SmtpReceiver, startSmtpReceiver } from '@mailyard/testkit/peers/smtp-receiver';
 import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
 import { REPO_ROOT, type Spawned, apiUrl, spawnCompiled } from '@mailyard/testkit/process';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { type Watched, launchChromium, watch } from './support/browser';
 
 jest.setTimeout(300_000);
 

@@ -1,7 +1,7 @@
 /**
  * Dashboard benchmark (issue 28's speed aim: Overview interactive within 1 s on the embedded
  * default with 100,000 logged emails), measured in the real browser (Debian's Chromium driven by
- * playwright-core, test/support/browser.ts).
+ * playwright-core, @mailyard/testkit/browser).
  *
  * A fresh DATA_DIR is seeded in this process through the platform (PGlite, the migrations), by
  * SQL equivalent to what accepted and delivered sends leave: one tenant, BENCH_EMAILS (100,000)
@@ -28,8 +28,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
 import { createTenant } from '@mailyard/store';
+import { launchChromium, watch } from '@mailyard/testkit/browser';
 import { apiUrl, spawnCompiled } from '@mailyard/testkit/process';
-import { launchChromium, watch } from '../../test/support/browser';
 import { printAndKeep, runMain, stopProcess } from '../support/proc';
 
 const EMAILS = Number(process.env.BENCH_EMAILS ?? 100_000);

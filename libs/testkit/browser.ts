@@ -1,11 +1,13 @@
 /**
- * A real browser for the dashboard tests and benchmark: Debian's Chromium (/usr/bin/chromium,
+ * A real browser for the dashboard test (test/dashboard.test.ts) and benchmark (bench/dashboard): Debian's Chromium (/usr/bin/chromium,
  * installed by scripts/ensure-services.sh) driven by playwright-core (its own browser download
  * is never used). `watch` records what a page must never do: console errors, page errors, and
  * requests to anything but 127.0.0.1 (those are aborted as well as recorded).
  */
 import { existsSync } from 'node:fs';
 import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+
+export type { Browser, BrowserContext, Page };
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
