@@ -24,15 +24,18 @@ import {
   watch,
 } from '@mailyard/testkit/browser';
 import { eventually } from '@mailyard/testkit/eventually';
+import { parseMessage } from '@mailyard/testkit/mime';
 import { type SmtpReceiver, startSmtpReceiver } from '@mailyard/testkit/peers/smtp-receiver';
 import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
-import { REPO_ROOT, type Spawned, apiUrl, spawnCompiled } from '@mailyard/testkit/process';
+import { REPO_ROOT, type Spawned, apiUrl, freePort, spawnCompiled } from '@mailyard/testkit/process';
 
 jest.setTimeout(300_000);
 
 const KEY = 'myk_dashboard_test_key_0123456789abcdefghij';
 const SHOTS = join(REPO_ROOT, 'docs', 'dashboard');
 const JS_BUDGET_BYTES = 250 * 1024;
+const IPHONE_MAIL =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 16_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148';
 
 let dataDir: string;
 let smtp: SmtpReceiver;
@@ -58,7 +61,8 @@ beforeAll(async () => {
   server = spawnCompiled('mailyard', {
     DATA_DIR: dataDir,
     PORT: '0',
-    TRACKING_PORT: '0',
+    // A known port: the open pixel's URL is http://127.0.0.1:<TRACKING_PORT>/o/... (embedded default).
+    TRACKING_PORT: String(await freePort()),
     SMTP_PORT: '0',
     DATABASE_URL: '',
     AMQP_URL: '',
@@ -89,13 +93,27 @@ beforeAll(async () => {
     from: { email: 'me@dash.test' },
     to: [{ email: 'reader@example.test' }],
     subject: 'Hello from the dashboard test',
-    content: [{ type: 'text/plain', value: 'Shown in Messages.' }],
+    content: [
+      { type: 'text/plain', value: 'Shown in Messages.' },
+      { type: 'text/html', value: '<p>Shown in Messages.</p>' },
+    ],
+    settings: { open_tracking: { enable: true } },
   } as Parameters<Mailyard['emails']['send']>[0]);
   refId = sent.ref_id;
   await eventually(async () => {
     const row = (await client.logs.list({ refId })).data[0];
     return row?.status === 'MAIL_DELIVERED';
   }, 'the email delivered');
+  // The reader opens it on an iPhone: the timeline shows the open with its device.
+  const html = parseMessage((await eventually(() => smtp.messages[0], 'the email received')).raw).parts.find(
+    (p) => p.type === 'text/html',
+  )!.text;
+  const pixel = /<img src="([^"]+\/o\/[^"]+)" width="1" height="1"/.exec(html)![1]!;
+  expect((await fetch(pixel, { headers: { 'User-Agent': IPHONE_MAIL } })).status).toBe(200);
+  await eventually(
+    async () => (await client.logs.list({ refId })).data[0]?.status === 'MAIL_OPENED',
+    'the open',
+  );
   await eventually(() => hooks.deliveries('/events').length >= 1, 'the webhook delivery received');
   await eventually(
     async () => (await client.webhooks.deliveries.list()).data.some((d) => d.status === 'delivered'),
@@ -160,7 +178,7 @@ describe('the dashboard in Chromium', () => {
     await shot('overview');
   });
 
-  it('lists the sent email in Messages; its page shows the delivery in the timeline', async () => {
+  it('lists the sent email in Messages; its page shows the delivery and the open (device) in the timeline', async () => {
     await nav('Messages').click();
     const link = page.getByRole('link', { name: 'reader@example.test' });
     await link.waitFor();
@@ -168,6 +186,8 @@ describe('the dashboard in Chromium', () => {
     await link.click();
     await page.getByRole('heading', { name: `Message ${refId}` }).waitFor();
     await page.locator('.timeline').getByText('MAIL_DELIVERED').waitFor();
+    await page.locator('.timeline').getByText('MAIL_OPENED').waitFor();
+    expect(await page.locator('.timeline').innerText()).toMatch(/Device\s+.*iOS/);
     expect(await page.locator('body').innerText()).toContain('Hello from the dashboard test');
     await shot('message');
   });
