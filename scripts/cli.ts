@@ -4,16 +4,20 @@
  *   tenant:create <name> [standard|enterprise]   prints tenant id, key id and the API key
  *   key:create <tenant_id>                        issues another key
  *   key:revoke <key_id>                           revokes a key
+ *   tail [--event ...] [--ref-id ...] [--email ...] the account's email events live (cli-tail.ts;
+ *                                                 over HTTP with an API key, no database)
  */
 import { CreateTenantSchema } from '@mailyard/contracts';
 import { ConfigError, loadConfig, migrate, openDatabase } from '@mailyard/platform';
 import { createTenant, issueKey, revokeKey } from '@mailyard/store';
+import { TAIL_USAGE, tail } from './cli-tail';
 
-const USAGE =
-  'usage: pnpm cli tenant:create <name> [standard|enterprise] | key:create <tenant_id> | key:revoke <key_id>';
+const USAGE = `usage: pnpm cli tenant:create <name> [standard|enterprise] | key:create <tenant_id> | key:revoke <key_id> | tail ...
+${TAIL_USAGE}`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
+  if (command === 'tail') return tail(args);
   const db = await openDatabase(loadConfig());
   try {
     await migrate(db);

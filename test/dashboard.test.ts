@@ -48,6 +48,7 @@ let context: BrowserContext;
 let page: Page;
 let watched: Watched;
 let refId: string;
+let mailerId: string;
 
 /** The 401s of the wrong-key sign-in: Chromium logs every failed fetch as a console error. */
 const expectedConsole: RegExp[] = [];
@@ -82,6 +83,7 @@ beforeAll(async () => {
     connection_type: 'basic',
     config: { host: '127.0.0.1', port: smtp.port, username: 'dash-user', password: 'dash-pass' },
   } as Parameters<Mailyard['mailers']['createSmtp']>[0]);
+  mailerId = mailer_id;
   await client.webhooks.register({
     webhook_url: hooks.url('/events'),
     event: 'EMAIL_EVENT',
@@ -171,10 +173,19 @@ describe('the dashboard in Chromium', () => {
       expect(await nav(name).count()).toBe(1);
   });
 
-  it('Overview draws the per-day chart with the totals', async () => {
+  it('Overview draws the per-day chart with the totals, and its live feed shows a new delivery', async () => {
     await page.locator('.chart canvas').first().waitFor();
     await page.locator('.totals').getByText('Delivered').waitFor();
     expect(await page.locator('.chart .u-legend').innerText()).toContain('Bounced');
+    await page.getByText('Connected: new events appear here').waitFor();
+    await client.emails.send({
+      mailer_id: mailerId,
+      from: { email: 'me@dash.test' },
+      to: [{ email: 'second@example.test' }],
+      subject: 'Seen live',
+      content: [{ type: 'text/plain', value: 'Live.' }],
+    } as Parameters<Mailyard['emails']['send']>[0]);
+    await page.locator('.feed li', { hasText: 'second@example.test' }).getByText('MAIL_DELIVERED').waitFor();
     await shot('overview');
   });
 

@@ -9,3 +9,5 @@ export * from './admin';
 export * from './errors';
 export { paginate, type Page } from './paginate';
 export { parseRetryAfter, type RetryOptions } from './http';
+export type { EventStreamFilters, EventStreamOptions, StreamedEvent } from './events-stream';
+export { SseParser, type SseMessage } from './sse';

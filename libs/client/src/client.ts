@@ -5,6 +5,7 @@ import type {
   AddSuppressionsResponse,
   AuditEntry,
   BackfillStatusResponse,
+  CancelSendResponse,
   CreateApiKeyResponse,
   CreateApiKeySchema,
   CreateImapMailerSchema,
@@ -57,6 +58,7 @@ import type {
   WebhookEvent,
 } from '@mailyard/contracts';
 import type { z } from 'zod';
+import { type EventStreamOptions, type StreamedEvent, streamEvents } from './events-stream';
 import { type CallOptions, type HttpOptions, type RetryOptions, call } from './http';
 import { paginate } from './paginate';
 /**
@@ -153,6 +155,11 @@ export interface SendOptions {
    * failure is not retried).
    */
   idempotencyKey?: string | null;
+  /**
+   * Schedules the send (the payload's `send_at`): a Date, or RFC 3339 text with an offset;
+   * at most 7 days ahead, past means now. Cancel it with `emails.cancelSend(ref_id)` until then.
+   */
+  sendAt?: Date | string;
 }
 
 export interface SendResult extends SendResponse {
@@ -203,15 +210,22 @@ export class Mailyard {
     /** POST /v1/email/send. Retried on network errors thanks to its Idempotency-Key. */
     send: async (payload: SendRequestInput, opts: SendOptions = {}): Promise<SendResult> => {
       const key = opts.idempotencyKey === undefined ? randomUUID() : opts.idempotencyKey;
+      const sendAt = opts.sendAt instanceof Date ? opts.sendAt.toISOString() : opts.sendAt;
       const r = await call<SendResponse>(this.http, {
         method: 'POST',
         path: '/v1/email/send',
-        body: payload,
+        body: sendAt === undefined ? payload : { ...payload, send_at: sendAt },
         headers: key ? { 'Idempotency-Key': key } : {},
         idempotent: key !== null,
       });
       return { ...r.body, replayed: r.headers.get('idempotent-replayed') === 'true', idempotencyKey: key };
     },
+    /**
+     * POST /v1/email/send/{ref_id}/cancel: cancels a scheduled send's copies not yet released.
+     * 404 (MailyardError) for an unknown ref_id, 409 when nothing is left to cancel.
+     */
+    cancelSend: (refId: string) =>
+      this.req<CancelSendResponse>({ method: 'POST', path: `/v1/email/send/${enc(refId)}/cancel` }),
   };
 
   readonly templates = {
@@ -458,5 +472,16 @@ export class Mailyard {
         method: 'POST',
         path: `/v1/imap/${enc(mailerId)}/history/${enc(jobId)}/abort`,
       }),
+  };
+
+  /** The live event stream (docs/client.md "Live events"). */
+  readonly events = {
+    /**
+     * GET /v1/events/stream: the account's email events as they are recorded, as an async
+     * iterator (`for await (const { id, event } of client.events.stream({ signal }))`). One
+     * connection, no retries: reconnect with `lastEventId` set to the last id seen.
+     */
+    stream: (options: EventStreamOptions = {}): AsyncGenerator<StreamedEvent> =>
+      streamEvents(this.http, options),
   };
 }

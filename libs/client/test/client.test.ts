@@ -232,6 +232,34 @@ describe('@mailyard/client against a running gateway', () => {
     await expect(client.mailers.get(m.mailer_id)).rejects.toBeInstanceOf(NotFoundError);
   });
 
+  it('schedules a send with sendAt and cancels it with cancelSend', async () => {
+    const m = await client.mailers.createSmtp({ ...smtpMailer, name: 'Scheduled' });
+    const sendAt = new Date(Date.now() + 3_600_000);
+    const sent = await client.emails.send(
+      {
+        from: { email: 'me@client.test' },
+        to: [{ email: 'later@example.test' }],
+        subject: 'Later',
+        content: [{ type: 'text/plain' as const, value: 'hi' }],
+        mailer_id: m.mailer_id,
+      },
+      { sendAt },
+    );
+    expect(sent).toMatchObject({ success: true, message: 'scheduled' });
+    expect((await client.logs.list({ refId: sent.ref_id })).data.map((l) => l.status)).toEqual(['SCHEDULED']);
+    expect(await client.emails.cancelSend(sent.ref_id)).toEqual({
+      success: true,
+      message: 'Send cancelled',
+      cancelled: 1,
+    });
+    expect((await client.logs.list({ refId: sent.ref_id })).data.map((l) => l.status)).toEqual(['CANCELLED']);
+    await expect(client.emails.cancelSend(sent.ref_id)).rejects.toBeInstanceOf(ConflictError);
+    await expect(client.emails.cancelSend('01JD5K7ZQ3X0V8Y2N4M6P8R0TF')).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
+    await client.mailers.delete(m.mailer_id);
+  });
+
   it('domains: add, get, verify, list, delete; a duplicate is a ConflictError', async () => {
     const added = await client.domains.add({ domain: 'client-sdk.test' });
     expect(added.data.domain).toBe('client-sdk.test');

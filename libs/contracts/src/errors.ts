@@ -59,13 +59,15 @@ export const ErrorText = {
   contentTypeTwice: 'content may hold at most one text/plain and one text/html value',
   idempotencyKeyInvalid: 'Idempotency-Key must be 1 to 255 printable ASCII characters',
   idempotencyKeyReused: 'Idempotency-Key was already used with a different request',
+  sendNotFound: 'Send not found',
+  nothingToCancel: 'Nothing left to cancel: every copy of this send was already released or cancelled',
   idempotencyKeyInProgress: 'A request with this Idempotency-Key is being processed; retry later',
   // Logs and suppressions
   emailRequired: 'email is required',
   invalidEmail: 'email must be a valid email address',
   invalidDomain: 'domain must be a valid domain name',
   invalidStatus:
-    'status must be one of QUEUED, FAILED, MAIL_DELIVERED, MAIL_OPENED, MAIL_CLICKED, MAIL_BOUNCE, MAIL_UNSUBSCRIBED',
+    'status must be one of SCHEDULED, QUEUED, FAILED, MAIL_DELIVERED, MAIL_OPENED, MAIL_CLICKED, MAIL_BOUNCE, MAIL_UNSUBSCRIBED, CANCELLED',
   invalidRecipientType: 'recipientType must be one of to, cc, bcc',
 } as const;
 

@@ -22,12 +22,12 @@ afterAll(async () => {
 
 describeBusContract('amqp', () => openAmqpBus(vhost.url, logger));
 
-function rabbitList(command: string, columns: string[]): Record<string, unknown>[] {
+function rabbitList(command: string, columns: string[], vhostName = vhost.name): Record<string, unknown>[] {
   const out = execFileSync('rabbitmqctl', [
     '-q',
     command,
     '-p',
-    vhost.name,
+    vhostName,
     ...columns,
     '--formatter',
     'json',
@@ -146,6 +146,46 @@ describe('AMQP bus specifics', () => {
       return false;
     }, 'a delivery after the queue was re-declared');
     await bus.check();
+  });
+
+  it('subscribe: an exclusive auto-delete queue, declared again after the connection drops, gone on cancel', async () => {
+    // Its own vhost, so closing "the bus's connections" closes no one else's.
+    const own = createTestVhost();
+    const sbus = await openAmqpBus(own.url, logger);
+    try {
+      const key = uniqueName('live');
+      const seen: number[] = [];
+      const sub = await sbus.subscribe<{ n: number }>(
+        { bindings: [{ exchange: Exchange.events, routingKey: key }], maxQueued: 50 },
+        (d) => {
+          seen.push(d.envelope.payload.n);
+        },
+      );
+      const queues = rabbitList('list_queues', ['name', 'durable', 'auto_delete', 'exclusive'], own.name);
+      expect(queues).toEqual([
+        expect.objectContaining({ durable: false, auto_delete: true, exclusive: true }),
+      ]);
+      await sbus.publish(Exchange.events, key, envelope('x', { n: 1 }));
+      await waitFor(() => seen.includes(1), 'the first message');
+
+      execFileSync('rabbitmqctl', ['-q', 'close_all_connections', '-p', own.name, 'subscription test']);
+      // Published while the queue is gone, messages are unroutable: keep publishing until one lands.
+      let n = 1;
+      await waitFor(
+        async () => {
+          if (seen.length > 1) return true;
+          await sbus.publish(Exchange.events, key, envelope('x', { n: ++n })).catch(() => {});
+          return false;
+        },
+        'a message after the reconnect',
+        60_000,
+      );
+      await sub.cancel();
+      await waitFor(() => rabbitList('list_queues', ['name'], own.name).length === 0, 'the queue deleted');
+    } finally {
+      await sbus.close();
+      await own.drop();
+    }
   });
 
   it('never logs the password and says where it could not connect', async () => {

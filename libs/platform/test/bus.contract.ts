@@ -479,6 +479,66 @@ export function describeBusContract(name: string, factory: () => Promise<Bus>): 
       await expect(bus.publish(Exchange.events, `${ns}.close`, env(2))).rejects.toThrow(/closed/);
     });
 
+    describe('subscribe (transient subscriptions)', () => {
+      /** Subscribes and records the payloads in arrival order; `handle` may throw. */
+      async function subscribed(routingKey: string, handle: (n: number) => void = () => {}) {
+        const seen: number[] = [];
+        const sub = await bus.subscribe<Payload>(
+          { bindings: [{ exchange: Exchange.events, routingKey }] },
+          (d) => {
+            seen.push(d.envelope.payload.n);
+            handle(d.envelope.payload.n);
+          },
+        );
+        consumers.push(sub);
+        return { seen, sub };
+      }
+
+      it('gives every subscription every matching message, in order, beside a work queue', async () => {
+        const a = await subscribed(`${ns}.sub.#`);
+        const b = await subscribed(`${ns}.sub.*`);
+        const work = await collect(queueName('work'), [
+          { exchange: Exchange.events, routingKey: `${ns}.sub.#` },
+        ]);
+        await bus.publish(Exchange.events, `${ns}.other`, env(99));
+        for (const n of [1, 2, 3]) await bus.publish(Exchange.events, `${ns}.sub.x`, env(n));
+        await bus.publish(Exchange.events, `${ns}.sub.end`, env(END));
+        await waitFor(() => a.seen.includes(END) && b.seen.includes(END), 'the end marker on both');
+        expect(a.seen).toEqual([1, 2, 3, END]);
+        expect(b.seen).toEqual([1, 2, 3, END]);
+        await waitFor(() => work.received.length === 4, 'the work queue too');
+      });
+
+      it('drops a message whose handler throws and goes on; cancel() stops deliveries', async () => {
+        const a = await subscribed(`${ns}.t.#`, (n) => {
+          if (n === 1) throw new Error('boom');
+        });
+        const other = await subscribed(`${ns}.t.#`);
+        await bus.publish(Exchange.events, `${ns}.t.k`, env(1));
+        await bus.publish(Exchange.events, `${ns}.t.k`, env(2));
+        await waitFor(() => a.seen.includes(2), 'the message after the failure');
+        expect(a.seen).toEqual([1, 2]);
+        await a.sub.cancel();
+        await bus.publish(Exchange.events, `${ns}.t.k`, env(3));
+        await bus.publish(Exchange.events, `${ns}.t.k`, env(END));
+        await waitFor(() => other.seen.includes(END), 'the end marker on the other subscription');
+        expect(a.seen).toEqual([1, 2]);
+        expect(other.seen).toEqual([1, 2, 3, END]);
+      });
+
+      it('rejects invalid subscribe options with a clear message', async () => {
+        await expect(bus.subscribe({ bindings: [] }, () => {})).rejects.toThrow(
+          /bindings must be a non-empty/,
+        );
+        await expect(
+          bus.subscribe(
+            { bindings: [{ exchange: Exchange.events, routingKey: '#' }], maxQueued: 0 },
+            () => {},
+          ),
+        ).rejects.toThrow(/maxQueued must be an integer/);
+      });
+    });
+
     it('rejects invalid consume options with a clear message', async () => {
       await expect(bus.consume({ queue: '', bindings: [] }, async () => {})).rejects.toThrow(
         /queue must be a non-empty string/,

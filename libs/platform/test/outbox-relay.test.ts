@@ -170,6 +170,7 @@ it('two relays on one table publish every row exactly once between them', async 
         },
         publishDelayed: (q, env, ms) => bus.publishDelayed(q, env, ms),
         consume: (o, h) => bus.consume(o, h),
+        subscribe: (o, h) => bus.subscribe(o, h),
         parked: (q, d) => bus.parked(q, d),
         check: () => bus.check(),
         close: () => bus.close(),

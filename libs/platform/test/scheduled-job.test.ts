@@ -163,6 +163,29 @@ function describeJob(name: string, replicas: () => { kvs: [Kv, Kv]; close: () =>
       expect(calls.map((c) => c.acquires)).toEqual(triedAtStop);
     });
 
+    it('stop() aborts the signal of a running pass and waits for it; firstDelayMs sets the first wait', async () => {
+      let signal: AbortSignal | null = null;
+      let ended = false;
+      const {
+        jobs: [a],
+      } = pair({
+        intervalMs: 3_600_000,
+        firstDelayMs: 1,
+        jitterMs: 0,
+        run: async (s) => {
+          signal = s;
+          await new Promise<void>((r) => s.addEventListener('abort', () => r(), { once: true }));
+          ended = true;
+        },
+      });
+      a.start();
+      // The first pass comes after firstDelayMs, not after the hour of the interval.
+      await eventually(() => signal !== null, 'the first pass to start');
+      await a.stop();
+      expect((signal as AbortSignal | null)?.aborted).toBe(true);
+      expect(ended).toBe(true);
+    });
+
     it('a failed pass is reported and releases the lock', async () => {
       const {
         jobs: [a, b],

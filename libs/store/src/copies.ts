@@ -105,7 +105,8 @@ export async function loadCopyRows(
 /**
  * Every copy with recipients still without a send outcome (and not accepted by an API provider
  * that reports by callback), with the last send attempt recorded for it (0 when none): what an
- * in-process bus lost in a crash.
+ * in-process bus lost in a crash. A SCHEDULED copy is not one: it is still held
+ * (scheduled-sends.ts), and its release commands it.
  */
 export async function findUnfinishedCopies(
   db: Queryable,
@@ -114,7 +115,7 @@ export async function findUnfinishedCopies(
     `SELECT l.ref_id, l.tenant_id, l.copy_id,
             COALESCE((SELECT max(e.attempt) FROM email_events e WHERE e.copy_id = l.copy_id), 0)::int AS last_attempt
        FROM email_logs l
-      WHERE l.send_outcome IS NULL AND l.provider_accepted_at IS NULL
+      WHERE l.send_outcome IS NULL AND l.provider_accepted_at IS NULL AND l.status <> 'SCHEDULED'
       GROUP BY l.ref_id, l.tenant_id, l.copy_id`,
   );
   return rows;

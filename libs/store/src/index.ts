@@ -25,3 +25,5 @@ export * from './oauth-grants';
 export * from './oauth-grant-store';
 export * from './feedback';
 export * from './provider-callbacks';
+export * from './scheduled-sends';
+export * from './retention';

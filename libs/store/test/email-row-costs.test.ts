@@ -122,7 +122,7 @@ describe('GET /v1/email/logs filters read email_logs through an index', () => {
     ['status', { status: 'FAILED' }, null],
     ['recipient email', { email: 'USER7@d7.test' }, 'email_logs_recipient_lower_idx'],
     ['recipient domain', { domain: 'd3.test' }, 'email_logs_domain_idx'],
-    ['refId', { refId: '' }, 'email_logs_ref_idx'],
+    ['refId', { refId: '' }, 'email_logs_ref_id_idx'],
     ['campaignId', { campaignId: 'c10' }, null],
   ];
   it.each(cases)('%s', async (_name, input, index) => {

@@ -1,6 +1,13 @@
+import { readFileSync } from 'node:fs';
 import { type IncomingHttpHeaders, type Server, createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { TEST_CA_CERT, TEST_CA_KEY, ensureTestCa } from './test-ca';
 
-/** A webhook receiver: a real node HTTP server on 127.0.0.1 that records every request. */
+/**
+ * A webhook receiver: a real node HTTP server on 127.0.0.1 that records every request; with
+ * `tls: true` an HTTPS server with the test CA's certificate (the process trusts it through
+ * NODE_EXTRA_CA_CERTS, as for the other HTTPS stand-ins).
+ */
 export interface ReceivedRequest {
   method: string;
   path: string;
@@ -40,13 +47,13 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
-export async function startWebhookReceiver(): Promise<WebhookReceiver> {
+export async function startWebhookReceiver(o: { tls?: boolean } = {}): Promise<WebhookReceiver> {
   const requests: ReceivedRequest[] = [];
   const perPath = new Map<string, number>();
   const open = new Map<string, number>();
   const maxOpen = new Map<string, number>();
   let replyFn: (req: ReceivedRequest, n: number) => Reply = () => ({ status: 200 });
-  const server: Server = createServer((req, res) => {
+  const handler: Parameters<typeof createServer>[1] = (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -90,13 +97,22 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       else if (r.delayMs) setTimeout(answer, r.delayMs);
       else answer();
     });
-  });
+  };
+  const server: Server = o.tls
+    ? createHttpsServer(
+        await ensureTestCa().then(() => ({
+          cert: readFileSync(TEST_CA_CERT),
+          key: readFileSync(TEST_CA_KEY),
+        })),
+        handler,
+      )
+    : createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
   return {
     port,
-    url: (path = '/hook') => `http://127.0.0.1:${port}${path}`,
+    url: (path = '/hook') => `${o.tls ? 'https' : 'http'}://127.0.0.1:${port}${path}`,
     requests,
     to: (path) => requests.filter((r) => r.path === path),
     deliveries(path) {

@@ -14,6 +14,7 @@ import {
   type ServiceContext,
   createHttpApp,
   dependencyEndpoints,
+  parseByteSize,
   prefixedRouter,
 } from '@mailyard/platform';
 import type { Express, NextFunction, Request, Response } from 'express';
@@ -27,6 +28,8 @@ import type { KeyUsage } from './auth/key-usage';
 import { backfillRoutes } from './backfill/routes';
 import { dashboardRoutes } from './dashboard/routes';
 import { domainRoutes } from './domains/routes';
+import { EventHub } from './events-stream/event-hub';
+import { eventStreamRoutes } from './events-stream/routes';
 import { inboundRoutes } from './inbound/routes';
 import { keyRoutes } from './keys/routes';
 import { logRoutes } from './logs/routes';
@@ -34,6 +37,7 @@ import { mailerRoutes } from './mailers/routes';
 import { PUBLIC_V1_ROUTES, oauthRoutes } from './oauth/routes';
 import { openApiRoutes } from './openapi/routes';
 import { rateLimit } from './rate-limit/rate-limit';
+import { cancelSendRoutes } from './send/cancel-route';
 import { SEND_PATH, sendHandler } from './send/routes';
 import { gatewayContext } from './settings';
 import { statsRoutes } from './stats/routes';
@@ -56,6 +60,20 @@ export interface GatewayHooks {
   onOutboxWrite?: () => void;
   /** Records which keys authenticated requests, for last_used_at (index.ts flushes it); none: not kept. */
   keyUsage?: KeyUsage;
+  /** The process's event-stream fan-out (index.ts closes it on stop); made here when absent. */
+  eventHub?: EventHub;
+}
+
+/** The event-stream fan-out with the gateway's EVENTS_STREAM_* settings. */
+export function createEventHub(serviceCtx: ServiceContext): EventHub {
+  const { config, bus, logger } = gatewayContext(serviceCtx);
+  return new EventHub(bus, logger, {
+    maxPerTenant: config.EVENTS_STREAM_MAX_PER_TENANT,
+    maxClients: config.EVENTS_STREAM_MAX_CLIENTS,
+    clientBufferBytes: parseByteSize(config.EVENTS_STREAM_CLIENT_BUFFER),
+    heartbeatMs: config.EVENTS_STREAM_HEARTBEAT_SECONDS * 1000,
+    replay: config.EVENTS_STREAM_REPLAY,
+  });
 }
 
 /** The public /v1 API and the admin API, as an express app (supertest drives it directly). */
@@ -119,6 +137,8 @@ export function buildGatewayApp(
       app.use(prefixedRouter(mailerRoutes(ctx)));
       app.use(prefixedRouter(oauthRoutes(ctx)));
       app.use(prefixedRouter(logRoutes(db)));
+      app.use(prefixedRouter(eventStreamRoutes(hooks.eventHub ?? createEventHub(ctx))));
+      app.use(prefixedRouter(cancelSendRoutes(db)));
       app.use(prefixedRouter(statsRoutes(db)));
       app.use(prefixedRouter(suppressionRoutes(db)));
       app.use(prefixedRouter(webhookRoutes(ctx)));

@@ -8,12 +8,14 @@ import {
   storeReadiness,
 } from '@mailyard/platform';
 import { ensureBootstrapTenant, hasTenants } from '@mailyard/store';
-import { buildGatewayApp } from './app';
+import { buildGatewayApp, createEventHub } from './app';
 import { KeyUsage } from './auth/key-usage';
 import { domainCheckJob } from './domains/domain-checks';
 import { type FirstRun, createFirstTenant, firstRunNotice, wantsFirstRun } from './first-run';
+import { retentionJob } from './retention/job';
 
-export { buildGatewayApp } from './app';
+export { buildGatewayApp, createEventHub } from './app';
+export { EventHub } from './events-stream/event-hub';
 export { gatewaySettings } from './settings';
 import { gatewayContext } from './settings';
 
@@ -41,18 +43,24 @@ export async function start(serviceCtx: ServiceContext): Promise<RunningService>
     config.DOMAIN_CHECK_TICK_MS,
   );
   domainChecks.start();
+  // Retention: one replica (kv lease) removes expired rows every RETENTION_SWEEP_INTERVAL.
+  const retention = retentionJob({ db, kv: ctx.kv, logger, config });
+  retention.start();
   const readiness = storeReadiness(ctx);
   // last_used_at of API keys, written in batches (docs/operations.md "API keys and scopes").
   const keyUsage = new KeyUsage(db, logger);
   keyUsage.start(config.API_KEY_LAST_USED_FLUSH_MS);
+  const eventHub = createEventHub(ctx);
   const server = await listen(
-    buildGatewayApp(ctx, readiness, { onOutboxWrite: () => relay.notify(), keyUsage }),
+    buildGatewayApp(ctx, readiness, { onOutboxWrite: () => relay.notify(), keyUsage, eventHub }),
     config.PORT,
     config.HOST,
   ).catch(async (err) => {
     await keyUsage.stop();
     await domainChecks.stop();
+    await retention.stop();
     await relay.stop();
+    await eventHub.close();
     throw err;
   });
   const url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${boundPort(server)}`;
@@ -72,9 +80,13 @@ export async function start(serviceCtx: ServiceContext): Promise<RunningService>
     ...(firstRun ? { notice: firstRunNotice(firstRun, url) } : {}),
     readiness,
     async stop() {
-      await closeServer(server);
+      // Streams never finish by themselves: end them first, or closing the server would wait.
+      const closing = closeServer(server);
+      await eventHub.close();
+      await closing;
       await keyUsage.stop();
       await domainChecks.stop();
+      await retention.stop();
       await relay.stop();
     },
   };

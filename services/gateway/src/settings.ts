@@ -19,6 +19,7 @@ import {
 } from '@mailyard/platform';
 import { ProviderEnvObject, providerEnvCheck } from '@mailyard/providers';
 import { z } from 'zod';
+import { RetentionEnvObject } from './retention/settings';
 
 /** ADMIN_API_KEY, BOOTSTRAP_API_KEY: long enough, and not a placeholder of the examples. */
 const apiKey = secretValue(z.string().min(16, 'must be at least 16 characters'));
@@ -67,9 +68,17 @@ export const GatewayEnvSchema = z
     IMAP_VERIFY_TIMEOUT_MS: positiveInt(10_000),
     // History backfill (POST /v1/imap/{mailerID}/history): the server maximum `count` is clamped to
     BACKFILL_MAX_COUNT: positiveInt(1000),
+    // Live event stream (GET /v1/events/stream, docs/operations.md "Live events")
+    EVENTS_STREAM_MAX_PER_TENANT: positiveInt(20),
+    EVENTS_STREAM_MAX_CLIENTS: positiveInt(1000),
+    EVENTS_STREAM_CLIENT_BUFFER: byteSize.default('1mb'),
+    EVENTS_STREAM_HEARTBEAT_SECONDS: positiveInt(15),
+    EVENTS_STREAM_REPLAY: integer('must be an integer from 0 to 100000', 0, 100_000).default(1000),
   })
   // OAuth mailers: provider endpoints, the deployment's apps, token lifecycle (libs/providers).
   .merge(ProviderEnvObject)
+  // Retention durations and the sweep interval (retention/settings.ts).
+  .merge(RetentionEnvObject)
   .superRefine(providerEnvCheck);
 
 export type GatewaySettings = z.infer<typeof GatewayEnvSchema>;

@@ -223,7 +223,7 @@ for (const mode of MODES) {
         expect(res.body).toEqual({
           success: false,
           error:
-            'status must be one of QUEUED, FAILED, MAIL_DELIVERED, MAIL_OPENED, MAIL_CLICKED, MAIL_BOUNCE, MAIL_UNSUBSCRIBED',
+            'status must be one of SCHEDULED, QUEUED, FAILED, MAIL_DELIVERED, MAIL_OPENED, MAIL_CLICKED, MAIL_BOUNCE, MAIL_UNSUBSCRIBED, CANCELLED',
         });
       }
     });

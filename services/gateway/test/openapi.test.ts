@@ -55,8 +55,9 @@ describe('OpenAPI document', () => {
   );
 
   it('every API answer example is a success answer; the error envelope schema accepts real errors', () => {
-    // docs/api/conventions.md: GET /v1/inbound/{domain} answers the record itself, without `success`.
-    const bare = new Set(['GET /v1/inbound/:domain']);
+    // docs/api/conventions.md: GET /v1/inbound/{domain} answers the record itself, without `success`;
+    // GET /v1/events/stream answers text/event-stream.
+    const bare = new Set(['GET /v1/inbound/:domain', 'GET /v1/events/stream']);
     for (const op of OPERATIONS.filter((o) => o.auth !== 'none' && !bare.has(`${o.method} ${o.path}`)))
       expect({ op: op.path, success: (op.success.example as { success?: unknown }).success }).toEqual({
         op: op.path,
@@ -74,6 +75,7 @@ describe('OpenAPI document', () => {
     const schema = send.requestBody.content['application/json'].schema;
     expect(schema.required).toEqual(expect.arrayContaining(['from', 'to', 'mailer_id']));
     expect(schema.properties.to.type).toBe('array');
+    expect(JSON.stringify(schema.properties.send_at)).toContain('"format":"date-time"');
     const logs = res.body.paths['/v1/email/logs'].get.parameters.map((p: { name: string }) => p.name);
     expect(logs).toEqual(expect.arrayContaining(['status', 'startDate', 'pageToken', 'pageSize']));
     expect(res.body.paths['/v1/mailer/{mailer_id}'].get.parameters[0]).toMatchObject({

@@ -27,6 +27,8 @@ const REFERENCE_FIELD = /(^id$|_id$|Id$|^domain$|^event$|^user_?name$)/;
 /** Fields that look like ids but name nothing stored: what the caller labels its own request with. */
 const NOT_A_REFERENCE: Record<string, string> = {
   'POST /v1/email/send campaign_id': 'a label the sender puts on its own send',
+  'GET /v1/events/stream ref_id': "a filter over the caller's own live events",
+  'GET /v1/events/stream event': 'an event type, not a stored thing',
 };
 /** Top-level field names of a request schema (through refinements, transforms and pipes). */
 function fieldsOf(schema: ZodTypeAny | undefined): string[] {

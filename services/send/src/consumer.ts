@@ -2,7 +2,7 @@
  * Handles `send.email` messages: each copy a message names (libs/contracts bus/send-command.ts)
  * is one attempt at one copy of an accepted send, handled as below.
  *
- * Order: load the copy (recipients + events so far) -> skip what is already done -> mailer
+ * Order: load the copy (recipients + events so far) -> skip what is already done or cancelled -> mailer
  * policy -> suppressions -> render -> phishing check -> MIME + DKIM -> deliver (envelopes.ts: one
  * per recipient with its VERP return path for domain mailers) -> record every
  * outcome of the attempt in one transaction (events, log rows, outbox) -> schedule the retry
@@ -204,8 +204,13 @@ export async function processCommand(deps: ConsumerDeps, cmd: SendEmailCommand):
       .filter((e) => isTerminalSendEvent(e.event, e.retryScheduled ?? undefined))
       .flatMap((e) => e.emails.map(lower)),
   );
-  // A recipient an API provider accepted (SparkPost) is finished for sending: its outcome comes by callback.
-  const pending = copy.recipients.filter((r) => !r.accepted && !finished.has(lower(r.email)));
+  // A recipient an API provider accepted (SparkPost) is finished for sending: its outcome comes by
+  // callback. A CANCELLED recipient (a scheduled send cancelled before its release) is never
+  // attempted; its command cannot normally exist (release and cancel exclude each other), so this
+  // is the last guard, not the rule (libs/store scheduled-sends.ts).
+  const pending = copy.recipients.filter(
+    (r) => !r.accepted && r.status !== 'CANCELLED' && !finished.has(lower(r.email)),
+  );
   if (pending.length === 0) {
     skippedTotal.inc();
     return;

@@ -14,6 +14,7 @@ import { CopyLoader, RequestCache } from './load-copy';
 import { MailerCache } from './mailer-cache';
 import { PhishingVerdicts } from './phishing-verdicts';
 import { recommandUnfinishedCopies } from './recover-in-process';
+import { startScheduledRelease } from './scheduled-release';
 import { type SendSettings, sendSettings } from './settings';
 import { Transports } from './transports';
 
@@ -73,7 +74,8 @@ export function sendTokens(
 
 /**
  * Starts the send service: consumes `send.commands` (SEND_CONCURRENCY in flight), delivers
- * through the pooled transports and runs an OutboxRelay for the events it writes.
+ * through the pooled transports, runs an OutboxRelay for the events it writes and the release
+ * of scheduled sends.
  */
 export async function start(ctx: ServiceContext): Promise<RunningService> {
   const { config, logger, db, bus } = ctx;
@@ -111,6 +113,8 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
   // Only now: the queue and its binding exist before this relay publishes anything (a command
   // published to the exchange while no queue is bound would be dropped by the broker).
   relay = startOutboxRelay(ctx);
+  // Scheduled sends reach the outbox when due (one replica, leased: scheduled-release.ts).
+  const release = startScheduledRelease({ db, kv: ctx.kv, logger, afterRelease: () => relay?.notify() });
   const route = settings.relayUrl ? 'relay' : `direct MX (port ${settings.mxPort})`;
   logger.info('send service started', { concurrency: settings.concurrency, domain_mailers: route });
   return {
@@ -119,6 +123,7 @@ export async function start(ctx: ServiceContext): Promise<RunningService> {
       `consuming ${Queue.send} (concurrency ${settings.concurrency}); domain mailers via ${route}; max ${settings.maxAttempts} attempts`,
     ],
     async stop() {
+      await release.stop();
       await consumer.cancel();
       if (wakeTimer) clearTimeout(wakeTimer);
       transports.close();

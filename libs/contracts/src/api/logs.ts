@@ -13,6 +13,7 @@ import type { RecipientType } from './send';
 
 /** docs/api/logs.md: uppercase status values, matched exactly when filtering. */
 export const EMAIL_LOG_STATUSES = [
+  'SCHEDULED',
   'QUEUED',
   'FAILED',
   'MAIL_DELIVERED',
@@ -20,6 +21,7 @@ export const EMAIL_LOG_STATUSES = [
   'MAIL_CLICKED',
   'MAIL_BOUNCE',
   'MAIL_UNSUBSCRIBED',
+  'CANCELLED',
 ] as const;
 export type EmailLogStatus = (typeof EMAIL_LOG_STATUSES)[number];
 

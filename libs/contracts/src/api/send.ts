@@ -15,6 +15,7 @@ import {
   stringRule,
   typeIssue,
 } from '../validation/rule';
+import { SendAtText, parseSendAt, sendAtProblem } from './send-at';
 import { SEND_LIMITS } from './send-limits';
 import { normalizeSubstitutions } from './send-substitutions';
 import { type Content, ContentSchema, checkContent } from './templates';
@@ -274,6 +275,26 @@ const customArgsSchema = rule(z.record(z.string(), z.unknown()), (v, ctx) => {
 });
 
 /**
+ * `send_at` (send-at.ts): an RFC 3339 date-time with offset, at most 7 days ahead; normalized to
+ * UTC ISO text (`2026-03-01T09:30:00.000Z`). Whether it is ahead (scheduled) or not (now) is
+ * the gateway's decision at accept (releaseAtMs).
+ */
+export const SendAtSchema = rule(
+  z.string().datetime({ offset: true }).describe('RFC 3339 date-time with offset; at most 7 days ahead'),
+  (v, ctx): string => {
+    if (typeof v !== 'string') return typeIssue(ctx, z.ZodParsedType.string, v);
+    const at = parseSendAt(v);
+    if (at === null) {
+      issue(ctx, SendAtText.invalid);
+      return z.NEVER;
+    }
+    const problem = sendAtProblem(at, Date.now());
+    if (problem) issue(ctx, problem);
+    return new Date(at).toISOString();
+  },
+);
+
+/**
  * The send payload (docs/api/send.md), validated and normalized: addresses in ASCII (IDNA) form,
  * attachments without line breaks, substitutions keyed by lowercased address, tracking
  * settings explicit (default off). Unknown fields are dropped. `cc` is accepted beside the
@@ -295,6 +316,7 @@ export const SendRequestSchema = fields({
   settings: optional(settingsSchema),
   campaign_id: optional(text({ max: SEND_LIMITS.maxIdLength, header: true, required: true })),
   custom_args: optional(customArgsSchema),
+  send_at: optional(SendAtSchema),
 }).transform((req) => {
   const settings = trackingSettings(req.settings);
   // Listed last, as the output always has; most requests leave it out, so no key moves (and
@@ -324,7 +346,18 @@ export type StoredSendRequest = Omit<SendRequest, 'subject' | 'content'> & {
 export interface SendResponse {
   success: true;
   ref_id: string;
-  message: 'queued';
+  /** `scheduled` when `send_at` is ahead: the send waits (status SCHEDULED) until then. */
+  message: 'queued' | 'scheduled';
+}
+
+/**
+ * 200 answer of POST /v1/email/send/{ref_id}/cancel (docs/api/send.md "Scheduled
+ * sends"): `cancelled` = log entries (recipients of copies) that became CANCELLED.
+ */
+export interface CancelSendResponse {
+  success: true;
+  message: string;
+  cancelled: number;
 }
 
 export type RecipientType = 'to' | 'cc' | 'bcc';

@@ -2,12 +2,17 @@ import type { EmailLogStatus } from '../api/logs';
 import type { EmailEventType } from './email-event';
 
 /**
+ * SCHEDULED (waiting for its send_at) ranks with QUEUED: the release sets QUEUED itself. CANCELLED
+ * is final: a cancelled row has its send outcome (no event is ever recorded for it), and no
+ * event may move it.
+ *
  * A log row's status never moves backwards: an event changes it only to a status of a higher
  * rank. So a late MAIL_DELIVERED does not overwrite MAIL_OPENED, and a bounce reported after an
  * open does not hide the open. FAILED < MAIL_DELIVERED: should a recipient that failed still be
  * delivered (a duplicate after a crash), the delivery is what happened.
  */
 export const EMAIL_STATUS_RANK: Record<EmailLogStatus, number> = {
+  SCHEDULED: 0,
   QUEUED: 0,
   FAILED: 1,
   MAIL_DELIVERED: 2,
@@ -15,6 +20,7 @@ export const EMAIL_STATUS_RANK: Record<EmailLogStatus, number> = {
   MAIL_OPENED: 4,
   MAIL_CLICKED: 5,
   MAIL_UNSUBSCRIBED: 6,
+  CANCELLED: 100,
 };
 
 export function statusRank(status: string): number {

@@ -1,5 +1,6 @@
 /** Consumer-side rules shared by the AMQP and in-process buses, so both behave alike. */
 import { type BusEnvelope, BusEnvelopeSchema } from '@mailyard/contracts';
+import type { Logger } from '../logger/logger';
 import { childTraceparent, isValidTraceparent, runWithTrace } from '../trace/context';
 import {
   type ConsumeOptions,
@@ -7,6 +8,8 @@ import {
   type Handler,
   type ParkedMessage,
   PermanentError,
+  type SubscribeOptions,
+  type SubscriptionHandler,
 } from './types';
 
 export const DEFAULT_PREFETCH = 16;
@@ -39,6 +42,55 @@ export function consumerSettings(options: ConsumeOptions): ConsumerSettings {
     checkDelay(ms, 'consume'),
   );
   return { queue, bindings: [...bindings], prefetch, retryDelaysMs };
+}
+
+export const DEFAULT_MAX_QUEUED = 10_000;
+
+export interface SubscriptionSettings {
+  bindings: SubscribeOptions['bindings'];
+  maxQueued: number;
+}
+
+/** Validates subscribe options and fills defaults; throws with the offending field named. */
+export function subscriptionSettings(options: SubscribeOptions): SubscriptionSettings {
+  if (!Array.isArray(options.bindings) || options.bindings.length === 0)
+    throw new Error('subscribe: bindings must be a non-empty array');
+  const maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
+  if (!Number.isInteger(maxQueued) || maxQueued < 1 || maxQueued > 10_000_000) {
+    throw new Error(`subscribe: maxQueued must be an integer from 1 to 10000000 (got ${maxQueued})`);
+  }
+  return { bindings: [...options.bindings], maxQueued };
+}
+
+/**
+ * One message of a transient subscription: decoded, handed to the handler in the message's
+ * trace context. Never throws: an invalid body or a failing handler is logged and dropped (a
+ * live view has no retries and no parking).
+ */
+export function handleTransient(
+  body: string,
+  delivery: Omit<Delivery, 'envelope'>,
+  handler: SubscriptionHandler<unknown>,
+  logger: Logger,
+): void {
+  const decoded = decodeEnvelope(body);
+  if (!decoded.ok) {
+    logger.warn('bus subscription dropped an invalid message', { reason: decoded.reason });
+    return;
+  }
+  const { envelope } = decoded;
+  const ctx = {
+    traceparent: isValidTraceparent(envelope.traceparent) ? envelope.traceparent : childTraceparent(),
+    tenantId: envelope.tenant_id,
+  };
+  try {
+    runWithTrace(ctx, () => handler({ envelope, ...delivery }));
+  } catch (err) {
+    logger.error('bus subscription handler failed; message dropped', {
+      message_id: envelope.id,
+      error: errorMessage(err),
+    });
+  }
 }
 
 /** A delay as a whole number of milliseconds (RabbitMQ's x-message-ttl is an integer). */

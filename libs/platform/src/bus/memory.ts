@@ -6,10 +6,20 @@ import {
   consumerSettings,
   errorMessage,
   handleMessage,
+  handleTransient,
   parkedMessage,
+  subscriptionSettings,
 } from './delivery';
 import { topicMatches } from './topic-match';
-import type { Bus, ConsumeOptions, Consumer, Handler, ParkedMessage } from './types';
+import type {
+  Bus,
+  ConsumeOptions,
+  Consumer,
+  Handler,
+  ParkedMessage,
+  SubscribeOptions,
+  SubscriptionHandler,
+} from './types';
 
 /** setTimeout's limit; longer delays are chained. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -33,6 +43,19 @@ interface BindingEntry {
   exchange: string;
   pattern: string;
   queue: string;
+}
+
+/**
+ * A transient subscription: its own bounded list of messages (the oldest dropped past
+ * maxQueued, like x-max-length), handed to the handler on a later turn, never retried.
+ */
+interface MemorySubscription {
+  bindings: SubscribeOptions['bindings'];
+  maxQueued: number;
+  handler: SubscriptionHandler<unknown>;
+  pending: StoredMessage[];
+  scheduled: boolean;
+  cancelled: boolean;
 }
 
 class MemoryConsumer implements Consumer {
@@ -66,7 +89,28 @@ export function createMemoryBus(logger: Logger, opts: { queues?: readonly QueueD
   const parkedByQueue = new Map<string, ParkedMessage[]>();
   const timers = new Set<NodeJS.Timeout>();
   const consumers = new Set<MemoryConsumer>();
+  const subscriptions = new Set<MemorySubscription>();
   let closed = false;
+
+  const drainSubscription = (sub: MemorySubscription) => {
+    sub.scheduled = false;
+    const batch = sub.pending;
+    sub.pending = [];
+    for (const m of batch) {
+      if (sub.cancelled || closed) return;
+      const delivery = { exchange: m.exchange, routingKey: m.routingKey, failures: 0, redelivered: false };
+      handleTransient(m.body, delivery, sub.handler, logger);
+    }
+  };
+
+  const offer = (sub: MemorySubscription, message: StoredMessage) => {
+    if (sub.pending.length >= sub.maxQueued) sub.pending.shift();
+    sub.pending.push(message);
+    if (!sub.scheduled) {
+      sub.scheduled = true;
+      setImmediate(() => drainSubscription(sub));
+    }
+  };
 
   const queueOf = (name: string): MemoryQueue => {
     let q = queues.get(name);
@@ -194,6 +238,10 @@ export function createMemoryBus(logger: Logger, opts: { queues?: readonly QueueD
         if (b.exchange === exchange && topicMatches(b.pattern, routingKey)) targets.add(b.queue);
       }
       for (const queueName of targets) enqueue(queueName, { body, exchange, routingKey, failures: 0 });
+      for (const sub of subscriptions) {
+        if (sub.bindings.some((b) => b.exchange === exchange && topicMatches(b.routingKey, routingKey)))
+          offer(sub, { body, exchange, routingKey, failures: 0 });
+      }
     },
 
     async publishDelayed(queue: string, envelope: BusEnvelope, delayMs: number): Promise<void> {
@@ -219,6 +267,29 @@ export function createMemoryBus(logger: Logger, opts: { queues?: readonly QueueD
       return consumer;
     },
 
+    async subscribe<T = unknown>(
+      options: SubscribeOptions,
+      handler: SubscriptionHandler<T>,
+    ): Promise<Consumer> {
+      assertOpen();
+      const settings = subscriptionSettings(options);
+      const sub: MemorySubscription = {
+        ...settings,
+        handler: handler as SubscriptionHandler<unknown>,
+        pending: [],
+        scheduled: false,
+        cancelled: false,
+      };
+      subscriptions.add(sub);
+      return {
+        async cancel() {
+          sub.cancelled = true;
+          sub.pending = [];
+          subscriptions.delete(sub);
+        },
+      };
+    },
+
     async parked(queue: string, drain = false): Promise<ParkedMessage[]> {
       assertOpen();
       const list = parkedByQueue.get(queue) ?? [];
@@ -233,6 +304,8 @@ export function createMemoryBus(logger: Logger, opts: { queues?: readonly QueueD
     async close(): Promise<void> {
       if (closed) return;
       await Promise.all([...consumers].map((c) => c.cancel()));
+      for (const sub of subscriptions) sub.cancelled = true;
+      subscriptions.clear();
       closed = true;
       for (const t of timers) clearTimeout(t);
       timers.clear();

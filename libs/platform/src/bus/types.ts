@@ -19,6 +19,24 @@ export interface ConsumeOptions {
   retryDelaysMs?: number[];
 }
 
+/**
+ * A transient subscription (Bus.subscribe): a live view of messages, not work. Its queue is the
+ * process's own (AMQP: server-named, exclusive, auto-delete, non-durable), exists only while the
+ * subscription does, and is declared again after a reconnect: messages published while it is
+ * not attached are not seen. Messages are acknowledged on receipt, never retried or parked.
+ */
+export interface SubscribeOptions {
+  bindings: readonly Binding[];
+  /**
+   * Messages the queue holds for a subscriber that falls behind; past it the oldest are dropped
+   * (AMQP x-max-length, drop-head). Default 10,000.
+   */
+  maxQueued?: number;
+}
+
+/** Runs once per message, synchronously; what it throws is logged and the message dropped. */
+export type SubscriptionHandler<T = unknown> = (delivery: Delivery<T>) => void;
+
 export interface Delivery<T = unknown> {
   envelope: BusEnvelope<T>;
   exchange: string;
@@ -64,6 +82,8 @@ export interface Bus {
   publishDelayed(queue: string, envelope: BusEnvelope, delayMs: number): Promise<void>;
   /** Declares the queue and its bindings, then runs `handler` per message; ack on resolve. */
   consume<T = unknown>(options: ConsumeOptions, handler: Handler<T>): Promise<Consumer>;
+  /** A transient subscription (SubscribeOptions); cancel() removes its queue. */
+  subscribe<T = unknown>(options: SubscribeOptions, handler: SubscriptionHandler<T>): Promise<Consumer>;
   /** Messages moved to `<queue>.parking` (removes them when `drain` is true). */
   parked(queue: string, drain?: boolean): Promise<ParkedMessage[]>;
   check(): Promise<void>;

@@ -53,6 +53,34 @@ export const fileContents = z.string().transform((path, ctx): Buffer => {
 export const byteSize = z
   .string()
   .regex(/^\s*\d+(\.\d+)?\s*(b|kb|mb|gb)?\s*$/i, 'must be a byte size such as 1mb, 512kb or 1048576');
+/** Milliseconds per unit of a duration setting (`duration`). */
+const DURATION_UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/**
+ * A duration written as a number and a unit, `s`, `m`, `h` or `d` (`15s`, `1.5h`, `30d`), read as
+ * whole milliseconds of at least 1 s and at most 100 years; anything else (a bare number, another
+ * unit, 0) is a settings error at start naming the expected form. `fallback` is written the same way.
+ */
+export const duration = (fallback: string) =>
+  z
+    .string()
+    .trim()
+    .toLowerCase()
+    .default(fallback)
+    .transform((v, ctx): number => {
+      const m = /^(\d+(?:\.\d+)?)\s*([smhd])$/.exec(v);
+      const ms = m
+        ? Math.round(Number(m[1]) * DURATION_UNIT_MS[m[2] as keyof typeof DURATION_UNIT_MS])
+        : Number.NaN;
+      if (!(ms >= 1_000 && ms <= 100 * 365 * 86_400_000)) {
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          message: 'must be a duration such as 15s, 30m, 1h or 30d (a number and s, m, h or d; at least 1s)',
+        });
+        return z.NEVER;
+      }
+      return ms;
+    });
 export const positiveInt = (fallback: number) => integer('must be a positive integer', 1).default(fallback);
 export const commaList = (message: string, valid: (item: string) => boolean) =>
   z

@@ -6,7 +6,7 @@
  * every TTL/3 (the one renew loop, lease/lease.ts) so it does not expire under it; a replica that crashes mid-pass loses the lock
  * after the TTL and another takes over. stop() stops scheduling and waits for a running pass.
  *
- * Used by the gateway's DNS re-check of sending domains; the IMAP watcher reuses it.
+ * Used by the gateway's DNS re-check of sending domains and retention sweep; the IMAP watcher reuses it.
  */
 import type { Kv } from '../kv/types';
 import { acquireKvLease } from '../lease/kv-lease';
@@ -19,13 +19,22 @@ export interface ScheduledJobOptions {
   /** kv key of the lock (the kv adds its own prefix). */
   lockKey: string;
   intervalMs: number;
+  /**
+   * The first wait after start() (default intervalMs): a job with a long interval (the retention
+   * sweep's hour) runs its first pass soon after a start, so restarts more frequent than the
+   * interval do not keep postponing it.
+   */
+  firstDelayMs?: number;
   /** Random extra delay of each wait, 0..jitterMs (default 10% of the interval). */
   jitterMs?: number;
   /** Lock lifetime; extended every lockTtlMs/3 while a pass runs (default max(5 intervals, 5 min)). */
   lockTtlMs?: number;
   kv: Kv;
   logger: Logger;
-  /** One pass; its signal aborts when the lock was lost (another replica may be running). */
+  /**
+   * One pass; its signal aborts when the lock was lost (another replica may be running) or stop()
+   * was called.
+   */
   run: (signal: AbortSignal) => Promise<void>;
 }
 
@@ -37,6 +46,8 @@ const message = (err: unknown) => (err instanceof Error ? err.message : String(e
 export class ScheduledJob {
   private timer: NodeJS.Timeout | null = null;
   private current: Promise<PassOutcome> | null = null;
+  /** Aborts the signal of the pass in progress (stop()). */
+  private abortPass: (() => void) | null = null;
   private stopped = true;
   private readonly jitterMs: number;
   private readonly lockTtlMs: number;
@@ -49,12 +60,16 @@ export class ScheduledJob {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
-    this.schedule();
+    this.schedule(this.o.firstDelayMs ?? this.o.intervalMs);
   }
 
-  /** Stops scheduling and waits for a pass in progress (which then releases its lock). */
+  /**
+   * Stops scheduling, aborts the signal of a pass in progress (a pass that watches it stops early)
+   * and waits for that pass (which then releases its lock).
+   */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.abortPass?.();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.current;
@@ -76,9 +91,9 @@ export class ScheduledJob {
     return this.current;
   }
 
-  private schedule(): void {
+  private schedule(waitMs = this.o.intervalMs): void {
     if (this.stopped) return;
-    const delay = this.o.intervalMs + Math.floor(Math.random() * (this.jitterMs + 1));
+    const delay = waitMs + Math.floor(Math.random() * (this.jitterMs + 1));
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.runOnce().finally(() => this.schedule());
@@ -97,6 +112,7 @@ export class ScheduledJob {
     }
     if (!lease) return 'skipped';
     const lost = new AbortController();
+    this.abortPass = () => lost.abort();
     const stopRenewing = keepLeaseAlive(lease, {
       onLost: () => {
         if (lost.signal.aborted) return;
@@ -112,6 +128,7 @@ export class ScheduledJob {
       logger.warn(`${name}: pass failed`, { error: message(err) });
       return 'failed';
     } finally {
+      this.abortPass = null;
       stopRenewing();
       await lease.release().catch(() => {});
     }

@@ -3,39 +3,23 @@
  * through the client's `events.stream()` (one connection; reconnects with the last id after a
  * drop, waiting longer each time). The newest 50 are kept on screen.
  */
-import type { Mailyard } from '@mailyard/client/browser';
-import type { EmailEvent } from '@mailyard/contracts';
+import type { Mailyard, StreamedEvent } from '@mailyard/client/browser';
 import { useEffect, useState } from 'preact/hooks';
 import { errorText, when } from './format';
 import { BASE } from './router';
 import { Badge, Empty } from './ui';
 
-interface StreamApi {
-  stream?: (o: { signal?: AbortSignal; lastEventId?: string }) => AsyncIterable<{
-    id: string;
-    event: EmailEvent;
-  }>;
-}
-
 export function LiveFeed({ api }: { api: Mailyard }) {
-  const [items, setItems] = useState<Array<{ id: string; event: EmailEvent }>>([]);
+  const [items, setItems] = useState<StreamedEvent[]>([]);
   const [state, setState] = useState('connecting');
   useEffect(() => {
-    const events = (api as unknown as { events?: StreamApi }).events;
-    if (!events?.stream) {
-      setState(
-        'This gateway has no live event stream (GET /v1/events/stream); reload the page after an update.',
-      );
-      return;
-    }
-    const stream = events.stream.bind(events);
     const abort = new AbortController();
     let last: string | undefined;
     (async () => {
       for (let failures = 0; !abort.signal.aborted; ) {
         try {
           setState('live');
-          for await (const item of stream({ signal: abort.signal, lastEventId: last })) {
+          for await (const item of api.events.stream({ signal: abort.signal, lastEventId: last })) {
             last = item.id;
             failures = 0;
             setItems((s) => [item, ...s].slice(0, 50));

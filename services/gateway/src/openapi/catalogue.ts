@@ -18,6 +18,7 @@ import {
   CreateTemplateSchema,
   CreateTenantSchema,
   DeliveriesQuerySchema,
+  EventStreamQuerySchema,
   LogsQuerySchema,
   OAuthActivateSchema,
   OAuthCallbackQuerySchema,
@@ -66,7 +67,8 @@ export interface Operation {
   body?: { schema: ZodTypeAny; example: unknown };
   query?: { schema: ZodTypeAny; example: Record<string, string> };
   headers?: Array<{ name: string; description: string }>;
-  success: { status: number; description: string; example: unknown };
+  /** `contentType`: the success answer's media type when not JSON (text/plain for a string example). */
+  success: { status: number; description: string; example: unknown; contentType?: string };
   /** Error statuses besides 401/429/500/503 that every authenticated route may answer. */
   errors: number[];
 }
@@ -194,10 +196,23 @@ export const OPERATIONS: Operation[] = [
     },
     success: {
       status: 200,
-      description: 'Queued',
+      description: 'Queued (`message: "scheduled"` when `send_at` is ahead)',
       example: { success: true, ref_id: '01JD5K7ZQ3X0V8Y2N4M6P8R0TF', message: 'queued' },
     },
     errors: [400, 404, 409, 413, 422],
+  },
+  {
+    method: 'POST',
+    path: '/v1/email/send/:ref_id/cancel',
+    tag: 'Send',
+    summary: 'Cancel a scheduled send (copies not yet released become CANCELLED)',
+    auth: 'apiKey',
+    success: {
+      status: 200,
+      description: 'Cancelled; `cancelled` counts the log entries (recipients of copies) now CANCELLED',
+      example: { success: true, message: 'Send cancelled', cancelled: 2 },
+    },
+    errors: [404, 409],
   },
   // Templates
   {
@@ -352,6 +367,36 @@ export const OPERATIONS: Operation[] = [
       },
     },
     errors: [404],
+  },
+  {
+    method: 'GET',
+    path: '/v1/events/stream',
+    tag: 'Logs',
+    summary: 'Live email events as Server-Sent Events (docs/api/events-stream.md)',
+    auth: 'apiKey',
+    query: {
+      schema: EventStreamQuerySchema,
+      example: {
+        event: 'MAIL_DELIVERED,MAIL_BOUNCE',
+        ref_id: '01JD5K7ZQ3X0V8Y2N4M6P8R0TF',
+        email: 'jane@example.org',
+      },
+    },
+    headers: [
+      {
+        name: 'Last-Event-ID',
+        description: 'Resume after this event id; replayed while the gateway still holds it (best effort)',
+      },
+    ],
+    success: {
+      status: 200,
+      description:
+        'An endless text/event-stream: one event per email event (`id:` stable event id, `event:` the event type, `data:` the event object as webhooks carry it), `: heartbeat` comments every 15 s',
+      contentType: 'text/event-stream',
+      example:
+        'retry: 3000\n: connected\n\nid: 01JD5K7ZQ3X0V8Y2N4M6P8R0TH.0\nevent: MAIL_DELIVERED\ndata: {"event":"MAIL_DELIVERED","success":true,"details":{"ref_id":"01JD5K7ZQ3X0V8Y2N4M6P8R0TF","mailer_id":"smtp_01JD5K7ZQ3X0V8Y2N4M6P8R0TB","email":["jane@example.org"],"custom_args":null,"message_id":"<svc_mailer_01JD5K7ZQ3X0V8Y2N4M6P8R0TF.1@mail.example.com>","thread_id":"","webhook_id":"","event_at":"2026-01-05T10:00:00.000000Z","tracking":{},"failed_reason":""}}\n\n',
+    },
+    errors: [400],
   },
   {
     method: 'GET',

@@ -78,7 +78,11 @@ function operationObject(op: Operation): Json {
   const responses: Json = {
     [String(op.success.status)]: {
       description: op.success.description,
-      content: { [isJson ? 'application/json' : 'text/plain']: { example: op.success.example } },
+      content: {
+        [op.success.contentType ?? (isJson ? 'application/json' : 'text/plain')]: {
+          example: op.success.example,
+        },
+      },
     },
   };
   const errors =

@@ -6,6 +6,7 @@ import {
   domainOf,
   messageSizeBytes,
   planCopies,
+  releaseAtMs,
   ulid,
 } from '@mailyard/contracts';
 import {
@@ -18,7 +19,7 @@ import {
   notFound,
   unprocessable,
 } from '@mailyard/platform';
-import { type QueuedRecipient, type SendAcceptContext, sends } from '@mailyard/store';
+import { type QueuedRecipient, type SendAcceptContext, scheduledSends, sends } from '@mailyard/store';
 import type { SendGroupCommit } from './group-commit';
 import { IDEMPOTENCY_TTL_SECONDS, requestHash } from './idempotency';
 import { assertMailerCanSend } from './mailer-check';
@@ -37,6 +38,8 @@ export interface Accepted {
   refId: string;
   /** True when an earlier send with the same Idempotency-Key is answered again. */
   replayed: boolean;
+  /** True when the send waits for its `send_at` (status SCHEDULED). */
+  scheduled: boolean;
 }
 
 const accepted = counter('mailyard_sends_accepted_total', 'Sends accepted by POST /v1/email/send');
@@ -63,11 +66,18 @@ function resolveBody(
 }
 
 /** The send answered for a key already taken: same request = replay, another = 422. */
-async function replay(db: Db, tenantId: string, key: string, hash: string): Promise<Accepted | null> {
+async function replay(
+  db: Db,
+  tenantId: string,
+  key: string,
+  hash: string,
+  sendAt: string | undefined,
+): Promise<Accepted | null> {
   const existing = await sends.findByIdempotencyKey(db, tenantId, key, IDEMPOTENCY_TTL_SECONDS);
   if (!existing) return null;
   if (existing.requestHash !== hash) throw unprocessable(ErrorText.idempotencyKeyReused);
-  return { refId: existing.refId, replayed: true };
+  // The same request: scheduled when its send_at is still ahead.
+  return { refId: existing.refId, replayed: true, scheduled: releaseAtMs(sendAt, Date.now()) !== null };
 }
 
 /**
@@ -76,7 +86,10 @@ async function replay(db: Db, tenantId: string, key: string, hash: string): Prom
  * commands (send-commands.ts) in one statement: alone, one outbox row per chunk of
  * COPIES_PER_COMMAND copies; with `deps.group`, in the statement of concurrent sends, whose
  * commands may share outbox rows (group-commit.ts). With an Idempotency-Key, a live send holding the key is answered instead
- * (its ref_id), and concurrent duplicates never both insert.
+ * (its ref_id), and concurrent duplicates never both insert. A send whose `send_at` is ahead
+ * is written alone (not in a group commit) in one transaction with no outbox rows, then held:
+ * its log rows SCHEDULED and its commands kept in `scheduled_sends` until the send service's
+ * release (libs/store scheduled-sends.ts).
  */
 export async function acceptSend(
   deps: SendDeps,
@@ -87,12 +100,13 @@ export async function acceptSend(
   const { db } = deps;
   const hash = key === null ? null : requestHash(request);
   if (key !== null && hash !== null) {
-    const earlier = await replay(db, tenantId, key, hash);
+    const earlier = await replay(db, tenantId, key, hash, request.send_at);
     if (earlier) return earlier;
   }
 
+  const releaseAt = releaseAtMs(request.send_at, Date.now());
   // Mailer and template in one round trip; checked in the documented order (template first).
-  const group = key === null ? deps.group : undefined;
+  const group = key === null && releaseAt === null ? deps.group : undefined;
   const context = group
     ? await group.context({ tenantId, mailerId: request.mailer_id, templateId: request.template_id })
     : await sends.acceptContext(db, tenantId, request.mailer_id, request.template_id);
@@ -127,31 +141,33 @@ export async function acceptSend(
     request: stored,
   };
   // The send, its log rows and its commands are one statement; with a key, an expired holder
-  // of the key is released first in the same transaction.
-  const write = (q: Queryable) =>
-    sends.insertAccepted(
-      q,
-      { ...send, idempotencyKey: key, requestHash: hash },
-      recipients,
-      sendCommands([commanded]),
-    );
+  // of the key is released first in the same transaction. A scheduled send's commands are held
+  // instead, in the same transaction.
+  const newSend = () => ({ ...send, idempotencyKey: key, requestHash: hash });
+  const write = (q: Queryable) => sends.insertAccepted(q, newSend(), recipients, sendCommands([commanded]));
+  const writeHeld = async (tx: Queryable, at: number) => {
+    if (!(await sends.insertAccepted(tx, newSend(), recipients, []))) return false;
+    await scheduledSends.hold(tx, tenantId, refId, new Date(at), sendCommands([commanded]));
+    return true;
+  };
   let inserted: boolean;
   if (group) inserted = await group.write({ send, recipients, copies: commanded }).then(() => true);
-  else if (key === null) inserted = await write(db);
+  else if (key === null && releaseAt === null) inserted = await write(db);
   else
     inserted = await db.transaction(async (tx) => {
-      await sends.releaseExpiredIdempotencyKey(tx, tenantId, key, IDEMPOTENCY_TTL_SECONDS);
-      return write(tx);
+      if (key !== null) await sends.releaseExpiredIdempotencyKey(tx, tenantId, key, IDEMPOTENCY_TTL_SECONDS);
+      return releaseAt === null ? write(tx) : writeHeld(tx, releaseAt);
     });
 
   if (!inserted) {
     // Another request took the key between our look-up and insert (it committed first).
-    const earlier = key !== null && hash !== null ? await replay(db, tenantId, key, hash) : null;
+    const earlier =
+      key !== null && hash !== null ? await replay(db, tenantId, key, hash, request.send_at) : null;
     if (!earlier) throw new HttpError(409, ErrorText.idempotencyKeyInProgress);
     return earlier;
   }
-  deps.onOutboxWrite?.();
+  if (releaseAt === null) deps.onOutboxWrite?.();
   accepted.inc();
   acceptedRecipients.inc(recipients.length);
-  return { refId, replayed: false };
+  return { refId, replayed: false, scheduled: releaseAt !== null };
 }

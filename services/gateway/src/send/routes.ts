@@ -8,7 +8,8 @@ import { idempotencyKeyOf } from './idempotency';
 export const SEND_PATH = '/v1/email/send';
 
 /**
- * POST /v1/email/send: validate, accept durably, answer `{success, ref_id, message: "queued"}`.
+ * POST /v1/email/send: validate, accept durably, answer `{success, ref_id, message: "queued"}`
+ * (`"scheduled"` when its `send_at` is ahead).
  * The handler resolves with the 200 body; the route's runner (app.ts fastRoutes, platform
  * fast-route.ts) writes it as JSON.
  */
@@ -22,6 +23,6 @@ export function sendHandler(deps: SendDeps) {
     if (!parsed.success) throw badRequest(parsed.error, parsed.details);
     const result = await acceptSend(accept, tenantId, parsed.data, key);
     if (result.replayed) res.setHeader('Idempotent-Replayed', 'true');
-    return { success: true, ref_id: result.refId, message: 'queued' };
+    return { success: true, ref_id: result.refId, message: result.scheduled ? 'scheduled' : 'queued' };
   };
 }

@@ -171,6 +171,9 @@ export const ISOLATION_TABLE: Record<string, Row> = {
       }),
     ),
   ),
+  [`POST ${send}/:ref_id/cancel`]: row(
+    refused("cancels A's send", ({ a }) => `${send}/${a.refId}/cancel`, ErrorText.sendNotFound),
+  ),
   // Templates
   'POST /v1/email/template': { exempt: CREATES },
   'PUT /v1/email/template': row(
@@ -194,6 +197,11 @@ export const ISOLATION_TABLE: Record<string, Row> = {
     empty('lists templates', () => '/v1/email/templates?pageSize=50', 'templates'),
   ),
   // Logs
+  // A live stream, not an answer a probe could read; B's stream never carries A's events
+  // (filters or not): test/events-stream.test.ts.
+  'GET /v1/events/stream': {
+    exempt: "a live stream of the caller's own events only; isolation tested in test/events-stream.test.ts",
+  },
   'GET /v1/email/logs': row(
     empty('lists logs', () => '/v1/email/logs', 'data'),
     empty("filters logs by A's refId", ({ a }) => `/v1/email/logs?refId=${a.refId}`, 'data'),

@@ -39,6 +39,12 @@ export function rawRequest(
         timeout: timeoutMs,
       },
       (res) => {
+        // An event stream (GET /v1/events/stream) never ends: its status and headers are the answer.
+        if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: '' });
+          res.destroy();
+          return;
+        }
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () =>

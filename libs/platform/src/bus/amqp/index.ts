@@ -1,14 +1,23 @@
 /** The RabbitMQ bus (amqplib): one connection per bus, re-established whenever it drops. */
 import type { BusEnvelope, ExchangeName } from '@mailyard/contracts';
 import type { Logger } from '../../logger/logger';
-import { checkDelay, consumerSettings, errorMessage } from '../delivery';
-import type { Bus, ConsumeOptions, Consumer, Handler, ParkedMessage } from '../types';
+import { checkDelay, consumerSettings, errorMessage, subscriptionSettings } from '../delivery';
+import type {
+  Bus,
+  ConsumeOptions,
+  Consumer,
+  Handler,
+  ParkedMessage,
+  SubscribeOptions,
+  SubscriptionHandler,
+} from '../types';
 import { Connection } from './connection';
 import { AmqpConsumer, attachAll } from './consumer';
 import { encode } from './message';
 import { type AmqpBusOptions, withDefaults } from './options';
 import { readParked } from './parked';
 import { Publisher } from './publisher';
+import { AmqpSubscription } from './subscription';
 import { EXCHANGES } from './topology';
 
 export { safeUrl } from './connection';
@@ -29,6 +38,7 @@ class AmqpBus implements Bus {
   readonly connection: Connection;
   private readonly publisher: Publisher;
   private readonly consumers = new Set<AmqpConsumer>();
+  private readonly subscriptions = new Set<AmqpSubscription>();
 
   constructor(
     url: string,
@@ -37,9 +47,13 @@ class AmqpBus implements Bus {
   ) {
     const settings = withDefaults(opts);
     this.connection = new Connection(url, logger, settings, {
-      up: (link) => attachAll([...this.consumers], link, logger),
+      up: async (link) => {
+        await attachAll([...this.consumers], link, logger);
+        await this.attachSubscriptions(link);
+      },
       down: (link) => {
         for (const c of this.consumers) c.detach(link);
+        for (const s of this.subscriptions) s.detach(link);
       },
     });
     this.publisher = new Publisher(this.connection, settings);
@@ -104,6 +118,43 @@ class AmqpBus implements Bus {
     return consumer;
   }
 
+  /**
+   * Like consume: rejects when the queue cannot be declared on a live connection; while RabbitMQ
+   * is unreachable returns a subscription that attaches on the next reconnect.
+   */
+  async subscribe<T = unknown>(
+    options: SubscribeOptions,
+    handler: SubscriptionHandler<T>,
+  ): Promise<Consumer> {
+    if (this.connection.closing) throw new Error('subscribe: AMQP bus is closed');
+    const sub = new AmqpSubscription(
+      subscriptionSettings(options),
+      handler as SubscriptionHandler<unknown>,
+      this.logger,
+      (s) => this.subscriptions.delete(s),
+    );
+    this.subscriptions.add(sub);
+    try {
+      const link = await this.connection.live('subscribe');
+      await sub.attach(link);
+    } catch (err) {
+      if (this.connection.current || this.connection.closing) {
+        this.subscriptions.delete(sub);
+        throw new Error(`subscribe: ${errorMessage(err)}`);
+      }
+    }
+    return sub;
+  }
+
+  /** Declares every subscription's queue again on a new connection; failures retry on their own. */
+  private async attachSubscriptions(link: Parameters<AmqpSubscription['attach']>[0]): Promise<void> {
+    const subs = [...this.subscriptions];
+    const results = await Promise.allSettled(subs.map((s) => s.attach(link)));
+    results.forEach((r, i) => {
+      if (r.status === 'rejected') subs[i]!.attachLater(link, errorMessage(r.reason));
+    });
+  }
+
   async parked(queue: string, drain = false): Promise<ParkedMessage[]> {
     const link = await this.connection.live(`parked ${queue}`);
     return readParked(link, queue, drain);
@@ -117,6 +168,7 @@ class AmqpBus implements Bus {
     if (!this.connection.beginClose()) return;
     // In-flight handlers may still publish (retries, follow-up events) until they settle.
     await Promise.allSettled([...this.consumers].map((c) => c.cancel()));
+    await Promise.allSettled([...this.subscriptions].map((s) => s.cancel()));
     this.connection.refusePublishes();
     await this.publisher.settled();
     await this.connection.end();
