@@ -31,19 +31,18 @@ import {
 import { start as startSend } from '@mailyard/send';
 import { eventually } from '@mailyard/testkit/eventually';
 import { messageHeaders } from '@mailyard/testkit/peers/api-stand-in';
-import { type GmailStandIn, startGmailApi } from '@mailyard/testkit/peers/gmail-api';
+import type { GmailStandIn } from '@mailyard/testkit/peers/gmail-api';
 import type { GoogleOAuthStandIn } from '@mailyard/testkit/peers/google-oauth';
-import { type GraphStandIn, startGraphApi } from '@mailyard/testkit/peers/graph-api';
+import type { GraphStandIn } from '@mailyard/testkit/peers/graph-api';
 import type { MicrosoftIdentityStandIn } from '@mailyard/testkit/peers/microsoft-identity';
 import type { WebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
 import request from 'supertest';
-import { type OAuthStack, mailerConnector, startOAuthStack } from './support/oauth';
+import { type OAuthStack, mailerConnector, startOAuthStack, startSendApiStandIns } from './support/oauth';
 
 jest.setTimeout(180_000);
 
 const GMAIL_ACCOUNT = 'owner@gmail.test';
 const OUTLOOK_ACCOUNT = 'owner@contoso.test';
-const GMAIL_SEND = 'https://www.googleapis.com/auth/gmail.send';
 
 let stack: OAuthStack;
 let google: GoogleOAuthStandIn;
@@ -67,23 +66,17 @@ beforeAll(async () => {
     tenant: 'oauth-send',
     events: { delivery: true, smtp_error: true },
     google: { account: GMAIL_ACCOUNT },
-    env: async ({ google, microsoft }) => {
+    env: async (idp) => {
       // The API stand-ins accept exactly the live tokens the OAuth stand-ins issued for the account.
-      [gmail, graph] = await Promise.all([
-        startGmailApi({ email: GMAIL_ACCOUNT, bearer: google.auth.bearer(GMAIL_ACCOUNT, GMAIL_SEND) }),
-        startGraphApi({
-          email: OUTLOOK_ACCOUNT,
-          bearer: microsoft.auth.bearer(OUTLOOK_ACCOUNT, 'Mail.Send'),
-        }),
-      ]);
+      const apis = await startSendApiStandIns(idp, GMAIL_ACCOUNT, OUTLOOK_ACCOUNT);
+      ({ gmail, graph } = apis);
       return {
         OUTBOX_POLL_MS: '50',
         // Published outbox rows are kept (marked sent), so deactivationRows() counts every event written.
         OUTBOX_RETENTION_MS: '3600000',
         SERVICE_DOMAIN: 'mailyard.test',
         SEND_RETRY_DELAYS: '1,1,1,1',
-        GMAIL_API_URL: `${gmail.url}/`,
-        MICROSOFT_GRAPH_URL: graph.url,
+        ...apis.env,
       };
     },
   });

@@ -17,18 +17,17 @@ import {
 import { start as startSend } from '@mailyard/send';
 import { eventually } from '@mailyard/testkit/eventually';
 import { parseMessage } from '@mailyard/testkit/mime';
-import { type GmailStandIn, startGmailApi } from '@mailyard/testkit/peers/gmail-api';
-import { type GraphStandIn, startGraphApi } from '@mailyard/testkit/peers/graph-api';
+import type { GmailStandIn } from '@mailyard/testkit/peers/gmail-api';
+import type { GraphStandIn } from '@mailyard/testkit/peers/graph-api';
 import { freePort } from '@mailyard/testkit/process';
 import { start as startTracking } from '@mailyard/tracking';
 import request from 'supertest';
-import { type OAuthStack, mailerConnector, startOAuthStack } from './support/oauth';
+import { type OAuthStack, mailerConnector, startOAuthStack, startSendApiStandIns } from './support/oauth';
 
 jest.setTimeout(180_000);
 
 const GMAIL_ACCOUNT = 'news@gmail.test';
 const OUTLOOK_ACCOUNT = 'news@contoso.test';
-const GMAIL_SEND = 'https://www.googleapis.com/auth/gmail.send';
 
 let stack: OAuthStack;
 let gmail: GmailStandIn;
@@ -46,19 +45,13 @@ beforeAll(async () => {
     tenant: 'oauth-thread-id',
     events: { delivery: true, open: true, click: true, unsubscribe: true },
     google: { account: GMAIL_ACCOUNT },
-    env: async ({ google, microsoft }) => {
-      [gmail, graph] = await Promise.all([
-        startGmailApi({ email: GMAIL_ACCOUNT, bearer: google.auth.bearer(GMAIL_ACCOUNT, GMAIL_SEND) }),
-        startGraphApi({
-          email: OUTLOOK_ACCOUNT,
-          bearer: microsoft.auth.bearer(OUTLOOK_ACCOUNT, 'Mail.Send'),
-        }),
-      ]);
+    env: async (idp) => {
+      const apis = await startSendApiStandIns(idp, GMAIL_ACCOUNT, OUTLOOK_ACCOUNT);
+      ({ gmail, graph } = apis);
       return {
         OUTBOX_POLL_MS: '50',
         SERVICE_DOMAIN: 'mailyard.test',
-        GMAIL_API_URL: `${gmail.url}/`,
-        MICROSOFT_GRAPH_URL: graph.url,
+        ...apis.env,
         TRACKING_PORT: String(trackingPort),
         TRACKING_BASE_URL: trackingBase,
         HOST: '127.0.0.1',

@@ -23,7 +23,8 @@ import { insertSmtpMailer } from '@mailyard/testkit/fixtures';
 import { parseMessage } from '@mailyard/testkit/mime';
 import { type SmtpReceiver, startSmtpReceiver } from '@mailyard/testkit/peers/smtp-receiver';
 import { freePort } from '@mailyard/testkit/process';
-import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
+import { createStores } from '@mailyard/testkit/stores';
+import { trackedSendEnv } from '@mailyard/testkit/tracked-send-env';
 import { start as startTracking } from '@mailyard/tracking';
 import request from 'supertest';
 
@@ -42,23 +43,9 @@ let mailerId = '';
 beforeAll(async () => {
   receiver = await startSmtpReceiver();
   const trackingPort = await freePort();
-  const db = await createTestDatabase();
-  const vhost = createTestVhost();
-  drop = async () => {
-    await db.drop();
-    await vhost.drop();
-  };
-  const config = configFrom({
-    ...serverEnv(db, vhost),
-    LOG_LEVEL: 'error',
-    OUTBOX_POLL_MS: '50',
-    API_KEY_CACHE_MS: '0',
-    MAILER_ALLOW_PRIVATE_HOSTS: '1',
-    SERVICE_DOMAIN: 'mailyard.test',
-    TRACKING_PORT: String(trackingPort),
-    TRACKING_BASE_URL: '',
-    HOST: '127.0.0.1',
-  });
+  const stores = await createStores();
+  drop = stores.drop;
+  const config = configFrom({ ...stores.env, ...trackedSendEnv(trackingPort) });
   sendCtx = await openContext(config, createLogger('suppressions-send-test', 'error'));
   trackCtx = await openContext(config, createLogger('suppressions-send-test', 'error'));
   services = [await startSend(sendCtx), await startTracking(trackCtx)];

@@ -15,7 +15,9 @@ import {
   openContext,
 } from '@mailyard/platform';
 import { createTenant } from '@mailyard/store';
+import { type GmailStandIn, startGmailApi } from '@mailyard/testkit/peers/gmail-api';
 import { type GoogleOAuthStandIn, startGoogleOAuth } from '@mailyard/testkit/peers/google-oauth';
+import { type GraphStandIn, startGraphApi } from '@mailyard/testkit/peers/graph-api';
 import {
   type MicrosoftIdentityStandIn,
   startMicrosoftIdentity,
@@ -26,6 +28,35 @@ import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
 import request from 'supertest';
 
 export const REDIRECT = 'https://api.example.test/v1/oauth/callback';
+
+const GMAIL_SEND = 'https://www.googleapis.com/auth/gmail.send';
+
+export interface SendApiStandIns {
+  gmail: GmailStandIn;
+  graph: GraphStandIn;
+  /** GMAIL_API_URL and MICROSOFT_GRAPH_URL pointing at them. */
+  env: Record<string, string>;
+}
+
+/**
+ * The Gmail API and Microsoft Graph stand-ins the send service delivers through, accepting
+ * exactly the live tokens the identity stand-ins issued for `gmailAccount` (gmail.send) and
+ * `outlookAccount` (Mail.Send). For OAuthStackOptions.env.
+ */
+export async function startSendApiStandIns(
+  idp: { google: GoogleOAuthStandIn; microsoft: MicrosoftIdentityStandIn },
+  gmailAccount: string,
+  outlookAccount: string,
+): Promise<SendApiStandIns> {
+  const [gmail, graph] = await Promise.all([
+    startGmailApi({ email: gmailAccount, bearer: idp.google.auth.bearer(gmailAccount, GMAIL_SEND) }),
+    startGraphApi({
+      email: outlookAccount,
+      bearer: idp.microsoft.auth.bearer(outlookAccount, 'Mail.Send'),
+    }),
+  ]);
+  return { gmail, graph, env: { GMAIL_API_URL: `${gmail.url}/`, MICROSOFT_GRAPH_URL: graph.url } };
+}
 
 /** The gateway app and the tenant's API key. */
 export interface Caller {

@@ -31,6 +31,7 @@ import { cityRecord, writeMmdb } from '@mailyard/testkit/mmdb';
 import { type SmtpReceiver, startSmtpReceiver } from '@mailyard/testkit/peers/smtp-receiver';
 import { freePort } from '@mailyard/testkit/process';
 import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
+import { trackedSendEnv } from '@mailyard/testkit/tracked-send-env';
 import { start as startTracking } from '@mailyard/tracking';
 import request from 'supertest';
 
@@ -86,18 +87,8 @@ export function describeTracking(mode: 'embedded' | 'servers'): void {
         SECRET_KEY: '5c'.repeat(32),
       };
     }
-    // TRACKING_BASE_URL unset: the default http://127.0.0.1:<TRACKING_PORT> is what the links use.
-    const config = configFrom({
-      ...storeEnv,
-      LOG_LEVEL: 'error',
-      OUTBOX_POLL_MS: '50',
-      API_KEY_CACHE_MS: '0',
-      MAILER_ALLOW_PRIVATE_HOSTS: '1',
-      SERVICE_DOMAIN: 'mailyard.test',
-      TRACKING_PORT: String(trackingPort),
-      TRACKING_BASE_URL: '',
-      HOST: '127.0.0.1',
-    });
+    // TRACKING_BASE_URL unset (trackedSendEnv): http://127.0.0.1:<TRACKING_PORT> is what the links use.
+    const config = configFrom({ ...storeEnv, ...trackedSendEnv(trackingPort) });
     sendCtx = await openContext(config, createLogger('tracking-test', 'error'));
     trackCtx =
       mode === 'servers' ? await openContext(config, createLogger('tracking-test', 'error')) : sendCtx;

@@ -8,6 +8,7 @@
 import { type AuditEntry, type AuditQuery, ulid } from '@mailyard/contracts';
 import type { Queryable } from '@mailyard/platform';
 import { type Page, pageAfter, toPage } from './cursor';
+import { SqlFilter } from './sql-filter';
 
 export interface AuditRecord {
   tenantId: string;
@@ -33,20 +34,15 @@ export const auditLog = {
   /** One page of the tenant's entries, newest first. Throws InvalidCursorError for a foreign token. */
   async list(db: Queryable, tenantId: string, q: AuditQuery): Promise<Page<AuditEntry>> {
     const before = pageAfter(q.pageToken);
-    const params: unknown[] = [tenantId];
-    const where = ['tenant_id = $1'];
-    const add = (value: unknown, clause: (p: string) => string) => {
-      params.push(value);
-      where.push(clause(`$${params.length}`));
-    };
-    if (q.startDate) add(q.startDate.at, (p) => `at >= ${p}::timestamptz`);
-    if (q.endDate) add(q.endDate.at, (p) => `at ${q.endDate!.exclusive ? '<' : '<='} ${p}::timestamptz`);
-    if (q.action !== undefined) add(q.action, (p) => `action = ${p}`);
-    if (before !== null) add(before, (p) => `id < ${p}`);
+    const f = new SqlFilter('tenant_id', tenantId);
+    const { params } = f;
+    f.timeRange('at', q.startDate, q.endDate);
+    if (q.action !== undefined) f.add(q.action, (p) => `action = ${p}`);
+    if (before !== null) f.add(before, (p) => `id < ${p}`);
     params.push(q.pageSize + 1);
     const { rows } = await db.query<AuditRow>(
       `SELECT id, at, key_id, action, resource, resource_id, ip FROM audit_log
-        WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
+        WHERE ${f.sql} ORDER BY id DESC LIMIT $${params.length}`,
       params,
     );
     const { items, nextCursor } = toPage(rows, q.pageSize, (r) => r.id);

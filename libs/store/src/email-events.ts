@@ -63,6 +63,14 @@ import {
 import { lockUnfinishedLogRows } from './email-logs';
 import { messageGroups } from './event-message-groups';
 import { statsRollupUpsertSql } from './stats-rollup-sql';
+import {
+  TRACKED_RECIPIENT_SELECT,
+  type TrackedRecipient,
+  type TrackedRecipientRow,
+  toTrackedRecipient,
+} from './tracked-recipient';
+
+export type { TrackedRecipient } from './tracked-recipient';
 
 export interface EmailEventRecipient {
   /** The email_logs row (of this tenant) the event moves forward. */
@@ -403,20 +411,6 @@ export function recordEmailEvents(db: Db, records: EmailEventRecord[]): Promise<
   return db.transaction((tx) => recordEmailEventsIn(tx, records));
 }
 
-/** What the tracking service needs about the recipient a link names. */
-export interface TrackedRecipient {
-  logId: string;
-  tenantId: string;
-  refId: string;
-  copyId: string;
-  email: string;
-  mailerId: string;
-  messageId: string;
-  /** The provider's thread the copy was delivered in (Gmail, Graph); '' when none. */
-  threadId: string;
-  customArgs: Record<string, unknown> | null;
-}
-
 /** The tenant's email_logs row `logId` of send `refId`, or null (another tenant's reads as absent). */
 export async function findTrackedRecipient(
   db: Queryable,
@@ -424,31 +418,9 @@ export async function findTrackedRecipient(
   refId: string,
   logId: string,
 ): Promise<TrackedRecipient | null> {
-  const { rows } = await db.query<{
-    id: string;
-    copy_id: string;
-    recipient: string;
-    mailer_id: string;
-    message_id: string;
-    thread_id: string;
-    custom_args: Record<string, unknown> | null;
-  }>(
-    `SELECT l.id, l.copy_id, l.recipient, l.mailer_id, l.message_id, l.thread_id, s.custom_args
-       FROM email_logs l JOIN sends s ON s.ref_id = l.ref_id
-      WHERE l.id = $1 AND l.tenant_id = $2 AND l.ref_id = $3`,
+  const { rows } = await db.query<TrackedRecipientRow>(
+    `${TRACKED_RECIPIENT_SELECT} WHERE l.id = $1 AND l.tenant_id = $2 AND l.ref_id = $3`,
     [logId, tenantId, refId],
   );
-  const r = rows[0];
-  if (!r) return null;
-  return {
-    logId: r.id,
-    tenantId,
-    refId,
-    copyId: r.copy_id,
-    email: r.recipient,
-    mailerId: r.mailer_id,
-    messageId: r.message_id,
-    threadId: r.thread_id,
-    customArgs: r.custom_args,
-  };
+  return rows[0] ? toTrackedRecipient(rows[0]) : null;
 }

@@ -1,6 +1,7 @@
 import { type EmailLogEntry, type LogsQuery, type RecipientType, ulid } from '@mailyard/contracts';
 import type { Queryable } from '@mailyard/platform';
 import { type Page, pageAfter, toPage } from './cursor';
+import { SqlFilter } from './sql-filter';
 
 export interface QueuedRecipient {
   copyId: string;
@@ -52,30 +53,18 @@ export const emailLogs = {
   ): Promise<Page<EmailLogEntry> & { totalCount: number }> {
     const before = pageAfter(q.pageToken);
 
-    const params: unknown[] = [tenantId];
-    const where = ['tenant_id = $1'];
-    const add = (value: unknown, clause: (p: string) => string) => {
-      params.push(value);
-      where.push(clause(`$${params.length}`));
-    };
-    if (q.email !== undefined) add(q.email.toLowerCase(), (p) => `lower(recipient) = ${p}`);
-    if (q.domain !== undefined) add(q.domain, (p) => `recipient_domain = ${p}`);
-    if (q.refId !== undefined) add(q.refId, (p) => `ref_id = ${p}`);
-    if (q.startDate) add(q.startDate.at, (p) => `created_at >= ${p}::timestamptz`);
-    if (q.endDate)
-      add(q.endDate.at, (p) => `created_at ${q.endDate!.exclusive ? '<' : '<='} ${p}::timestamptz`);
-    if (q.status !== undefined) add(q.status, (p) => `status = ${p}`);
-    if (q.subject !== undefined) add(`%${escapeLike(q.subject)}%`, (p) => `subject ILIKE ${p} ESCAPE '\\'`);
-    if (q.campaignId !== undefined) add(q.campaignId, (p) => `campaign_id = ${p}`);
-    if (q.recipientType !== undefined) add(q.recipientType, (p) => `recipient_type = ${p}`);
-    if (q.deliveredStartDate) add(q.deliveredStartDate.at, (p) => `delivered_at >= ${p}::timestamptz`);
-    if (q.deliveredEndDate) {
-      add(
-        q.deliveredEndDate.at,
-        (p) => `delivered_at ${q.deliveredEndDate!.exclusive ? '<' : '<='} ${p}::timestamptz`,
-      );
-    }
-    const filter = where.join(' AND ');
+    const f = new SqlFilter('tenant_id', tenantId);
+    const { params } = f;
+    if (q.email !== undefined) f.add(q.email.toLowerCase(), (p) => `lower(recipient) = ${p}`);
+    if (q.domain !== undefined) f.add(q.domain, (p) => `recipient_domain = ${p}`);
+    if (q.refId !== undefined) f.add(q.refId, (p) => `ref_id = ${p}`);
+    f.timeRange('created_at', q.startDate, q.endDate);
+    if (q.status !== undefined) f.add(q.status, (p) => `status = ${p}`);
+    if (q.subject !== undefined) f.add(`%${escapeLike(q.subject)}%`, (p) => `subject ILIKE ${p} ESCAPE '\\'`);
+    if (q.campaignId !== undefined) f.add(q.campaignId, (p) => `campaign_id = ${p}`);
+    if (q.recipientType !== undefined) f.add(q.recipientType, (p) => `recipient_type = ${p}`);
+    f.timeRange('delivered_at', q.deliveredStartDate, q.deliveredEndDate);
+    const filter = f.sql;
     const pageParams = [...params, q.pageSize + 1];
     const after = before === null ? '' : ` AND id < $${pageParams.push(before)}`;
 

@@ -15,47 +15,30 @@
  */
 import type { EmailEvent } from '@mailyard/contracts';
 import type { Queryable } from '@mailyard/platform';
-import { type TrackedRecipient, recordEmailEventsIn } from './email-events';
+import { recordEmailEventsIn } from './email-events';
 import { type SuppressionReasonValue, suppressions, unsubscribeIn } from './suppressions';
-
-const SELECT = `SELECT l.id, l.tenant_id, l.ref_id, l.copy_id, l.recipient, l.mailer_id, l.message_id, l.thread_id,
-                       s.custom_args
-                  FROM email_logs l JOIN sends s ON s.ref_id = l.ref_id`;
-
-type Row = {
-  id: string;
-  tenant_id: string;
-  ref_id: string;
-  copy_id: string;
-  recipient: string;
-  mailer_id: string;
-  message_id: string;
-  thread_id: string;
-  custom_args: Record<string, unknown> | null;
-};
-
-const toRecipient = (r: Row): TrackedRecipient => ({
-  logId: r.id,
-  tenantId: r.tenant_id,
-  refId: r.ref_id,
-  copyId: r.copy_id,
-  email: r.recipient,
-  mailerId: r.mailer_id,
-  messageId: r.message_id,
-  threadId: r.thread_id,
-  customArgs: r.custom_args,
-});
+import {
+  TRACKED_RECIPIENT_SELECT,
+  type TrackedRecipient,
+  type TrackedRecipientRow,
+  toTrackedRecipient,
+} from './tracked-recipient';
 
 /** The recipients (email_logs rows) of copy `copyId`, of whichever tenant; [] when unknown. */
 export async function findCopyRecipients(db: Queryable, copyId: string): Promise<TrackedRecipient[]> {
-  const { rows } = await db.query<Row>(`${SELECT} WHERE l.copy_id = $1 ORDER BY l.id`, [copyId]);
-  return rows.map(toRecipient);
+  const { rows } = await db.query<TrackedRecipientRow>(
+    `${TRACKED_RECIPIENT_SELECT} WHERE l.copy_id = $1 ORDER BY l.id`,
+    [copyId],
+  );
+  return rows.map(toTrackedRecipient);
 }
 
 /** The recipient of email_logs row `logId`, of whichever tenant; null when unknown. */
 export async function findLogRecipient(db: Queryable, logId: string): Promise<TrackedRecipient | null> {
-  const { rows } = await db.query<Row>(`${SELECT} WHERE l.id = $1`, [logId]);
-  return rows[0] ? toRecipient(rows[0]) : null;
+  const { rows } = await db.query<TrackedRecipientRow>(`${TRACKED_RECIPIENT_SELECT} WHERE l.id = $1`, [
+    logId,
+  ]);
+  return rows[0] ? toTrackedRecipient(rows[0]) : null;
 }
 
 export interface FeedbackOutcome {

@@ -12,8 +12,13 @@
  */
 import { ulid } from '@mailyard/contracts';
 import type { Lease, Queryable } from '@mailyard/platform';
-import type { TrackedRecipient } from './email-events';
 import { leaseEndSql, leaseFreeSql } from './lease-sql';
+import {
+  TRACKED_RECIPIENT_SELECT,
+  type TrackedRecipient,
+  type TrackedRecipientRow,
+  toTrackedRecipient,
+} from './tracked-recipient';
 
 /** What a provider callback is checked against. */
 export interface CallbackMailer {
@@ -200,34 +205,12 @@ export async function findProviderCopyRecipient(
   copyId: string,
   email: string,
 ): Promise<ProviderCopyRecipient | null> {
-  const { rows } = await db.query<{
-    id: string;
-    copy_id: string;
-    recipient: string;
-    mailer_id: string;
-    message_id: string;
-    thread_id: string;
-    attempts: number;
-    custom_args: Record<string, unknown> | null;
-  }>(
-    `SELECT l.id, l.copy_id, l.recipient, l.mailer_id, l.message_id, l.thread_id, l.attempts, s.custom_args
-       FROM email_logs l JOIN sends s ON s.ref_id = l.ref_id
+  const { rows } = await db.query<TrackedRecipientRow>(
+    `${TRACKED_RECIPIENT_SELECT}
       WHERE l.tenant_id = $1 AND l.ref_id = $2 AND l.copy_id = $3 AND lower(l.recipient) = lower($4)
       ORDER BY l.id LIMIT 1`,
     [tenantId, refId, copyId, email],
   );
   const r = rows[0];
-  if (!r) return null;
-  return {
-    logId: r.id,
-    tenantId,
-    refId,
-    copyId: r.copy_id,
-    email: r.recipient,
-    mailerId: r.mailer_id,
-    messageId: r.message_id,
-    threadId: r.thread_id,
-    customArgs: r.custom_args,
-    attempts: Number(r.attempts),
-  };
+  return r ? { ...toTrackedRecipient(r), attempts: Number(r.attempts) } : null;
 }

@@ -49,7 +49,7 @@ export async function loadSendingMailer(
   );
   const r = rows[0];
   if (!r) return null;
-  const state = r.deleted_at ? 'deleted' : r.state;
+  const state: SendingMailer['state'] = r.deleted_at ? 'deleted' : r.state;
   if (r.config_type === 'domain') {
     return {
       kind: 'domain',
@@ -64,25 +64,19 @@ export async function loadSendingMailer(
       customArgs: r.custom_args,
     };
   }
+  // What every mailer sending as an address (not a domain) carries.
+  const sender = { id: r.id, tenantId: r.tenant_id, configType: r.config_type, state, email: r.email };
   if (mailerCapabilities(r.config_type).credential === 'oauth') {
     return {
       kind: 'oauth',
-      id: r.id,
-      tenantId: r.tenant_id,
-      configType: r.config_type,
-      state,
-      email: r.email,
+      ...sender,
       ...(r.oauth_provider ? { oauthProvider: OAUTH_SEND_PROVIDER[r.oauth_provider] } : {}),
     };
   }
   if (mailerCapabilities(r.config_type).provider === 'sparkpost') {
     return {
       kind: 'sparkpost',
-      id: r.id,
-      tenantId: r.tenant_id,
-      configType: r.config_type,
-      state,
-      email: r.email,
+      ...sender,
       sparkpost: {
         apiKey: r.secret ? sealer.openText(r.secret) : '',
         baseUrl: r.config.base_url ?? null,
@@ -91,11 +85,7 @@ export async function loadSendingMailer(
   }
   return {
     kind: 'smtp',
-    id: r.id,
-    tenantId: r.tenant_id,
-    configType: r.config_type,
-    state,
-    email: r.email,
+    ...sender,
     smtp: {
       host: r.config.host ?? '',
       port: r.config.port ?? 587,

@@ -6,6 +6,7 @@ import {
 } from '@mailyard/contracts';
 import type { Queryable } from '@mailyard/platform';
 import { type Page, pageAfterKey, toKeyPage } from './cursor';
+import { SqlFilter } from './sql-filter';
 
 /**
  * The tenant's suppression list (table `suppressions`, migrations 0004 and 0032): one row per
@@ -116,16 +117,12 @@ export const suppressions = {
       q.pageToken,
       (k) => k.length === 2 && CURSOR_AT_FORMAT.test(k[0]!) && CURSOR_EMAIL_FORMAT.test(k[1]!),
     );
-    const params: unknown[] = [tenantId];
-    const where = ['tenant_id = $1'];
-    const add = (value: unknown, clause: (p: string) => string) => {
-      params.push(value);
-      where.push(clause(`$${params.length}`));
-    };
+    const f = new SqlFilter('tenant_id', tenantId);
+    const { params, where } = f;
     if (q.email !== undefined)
-      add(`%${escapeLike(addressKey(q.email))}%`, (p) => `email LIKE ${p} ESCAPE '\\'`);
-    if (q.reason !== undefined) add(q.reason, (p) => `reason = ${p}`);
-    const filter = where.join(' AND ');
+      f.add(`%${escapeLike(addressKey(q.email))}%`, (p) => `email LIKE ${p} ESCAPE '\\'`);
+    if (q.reason !== undefined) f.add(q.reason, (p) => `reason = ${p}`);
+    const filter = f.sql;
     const countParams = [...params];
     if (after) {
       params.push(after[0], after[1]);

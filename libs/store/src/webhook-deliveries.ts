@@ -8,6 +8,7 @@ import {
 import type { Queryable } from '@mailyard/platform';
 import { type Page, pageAfter, toPage } from './cursor';
 import { leaseEndSql, leaseFreeSql } from './lease-sql';
+import { SqlFilter } from './sql-filter';
 
 /**
  * Webhook deliveries (services/webhook-dispatcher): one row per HTTP request body and target,
@@ -339,24 +340,17 @@ export const webhookDeliveries = {
     q: DeliveriesQuery,
   ): Promise<Page<WebhookDeliveryView> & { totalCount: number }> {
     const after = pageAfter(q.pageToken);
-    const where = ['d.tenant_id = $1'];
-    const params: unknown[] = [tenantId];
-    const add = (sql: (n: string) => string, value: unknown) => {
-      params.push(value);
-      where.push(sql(`$${params.length}`));
-    };
-    if (q.event) add((p) => `${p} = ANY(d.event_types)`, q.event);
-    if (q.status) add((p) => `d.status = ${p}`, q.status);
-    if (q.startDate)
-      add((p) => `d.created_at ${q.startDate!.exclusive ? '>' : '>='} ${p}::timestamptz`, q.startDate.at);
-    if (q.endDate)
-      add((p) => `d.created_at ${q.endDate!.exclusive ? '<' : '<='} ${p}::timestamptz`, q.endDate.at);
-    const filters = where.join(' AND ');
+    const f = new SqlFilter('d.tenant_id', tenantId);
+    const { params } = f;
+    if (q.event) f.add(q.event, (p) => `${p} = ANY(d.event_types)`);
+    if (q.status) f.add(q.status, (p) => `d.status = ${p}`);
+    f.timeRange('d.created_at', q.startDate, q.endDate);
+    const filters = f.sql;
     const countParams = [...params];
-    if (after !== null) add((p) => `d.id < ${p}`, after);
+    if (after !== null) f.add(after, (p) => `d.id < ${p}`);
     params.push(q.pageSize + 1);
     const { rows } = await db.query<ViewRow>(
-      `${VIEW_SELECT} WHERE ${where.join(' AND ')} ORDER BY d.id DESC LIMIT $${params.length}`,
+      `${VIEW_SELECT} WHERE ${f.sql} ORDER BY d.id DESC LIMIT $${params.length}`,
       params,
     );
     const count = await db.query<{ n: string | number }>(

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { parseWithFieldMessages } from '../validation/messages';
-import { type TimeBound, pageSizeParam, queryParam as param, timeBoundParam } from './query-params';
+import { checkTimeRange, pageSizeParam, queryParam as param, timeBoundParam } from './query-params';
 
 export const AUDIT_ACTIONS = [
   'create',
@@ -51,9 +51,7 @@ export const AuditQuerySchema = z
     pageToken: param(z.string()),
   })
   .superRefine((q, ctx) => {
-    const after = (a?: TimeBound, b?: TimeBound) => a && b && Date.parse(a.at) > Date.parse(b.at);
-    if (after(q.startDate, q.endDate))
-      ctx.addIssue({ code: 'custom', message: 'startDate must not be after endDate' });
+    checkTimeRange(ctx, q.startDate, q.endDate, { start: 'startDate', end: 'endDate' });
   });
 export type AuditQuery = z.output<typeof AuditQuerySchema>;
 

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { ErrorText } from '../errors';
 import type { EmailEvent } from '../events/email-event';
-import { normalizeDomain, parseAddress } from '../validation/address';
+import { parseAddress } from '../validation/address';
 import { fieldErrorMap, parseWithFieldMessages } from '../validation/messages';
 import {
-  type TimeBound,
+  checkTimeRange,
+  domainParam,
   pageSizeParam,
   queryParam as param,
   timeBoundParam as timeParam,
@@ -42,14 +43,7 @@ export const LogsQuerySchema = z
       }),
     ),
     /** Recipient domain (IDNA ok), exact match, no subdomains. */
-    domain: param(
-      z.string().transform((v, ctx) => {
-        const d = normalizeDomain(v);
-        if (d) return d;
-        ctx.addIssue({ code: 'custom', message: ErrorText.invalidDomain });
-        return z.NEVER;
-      }),
-    ),
+    domain: param(domainParam()),
     refId: param(z.string().max(64, 'refId must be at most 64 characters')),
     startDate: param(timeParam('start')),
     endDate: param(timeParam('end')),
@@ -66,12 +60,11 @@ export const LogsQuerySchema = z
     pageToken: param(z.string()),
   })
   .superRefine((q, ctx) => {
-    const after = (a?: TimeBound, b?: TimeBound) => a && b && Date.parse(a.at) > Date.parse(b.at);
-    if (after(q.startDate, q.endDate))
-      ctx.addIssue({ code: 'custom', message: 'startDate must not be after endDate' });
-    if (after(q.deliveredStartDate, q.deliveredEndDate)) {
-      ctx.addIssue({ code: 'custom', message: 'deliveredStartDate must not be after deliveredEndDate' });
-    }
+    checkTimeRange(ctx, q.startDate, q.endDate, { start: 'startDate', end: 'endDate' });
+    checkTimeRange(ctx, q.deliveredStartDate, q.deliveredEndDate, {
+      start: 'deliveredStartDate',
+      end: 'deliveredEndDate',
+    });
   });
 export type LogsQuery = z.output<typeof LogsQuerySchema>;
 

@@ -1,10 +1,12 @@
 /**
  * The query parameters list routes share: single-string params where an empty one is absent,
  * time bounds (a bare date is that whole UTC day) and `pageSize`, each with the error message
- * the API gives for it. One definition, so every list route answers a bad value the same way.
+ * the API gives for it, a domain filter, and the check that a start does not come after its
+ * end. One definition, so every list route answers a bad value the same way.
  */
 import { z } from 'zod';
 import { ErrorText } from '../errors';
+import { normalizeDomain } from '../validation/address';
 import { fieldPath } from '../validation/messages';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './common';
 
@@ -64,3 +66,30 @@ export const pageSizeParam = () =>
       .min(1, ErrorText.invalidPageSize)
       .max(PAGE_SIZE_MAX, ErrorText.invalidPageSize),
   ).transform((v) => v ?? PAGE_SIZE_DEFAULT);
+
+/** A domain filter (IDNA ok): its ASCII form, lowercase. */
+export const domainParam = () =>
+  z.string().transform((v, ctx) => {
+    const d = normalizeDomain(v);
+    if (d) return d.toLowerCase();
+    ctx.addIssue({ code: 'custom', message: ErrorText.invalidDomain });
+    return z.NEVER;
+  });
+
+/**
+ * Adds `<startName> must not be after <endName>` when both bounds are given and the start lies
+ * after the end. With `emptyIsAfter`, a start at an exclusive end (a bare end date's next
+ * midnight) counts as after too: the range would be empty (stats); without it such a range is
+ * allowed and simply matches nothing (logs, audit).
+ */
+export function checkTimeRange(
+  ctx: z.RefinementCtx,
+  start: TimeBound | undefined,
+  end: TimeBound | undefined,
+  names: { start: string; end: string; emptyIsAfter?: boolean },
+): void {
+  if (!start || !end) return;
+  const [s, e] = [Date.parse(start.at), Date.parse(end.at)];
+  if (names.emptyIsAfter && end.exclusive ? s >= e : s > e)
+    ctx.addIssue({ code: 'custom', message: `${names.start} must not be after ${names.end}` });
+}

@@ -6,9 +6,14 @@
  * range rounded outward to whole buckets, at most STATS_MAX_BUCKETS of them.
  */
 import { z } from 'zod';
-import { normalizeDomain } from '../validation/address';
 import { parseWithFieldMessages } from '../validation/messages';
-import { type TimeBound, queryParam as param, timeBoundParam as timeParam } from './query-params';
+import {
+  type TimeBound,
+  checkTimeRange,
+  domainParam,
+  queryParam as param,
+  timeBoundParam as timeParam,
+} from './query-params';
 
 /** The counters, in the answer's order. */
 export const STATS_COUNTERS = [
@@ -79,22 +84,13 @@ export const StatsQuerySchema = z
       z.enum(STATS_GRANULARITIES, { errorMap: () => ({ message: 'granularity must be one of day, hour' }) }),
     ).transform((v) => v ?? 'day'),
     /** The sending domain (the From address's domain), IDNA ok, exact match. */
-    domain: param(
-      z.string().transform((v, ctx) => {
-        const d = normalizeDomain(v);
-        if (d) return d.toLowerCase();
-        ctx.addIssue({ code: 'custom', message: 'domain must be a valid domain name' });
-        return z.NEVER;
-      }),
-    ),
+    domain: param(domainParam()),
     mailer_id: param(z.string().max(64, 'mailer_id must be at most 64 characters')),
     campaignId: param(z.string().max(255, 'campaignId must be at most 255 characters')),
   })
   .superRefine((q, ctx) => {
     // A bare end date is exclusive at the next midnight: a start there is after the range.
-    const [start, end] = [q.startDate, q.endDate].map((b) => b && Date.parse(b.at));
-    if (start !== undefined && end !== undefined && (q.endDate!.exclusive ? start >= end : start > end))
-      ctx.addIssue({ code: 'custom', message: 'startDate must not be after endDate' });
+    checkTimeRange(ctx, q.startDate, q.endDate, { start: 'startDate', end: 'endDate', emptyIsAfter: true });
   });
 export type StatsQuery = z.output<typeof StatsQuerySchema>;
 

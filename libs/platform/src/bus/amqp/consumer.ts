@@ -1,20 +1,17 @@
 /**
- * Consumers: one channel each (for prefetch), re-attached after every reconnect. A message is
+ * Consumers: one channel each (for prefetch), re-attached after every reconnect (reattach.ts). A message is
  * acked once its handler finished, the acks of a turn of the event loop coalesced (ack-window.ts).
  */
 import type { Channel, ConsumeMessage, Options } from 'amqplib';
 import type { Logger } from '../../logger/logger';
-import { backoffMs } from '../../retry/backoff';
 import { type ConsumerSettings, errorMessage, handleMessage } from '../delivery';
 import type { Consumer, Handler } from '../types';
 import { AckWindow } from './ack-window';
 import type { Link } from './connection';
 import { deliveryOf, parkingProperties, retryProperties } from './message';
 import type { Publisher } from './publisher';
+import { ReattachingChannel, attachEach } from './reattach';
 import { declareWorkQueue } from './topology';
-
-/** Gap before re-attaching a consumer whose channel failed: 200 ms doubling up to 30 s. */
-const REATTACH = { minMs: 200, maxMs: 30_000, maxDoublings: 8 };
 
 export interface ConsumerDeps {
   logger: Logger;
@@ -26,24 +23,15 @@ export interface ConsumerDeps {
 
 /** Attaches consumers to a new connection; any that fail keep retrying on their own. */
 export async function attachAll(consumers: AmqpConsumer[], link: Link, logger: Logger): Promise<void> {
-  const resumed = await Promise.allSettled(consumers.map((c) => c.attach(link)));
-  resumed.forEach((r, i) => {
-    if (r.status === 'rejected') consumers[i]!.attachLater(link, errorMessage(r.reason));
-  });
+  const failed = await attachEach(consumers, link);
   if (consumers.length > 0) {
-    const failed = resumed.filter((r) => r.status === 'rejected').length;
     logger.info('AMQP consumers attached', { consumers: consumers.length - failed, failed });
   }
 }
 
-export class AmqpConsumer implements Consumer {
-  private channel: Channel | null = null;
+export class AmqpConsumer extends ReattachingChannel implements Consumer {
+  protected readonly retryWarning = 'AMQP consumer not attached; retrying';
   private tag: string | null = null;
-  private attachedTo: Link | null = null;
-  private attaching: Promise<void> | null = null;
-  private cancelled = false;
-  private retries = 0;
-  private retryTimer: NodeJS.Timeout | null = null;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly closedChannels = new WeakSet<Channel>();
   /** The acks still to send, per channel (delivery tags are the channel's). */
@@ -54,55 +42,26 @@ export class AmqpConsumer implements Consumer {
     private readonly settings: ConsumerSettings,
     private readonly handler: Handler<unknown>,
     private readonly deps: ConsumerDeps,
-  ) {}
+  ) {
+    super();
+  }
 
-  private get log() {
+  protected get log(): Logger {
     return this.deps.logger;
   }
 
-  /** Opens a channel on `link`, declares queues and bindings, starts consuming. Idempotent per link. */
-  attach(link: Link): Promise<void> {
-    if (this.cancelled) return Promise.resolve();
-    if (this.attachedTo === link && (this.channel || this.attaching))
-      return this.attaching ?? Promise.resolve();
-    this.attachedTo = link;
-    const attaching = this.open(link).finally(() => {
-      if (this.attaching === attaching) this.attaching = null;
-    });
-    this.attaching = attaching;
-    return attaching;
+  protected logFields(): Record<string, unknown> {
+    return { queue: this.settings.queue };
   }
 
-  /** The connection is gone; its channel and unacked deliveries with it. */
-  detach(link: Link): void {
-    if (this.attachedTo !== link) return;
-    this.channel = null;
+  /** The lost connection took the consumer tag with its channel. */
+  protected override detached(): void {
     this.tag = null;
-    this.attachedTo = null;
-  }
-
-  /** Retries attaching on a live connection with capped backoff (a reconnect also re-attaches). */
-  attachLater(link: Link, reason: string): void {
-    if (this.cancelled || link.lost || this.retryTimer) return;
-    const wait = backoffMs(this.retries++, REATTACH);
-    this.log.warn('AMQP consumer not attached; retrying', {
-      queue: this.settings.queue,
-      reason,
-      retry_in_ms: wait,
-    });
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = null;
-      if (this.cancelled || link.lost) return;
-      this.attach(link).catch((err) => this.attachLater(link, errorMessage(err)));
-    }, wait);
   }
 
   async cancel(): Promise<void> {
-    this.cancelled = true;
     this.deps.forget(this);
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = null;
-    if (this.attaching) await this.attaching.catch(() => {});
+    await this.stopAttaching();
     const ch = this.channel;
     const tag = this.tag;
     if (ch && tag) await ch.cancel(tag).catch(() => {});
@@ -115,7 +74,7 @@ export class AmqpConsumer implements Consumer {
     }
   }
 
-  private async open(link: Link): Promise<void> {
+  protected async open(link: Link): Promise<void> {
     const { queue, bindings, prefetch } = this.settings;
     const ch = await link.model.createChannel();
     ch.on('error', (err: Error) =>
@@ -136,7 +95,7 @@ export class AmqpConsumer implements Consumer {
         return;
       }
       this.tag = consumerTag;
-      this.retries = 0;
+      this.attached();
     } catch (err) {
       if (this.channel === ch) this.channel = null;
       await ch.close().catch(() => {});

@@ -17,6 +17,7 @@ import { encode } from './message';
 import { type AmqpBusOptions, withDefaults } from './options';
 import { readParked } from './parked';
 import { Publisher } from './publisher';
+import { attachEach } from './reattach';
 import { AmqpSubscription } from './subscription';
 import { EXCHANGES } from './topology';
 
@@ -148,11 +149,7 @@ class AmqpBus implements Bus {
 
   /** Declares every subscription's queue again on a new connection; failures retry on their own. */
   private async attachSubscriptions(link: Parameters<AmqpSubscription['attach']>[0]): Promise<void> {
-    const subs = [...this.subscriptions];
-    const results = await Promise.allSettled(subs.map((s) => s.attach(link)));
-    results.forEach((r, i) => {
-      if (r.status === 'rejected') subs[i]!.attachLater(link, errorMessage(r.reason));
-    });
+    await attachEach([...this.subscriptions], link);
   }
 
   async parked(queue: string, drain = false): Promise<ParkedMessage[]> {

@@ -2,87 +2,54 @@
  * Transient subscriptions (Bus.subscribe) on RabbitMQ: per subscription one channel and one
  * server-named queue, exclusive, auto-delete, non-durable, bounded by x-max-length with
  * drop-head (a subscriber that falls behind loses the oldest messages, the broker never piles
- * them up). Declared again on every reconnect (the queue died with the old connection).
+ * them up). Declared again on every reconnect (the queue died with the old connection;
+ * reattach.ts).
  * Messages are acknowledged as soon as the synchronous handler returned, the acks of one turn
  * of the event loop in one `multiple` frame; prefetch bounds what is in flight to this process.
  */
 import type { Channel, ConsumeMessage } from 'amqplib';
 import type { Logger } from '../../logger/logger';
-import { backoffMs } from '../../retry/backoff';
 import { type SubscriptionSettings, errorMessage, handleTransient } from '../delivery';
 import type { Consumer, SubscriptionHandler } from '../types';
 import type { Link } from './connection';
+import { ReattachingChannel } from './reattach';
 
 /** Unacknowledged messages the broker may push to one subscription. */
 const PREFETCH = 500;
-/** Gap before declaring a subscription again after its channel failed: 200 ms doubling up to 30 s. */
-const REATTACH = { minMs: 200, maxMs: 30_000, maxDoublings: 8 };
 
-export class AmqpSubscription implements Consumer {
-  private channel: Channel | null = null;
-  private attachedTo: Link | null = null;
-  private attaching: Promise<void> | null = null;
-  private cancelled = false;
-  private retries = 0;
-  private retryTimer: NodeJS.Timeout | null = null;
+export class AmqpSubscription extends ReattachingChannel implements Consumer {
+  protected readonly retryWarning = 'AMQP subscription not attached; retrying';
   /** Highest delivery tag handled and not yet acknowledged, per channel. */
   private pendingAck = new WeakMap<Channel, number>();
 
   constructor(
     private readonly settings: SubscriptionSettings,
     private readonly handler: SubscriptionHandler<unknown>,
-    private readonly logger: Logger,
+    protected readonly log: Logger,
     private readonly forget: (s: AmqpSubscription) => void,
-  ) {}
-
-  /** Declares the queue and its bindings on `link` and starts consuming. Idempotent per link. */
-  attach(link: Link): Promise<void> {
-    if (this.cancelled) return Promise.resolve();
-    if (this.attachedTo === link && (this.channel || this.attaching))
-      return this.attaching ?? Promise.resolve();
-    this.attachedTo = link;
-    const attaching = this.open(link).finally(() => {
-      if (this.attaching === attaching) this.attaching = null;
-    });
-    this.attaching = attaching;
-    return attaching;
+  ) {
+    super();
   }
 
-  detach(link: Link): void {
-    if (this.attachedTo !== link) return;
-    this.channel = null;
-    this.attachedTo = null;
-  }
-
-  attachLater(link: Link, reason: string): void {
-    if (this.cancelled || link.lost || this.retryTimer) return;
-    const wait = backoffMs(this.retries++, REATTACH);
-    this.logger.warn('AMQP subscription not attached; retrying', { reason, retry_in_ms: wait });
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = null;
-      if (this.cancelled || link.lost) return;
-      this.attach(link).catch((err) => this.attachLater(link, errorMessage(err)));
-    }, wait);
+  protected logFields(): Record<string, unknown> {
+    return {};
   }
 
   /** Closes the channel: the exclusive auto-delete queue goes with it. */
   async cancel(): Promise<void> {
     if (this.cancelled) return;
-    this.cancelled = true;
     this.forget(this);
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = null;
-    if (this.attaching) await this.attaching.catch(() => {});
+    await this.stopAttaching();
     const ch = this.channel;
     this.channel = null;
     if (ch) await ch.close().catch(() => {});
   }
 
-  private async open(link: Link): Promise<void> {
+  protected async open(link: Link): Promise<void> {
     const { bindings, maxQueued } = this.settings;
     const ch = await link.model.createChannel();
     ch.on('error', (err: Error) =>
-      this.logger.warn('AMQP subscription channel error', { error: errorMessage(err) }),
+      this.log.warn('AMQP subscription channel error', { error: errorMessage(err) }),
     );
     ch.on('close', () => {
       if (this.channel !== ch) return;
@@ -106,7 +73,7 @@ export class AmqpSubscription implements Consumer {
         await ch.close().catch(() => {});
         return;
       }
-      this.retries = 0;
+      this.attached();
     } catch (err) {
       if (this.channel === ch) this.channel = null;
       await ch.close().catch(() => {});
@@ -126,7 +93,7 @@ export class AmqpSubscription implements Consumer {
         failures: 0,
         redelivered: msg.fields.redelivered,
       };
-      handleTransient(msg.content.toString('utf8'), delivery, this.handler, this.logger);
+      handleTransient(msg.content.toString('utf8'), delivery, this.handler, this.log);
     }
     const scheduled = this.pendingAck.has(ch);
     this.pendingAck.set(ch, msg.fields.deliveryTag);
