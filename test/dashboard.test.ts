@@ -7,7 +7,8 @@
  * email is listed in Messages and its page shows the delivery; a webhook delivery is replayed; a
  * suppression is added and removed; a domain's records are shown; Overview draws its chart;
  * Sign out returns to the form; /docs renders the API with "Try it out". Throughout: no console
- * error, no page error, no request to another host. Screenshots go to docs/dashboard/.
+ * error, no page error, no request to another host. Screenshots go to docs/dashboard/ when run
+ * with DASHBOARD_SCREENSHOTS=1 (a temporary folder otherwise, so a test run changes no tracked file).
  * Also checked over HTTP: the CSP and cache headers, compressed answers, and the app's
  * JavaScript budget (250 KB compressed) on the built files.
  */
@@ -32,7 +33,11 @@ import { REPO_ROOT, type Spawned, apiUrl, freePort, spawnCompiled } from '@maily
 jest.setTimeout(300_000);
 
 const KEY = 'myk_dashboard_test_key_0123456789abcdefghij';
-const SHOTS = join(REPO_ROOT, 'docs', 'dashboard');
+/** docs/dashboard/ with DASHBOARD_SCREENSHOTS=1 (to refresh the docs' pictures), else a temporary folder. */
+const SHOTS =
+  process.env.DASHBOARD_SCREENSHOTS === '1'
+    ? join(REPO_ROOT, 'docs', 'dashboard')
+    : mkdtempSync(join(tmpdir(), 'mailyard-shots-'));
 const JS_BUDGET_BYTES = 250 * 1024;
 const IPHONE_MAIL =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 16_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148';
