@@ -142,6 +142,7 @@ afterAll(async () => {
   }
   await Promise.all([smtp?.close(), hooks?.close()]);
   rmSync(dataDir, { recursive: true, force: true });
+  if (process.env.DASHBOARD_SCREENSHOTS !== '1') rmSync(SHOTS, { recursive: true, force: true });
 });
 
 const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
