@@ -74,6 +74,7 @@ const NOT_SECRET: Record<string, RegExp> = {
   // Provider endpoints (empty = the public ones): addresses, never with credentials in them.
   GOOGLE_OAUTH_URL: /^$|^https:\/\/[^@]*$/,
   GMAIL_API_URL: /^$|^https:\/\/[^@]*$/,
+  SPARKPOST_API_URL: /^$|^https:\/\/[^@]*$/,
   MICROSOFT_LOGIN_URL: /^$|^https:\/\/[^@]*$/,
   MICROSOFT_GRAPH_URL: /^$|^https:\/\/[^@]*$/,
 };
