@@ -63,7 +63,6 @@ export function Show<T>({ load, children }: { load: Loaded<T>; children: (data: 
 /** Cursor paging: a stack of tokens lets "Previous" go back. */
 export function usePager(resetOn: unknown[]) {
   const [tokens, setTokens] = useState<(string | undefined)[]>([undefined]);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: reset when the filters change
   useEffect(() => setTokens([undefined]), resetOn);
   const token = tokens[tokens.length - 1];
   return {
