@@ -7,12 +7,16 @@
 // libs/platform/src/db/migrate.ts resolves them. scripts/run-dist.mjs (`pnpm start`) runs this
 // first when dist/bin is missing or older than the sources.
 //
+// It also builds the dashboard (GET /ui) and the /docs page into dist/ui/
+// (services/gateway/dashboard/build.mjs: content-hashed, pre-compressed browser assets).
+//
 // Each file is written aside and renamed into place, so a process starting from dist/bin while
 // another one rebuilds it never loads half a file.
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { buildDashboard } from '../services/gateway/dashboard/build.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -52,3 +56,5 @@ for (const file of result.outputFiles) {
   renameSync(aside, file.path);
 }
 console.log(`built ${Object.keys(entries).join(', ')} into ${relative(root, outdir)}`);
+const ui = await buildDashboard(join(root, 'dist', 'ui'));
+console.log(`built the dashboard (${ui.app.js}) and /docs (${ui.docs.js}) into dist/ui`);

@@ -34,6 +34,8 @@ apt_install dnsmasq-base dovecot-core dovecot-imapd openssl
 apt_install postfix swaks libnet-ssleay-perl python3-dkim python3-dnspython
 # k8s manifests: `kubectl kustomize` renders the overlays offline (test/k8s.test.ts).
 apt_install kubectl
+# The dashboard's browser tests (test/dashboard.test.ts): Debian's Chromium, driven by playwright-core.
+apt_install chromium
 
 # PostgreSQL: trust auth on loopback for the tests' throwaway databases.
 if ! pg_isready -h 127.0.0.1 -p 5432 -q; then

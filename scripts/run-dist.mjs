@@ -30,12 +30,14 @@ function newestSource() {
   for (const group of ['libs', 'services'])
     for (const pkg of readdirSync(join(root, group))) visit(join(root, group, pkg, 'src'));
   for (const file of readdirSync(join(root, 'scripts'))) visit(join(root, 'scripts', file));
+  visit(join(root, 'services', 'gateway', 'dashboard'));
   for (const file of ['deploy/build-dist.mjs', 'package.json', 'pnpm-lock.yaml']) visit(join(root, file));
   return newest;
 }
 
 const built = statSync(bundle, { throwIfNoEntry: false });
-if (!built || built.mtimeMs < newestSource()) {
+const ui = statSync(join(root, 'dist', 'ui', 'manifest.json'), { throwIfNoEntry: false });
+if (!built || !ui || Math.min(built.mtimeMs, ui.mtimeMs) < newestSource()) {
   process.stderr.write(
     `${built ? 'sources changed since the last build' : `no ${relative(root, bundle)} yet`}: building (pnpm build)\n`,
   );

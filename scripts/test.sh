@@ -9,7 +9,7 @@ bash scripts/ensure-services.sh
 [[ -d node_modules/.pnpm ]] || pnpm install --frozen-lockfile
 
 echo "== lint"; pnpm exec biome check .
-echo "== typecheck"; pnpm exec tsc -p tsconfig.json --noEmit
+echo "== typecheck"; pnpm exec tsc -p tsconfig.json --noEmit && pnpm exec tsc -p services/gateway/dashboard/tsconfig.json
 # TLS test peers (Dovecot IMAPS, SMTP STARTTLS) serve this certificate; Node reads
 # NODE_EXTRA_CA_CERTS only at start, so it is created and exported before jest.
 export NODE_EXTRA_CA_CERTS

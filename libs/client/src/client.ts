@@ -1,9 +1,3 @@
-/**
- * The Mailyard API client: `new Mailyard({ apiKey, basePath })`, one typed method per endpoint
- * the gateway serves (grouped as docs/api/README.md groups them), request and response
- * types from @mailyard/contracts. Transport, retries and errors live in http.ts / errors.ts.
- */
-import { randomUUID } from 'node:crypto';
 import type {
   AUDIT_ACTIONS,
   AbortBackfillResponse,
@@ -38,6 +32,7 @@ import type {
   ListTemplatesResponse,
   ListWebhooksResponse,
   MailerCreatedResponse,
+  MessageEventsResponse,
   RegisterWebhookResponse,
   RegisterWebhookSchema,
   RelayWebhookSchema,
@@ -66,6 +61,12 @@ import type { z } from 'zod';
 import { type EventStreamOptions, type StreamedEvent, streamEvents } from './events-stream';
 import { type CallOptions, type HttpOptions, type RetryOptions, call } from './http';
 import { paginate } from './paginate';
+/**
+ * The Mailyard API client: `new Mailyard({ apiKey, basePath })`, one typed method per endpoint
+ * the gateway serves (grouped as docs/api/README.md groups them), request and response
+ * types from @mailyard/contracts. Transport, retries and errors live in http.ts / errors.ts.
+ */
+import { randomUUID } from './random-uuid';
 
 export interface MailyardOptions {
   apiKey: string;
@@ -280,6 +281,9 @@ export class Mailyard {
         const p = await this.logs.list({ ...params, pageToken });
         return { items: p.data, nextPageToken: p.nextPageToken };
       }),
+    /** GET /v1/email/logs/{refId}/events: the send's events, oldest first (its timeline). */
+    events: (refId: string) =>
+      this.req<MessageEventsResponse>({ method: 'GET', path: `/v1/email/logs/${enc(refId)}/events` }),
   };
 
   readonly stats = {

@@ -196,6 +196,9 @@ describe('@mailyard/client against a running gateway', () => {
     const all = [];
     for await (const l of client.logs.listAll({ pageSize: 1 })) all.push(l);
     expect(all).toHaveLength(4);
+    // Its timeline: no event yet (no send service here), and an unknown ref_id is a NotFoundError.
+    expect(await client.logs.events(sent.ref_id)).toEqual({ success: true, data: [], truncated: false });
+    await expect(client.logs.events('01NOSUCHSEND0000000000000')).rejects.toBeInstanceOf(NotFoundError);
 
     await client.suppressions.unsubscribe('A@Example.test');
     expect((await client.suppressions.subscribe('a@example.test')).success).toBe(true);

@@ -33,6 +33,7 @@ export const ErrorText = {
   invalidRequest: 'Invalid request',
   tenantNotFound: 'Tenant not found',
   keyNotFound: 'API key not found',
+  messageNotFound: 'Message not found',
   // Key scopes (docs/api/keys.md): a key used out of its scope gets 403 with one of these
   scopeManageKeys: 'This API key is not allowed to manage API keys',
   scopeChangeConfiguration: 'This API key is not allowed to change configuration',

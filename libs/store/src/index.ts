@@ -9,6 +9,7 @@ export * from './mailers';
 export * from './mailer-activity';
 export * from './sends';
 export * from './email-logs';
+export * from './email-timeline';
 export * from './stats';
 export { STATS_SLOTS } from './stats-rollup-sql';
 export * from './suppressions';

@@ -27,6 +27,7 @@ import { apiKeyAuth } from './auth/api-key-auth';
 import { KeyCache } from './auth/key-cache';
 import type { KeyUsage } from './auth/key-usage';
 import { backfillRoutes } from './backfill/routes';
+import { dashboardRoutes } from './dashboard/routes';
 import { domainRoutes } from './domains/routes';
 import { EventHub } from './events-stream/event-hub';
 import { eventStreamRoutes } from './events-stream/routes';
@@ -127,6 +128,7 @@ export function buildGatewayApp(
       // Records every change a /v1 route answers with 2xx (audit/audit-table.ts), before the answer.
       app.use('/v1', auditStep(db, logger));
       app.use(prefixedRouter(openApiRoutes()));
+      app.use(prefixedRouter(dashboardRoutes()));
       app.use(prefixedRouter(adminRoutes(db, keyCache)));
       app.use(prefixedRouter(templateRoutes(db)));
       app.use(prefixedRouter(domainRoutes(ctx, { onOutboxWrite: hooks.onOutboxWrite })));

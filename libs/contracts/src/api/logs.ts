@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ErrorText } from '../errors';
+import type { EmailEvent } from '../events/email-event';
 import { parseAddress } from '../validation/address';
 import { fieldErrorMap, parseWithFieldMessages } from '../validation/messages';
 import {
@@ -93,4 +94,14 @@ export interface ListLogsResponse {
   data: EmailLogEntry[];
   nextPageToken: string | null;
   totalCount: number;
+}
+
+/** Most events GET /v1/email/logs/{refId}/events returns (the first ones; `truncated` says more exist). */
+export const MESSAGE_EVENTS_LIMIT = 1000;
+
+/** GET /v1/email/logs/{refId}/events (docs/api/logs.md): a send's events, oldest first. */
+export interface MessageEventsResponse {
+  success: true;
+  data: EmailEvent[];
+  truncated: boolean;
 }

@@ -39,6 +39,7 @@ import {
   UpdateTemplateSchema,
   UpdateWebhookSchema,
   WebhookEventBodySchema,
+  emptyTracking,
 } from '@mailyard/contracts';
 import type {
   AbortBackfillResponse,
@@ -331,6 +332,41 @@ export const OPERATIONS: Operation[] = [
       ]),
     },
     errors: [400],
+  },
+  {
+    method: 'GET',
+    path: '/v1/email/logs/:refId/events',
+    tag: 'Logs',
+    summary:
+      "A send's events, oldest first (its timeline: SMTP answers, bounces, opens and clicks); at most 1000",
+    auth: 'apiKey',
+    success: {
+      status: 200,
+      description: 'The events, as webhooks receive them',
+      example: {
+        success: true,
+        truncated: false,
+        data: [
+          {
+            event: 'MAIL_DELIVERED',
+            success: true,
+            details: {
+              ref_id: '01JD5K7ZQ3X0V8Y2N4M6P8R0TF',
+              mailer_id: MAILER,
+              email: ['jane@example.org'],
+              custom_args: null,
+              message_id: '<svc_mailer_01JD5K7ZQ3X0V8Y2N4M6P8R0TF.1@mail.example.com>',
+              thread_id: '',
+              webhook_id: '',
+              event_at: T,
+              tracking: emptyTracking(),
+              failed_reason: '',
+            },
+          },
+        ],
+      },
+    },
+    errors: [404],
   },
   {
     method: 'GET',
@@ -1280,7 +1316,19 @@ export const OPERATIONS: Operation[] = [
       ['/healthz', 'Liveness: the process is up', { status: 'ok' }],
       ['/readyz', 'Readiness: database, bus and kv answer', { status: 'ready' }],
       ['/openapi.json', 'This OpenAPI document', { openapi: '3.1.0' }],
-      ['/docs', 'HTML reference generated from this document', '<!doctype html>...'],
+      ['/docs', 'The API reference: Swagger UI over this document, with "Try it out"', '<!doctype html>...'],
+      [
+        '/ui',
+        'The dashboard (docs/dashboard.md): a single-page app; sign in with an API key',
+        '<!doctype html>...',
+      ],
+      ['/ui/:page', 'A dashboard page (the same app, e.g. /ui/messages)', '<!doctype html>...'],
+      ['/ui/:page/:item', "A dashboard item's page (e.g. /ui/messages/{ref_id})", '<!doctype html>...'],
+      [
+        '/ui/assets/:name',
+        'A content-hashed dashboard or /docs file (JavaScript, CSS), cached for a year',
+        '...',
+      ],
     ] as const
   ).map(
     ([path, summary, example]): Operation => ({

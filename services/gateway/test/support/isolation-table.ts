@@ -213,6 +213,14 @@ export const ISOLATION_TABLE: Record<string, Row> = {
       'data',
     ),
   ),
+  // A's send's timeline reads as no such message.
+  'GET /v1/email/logs/:refId/events': row(
+    refused(
+      "reads A's send's events",
+      ({ a }) => `/v1/email/logs/${a.refId}/events`,
+      ErrorText.messageNotFound,
+    ),
+  ),
   // Stats: B's own counts, all zero, also filtered by A's mailer, sending domain or campaign.
   'GET /v1/stats': row(
     zeroStats("B's stats", () => '/v1/stats'),
