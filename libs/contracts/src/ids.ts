@@ -55,3 +55,9 @@ export function isUlid(value: string): boolean {
 export function hasIdPrefix(value: string, prefix: IdPrefixValue): boolean {
   return value.startsWith(prefix) && isUlid(value.slice(prefix.length));
 }
+
+/**
+ * What every Message-ID we write starts with (`<svc_mailer_{id}@SERVICE_DOMAIN>`): the send
+ * service writes it, the MX's strict_replies rule recognises replies to our mail by it.
+ */
+export const SERVICE_MESSAGE_ID_PREFIX = 'svc_mailer_';

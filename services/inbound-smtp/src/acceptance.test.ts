@@ -1,5 +1,5 @@
+import { SERVICE_MESSAGE_ID_PREFIX } from '@mailyard/contracts';
 import {
-  SERVICE_MESSAGE_ID_PREFIX,
   decideAfterData,
   decideRecipient,
   decideRecipientCount,

@@ -28,9 +28,7 @@
  * there is 550 (service-address.ts checks the signatures).
  * Rejections carry an enhanced status code and a text the sender can act on.
  */
-
-/** The local-part prefix of the Message-IDs of mail the service sends (docs/sending.md). */
-export const SERVICE_MESSAGE_ID_PREFIX = 'svc_mailer_';
+import { SERVICE_MESSAGE_ID_PREFIX } from '@mailyard/contracts';
 
 /** The first message id of In-Reply-To is one of ours: optional blanks and `<`, then the prefix in any case. */
 const OUR_REPLY = new RegExp(`^\\s*<?\\s*${SERVICE_MESSAGE_ID_PREFIX}`, 'i');

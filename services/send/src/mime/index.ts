@@ -19,7 +19,7 @@
  * multipart.ts the structure.
  */
 import type { CopyRecipient, StoredSendRequest } from '@mailyard/contracts';
-import { isProtectedHeader, isThreadingHeader } from '@mailyard/contracts';
+import { SERVICE_MESSAGE_ID_PREFIX, isProtectedHeader, isThreadingHeader } from '@mailyard/contracts';
 import type { RenderedCopy } from '../render';
 import { attachmentParts } from './attachments';
 import { type Address, writeMessage } from './message';
@@ -42,8 +42,6 @@ export interface BuiltMessage {
   messageId: string;
 }
 
-export const MESSAGE_ID_PREFIX = 'svc_mailer_';
-
 function headerValue(headers: Record<string, string> | undefined, name: string): string | undefined {
   if (!headers) return undefined;
   const key = Object.keys(headers).find((k) => k.toLowerCase() === name);
@@ -57,7 +55,7 @@ export function serviceMessageId(id: string, serviceDomain: string): string {
       .trim()
       .replace(/^<+|>+$/g, '')
       .replace(/[^A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]/g, '_') || '_';
-  return `<${MESSAGE_ID_PREFIX}${unique}@${serviceDomain}>`;
+  return `<${SERVICE_MESSAGE_ID_PREFIX}${unique}@${serviceDomain}>`;
 }
 
 export async function buildMessage(input: BuildInput): Promise<BuiltMessage> {
