@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BOUNCE_CATEGORIES } from '../deliverability/bounce-category';
 
 /**
  * Email events (docs/events.md "The event object"). Published on Exchange.events with routing
@@ -124,6 +125,8 @@ export const EmailEventDetailsSchema = z.object({
   provider_error: z.string().min(1).optional(),
   error_code: z.string().optional(),
   num_retries: z.string().optional(),
+  /** MAIL_BOUNCE and SMTP_ERROR (additive): why it failed (docs/deliverability.md "Bounce categories"). */
+  bounce_category: z.enum(BOUNCE_CATEGORIES).optional(),
 });
 export type EmailEventDetails = z.infer<typeof EmailEventDetailsSchema>;
 
