@@ -31,6 +31,7 @@ import {
 } from '@mailyard/contracts';
 import {
   type Bus,
+  type ByteBudget,
   type Db,
   type Delivery,
   type Logger,
@@ -52,7 +53,7 @@ import {
   recordProviderAcceptance,
   verifiedDomainKey,
 } from '@mailyard/store';
-import { type ByteBudget, copyCostBytes } from './byte-budget';
+import { copyCostBytes } from './copy-cost';
 import { plannedCopy } from './copy-plan';
 import { type DkimKey, dkimSign } from './dkim';
 import type { EventContext, EventRecipient, EventWriter, PlannedEvent } from './emit-event';

@@ -5,9 +5,9 @@ import {
   type ServiceContext,
   startOutboxRelay,
 } from '@mailyard/platform';
+import { ByteBudget } from '@mailyard/platform';
 import { type OAuthAccessTokens, oauthAccessTokens } from '@mailyard/providers';
 import { oauthGrantStore } from '@mailyard/store';
-import { ByteBudget } from './byte-budget';
 import { type ConsumerDeps, createSendHandler } from './consumer';
 import { EventWriter } from './emit-event';
 import { CopyLoader, RequestCache } from './load-copy';
