@@ -36,8 +36,12 @@ const params = (f: ReportsFilter) => [
   new Date(f.to).toISOString(),
 ];
 
-/** Failure types longer than this are cut (result-type is a short RFC 8460 keyword). */
-const RESULT_TYPE_MAX = 64;
+/**
+ * A result-type as RFC 8460 writes them (`certificate-expired`, `sts-policy-invalid`: lowercase
+ * words and hyphens); anything else a reporter sends is counted under OTHER_TYPE.
+ */
+const RESULT_TYPE_RE = '^[a-z0-9][a-z0-9-]{0,63}$';
+const OTHER_TYPE = 'other';
 /** A failed_session_count above this (or below 0) is not a count a reporter sends: skipped. */
 const COUNT_MAX = 1e12;
 
@@ -87,7 +91,8 @@ export const deliverabilitySummary = {
    * The TLS-RPT reports that started in [from, to) (whole UTC days), per day that has any
    * (keyed by the day's start in ms): reports, successful and failed sessions, failed sessions
    * by result type (failure_details[].failed_session_count; entries without a result type or a
-   * numeric count are skipped).
+   * count in 0..COUNT_MAX are skipped; a result type that is not an RFC 8460 style keyword is
+   * counted as `other`).
    */
   async tlsDays(db: Queryable, f: ReportsFilter): Promise<Map<number, Omit<TlsReportDay, 'date'>>> {
     const { rows } = await db.query<{
@@ -110,7 +115,9 @@ export const deliverabilitySummary = {
           GROUP BY rep.day
        ),
        failures AS (
-         SELECT rep.day, left(d->>'result_type', ${RESULT_TYPE_MAX}) AS result_type,
+         SELECT rep.day,
+                CASE WHEN lower(d->>'result_type') ~ '${RESULT_TYPE_RE}' THEN lower(d->>'result_type')
+                     ELSE '${OTHER_TYPE}' END AS result_type,
                 sum((d->>'failed_session_count')::numeric)::bigint AS type_count
            FROM rep
            JOIN tls_report_policies p ON p.report_id = rep.id
@@ -142,7 +149,6 @@ export const deliverabilitySummary = {
         reports: Number(d.sessions?.reports ?? 0),
         successful: Number(d.sessions?.successful ?? 0),
         failed: Number(d.sessions?.failed ?? 0),
-        // fromEntries defines own properties: a result type named __proto__ stays a plain key.
         failure_types: Object.fromEntries(d.types.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))),
       });
     return out;
