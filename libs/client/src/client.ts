@@ -14,6 +14,7 @@ import type {
   CreateSparkPostMailerSchema,
   CreateTemplateResponse,
   CreateTemplateSchema,
+  DmarcSummaryResponse,
   DomainResponse,
   EMAIL_LOG_STATUSES,
   EmailLogEntry,
@@ -46,6 +47,7 @@ import type {
   SuppressionEntry,
   SuppressionReasonValue,
   SuppressionResponse,
+  TlsReportsResponse,
   UpdateImapMailerSchema,
   UpdateInboundDomainSchema,
   UpdateInboundUsernameSchema,
@@ -126,6 +128,15 @@ export interface StatsParams {
   domain?: string;
   mailer_id?: string;
   campaignId?: string;
+}
+
+/**
+ * GET /v1/domain/{domain}/dmarc and /tls-reports dates (RFC 3339 or YYYY-MM-DD, a bare date is
+ * that whole UTC day); default: the last 30 days including today.
+ */
+export interface ReportRangeParams {
+  startDate?: string;
+  endDate?: string;
 }
 
 /** GET /v1/audit filters (dates: RFC 3339 or YYYY-MM-DD, a bare date is that whole UTC day). */
@@ -341,6 +352,20 @@ export class Mailyard {
       paginate(async (pageToken) => {
         const p = await this.domains.list({ ...params, pageToken });
         return { items: p.data, nextPageToken: p.nextPageToken };
+      }),
+    /** GET /v1/domain/{domain}/dmarc: the DMARC aggregate reports summed (messages, aligned passes, sources). */
+    dmarc: (domain: string, params: ReportRangeParams = {}) =>
+      this.req<DmarcSummaryResponse>({
+        method: 'GET',
+        path: `/v1/domain/${enc(domain)}/dmarc`,
+        query: { ...params },
+      }),
+    /** GET /v1/domain/{domain}/tls-reports: TLS-RPT sessions per UTC day, failures by result type. */
+    tlsReports: (domain: string, params: ReportRangeParams = {}) =>
+      this.req<TlsReportsResponse>({
+        method: 'GET',
+        path: `/v1/domain/${enc(domain)}/tls-reports`,
+        query: { ...params },
       }),
   };
 

@@ -263,7 +263,7 @@ describe('@mailyard/client against a running gateway', () => {
     await client.mailers.delete(m.mailer_id);
   });
 
-  it('domains: add, get, verify, list, delete; a duplicate is a ConflictError', async () => {
+  it('domains: add, get, verify, list, report summaries, delete; a duplicate is a ConflictError', async () => {
     const added = await client.domains.add({ domain: 'client-sdk.test' });
     expect(added.data.domain).toBe('client-sdk.test');
     expect(added.data.records.length).toBeGreaterThan(0);
@@ -272,6 +272,29 @@ describe('@mailyard/client against a running gateway', () => {
     const verified = await client.domains.verify('client-sdk.test');
     expect(verified.data.verified).toBe(false);
     expect((await client.domains.list()).data.map((d) => d.domain)).toEqual(['client-sdk.test']);
+    // The report summaries (no reports yet: zeros), their dates sent as query parameters.
+    const dmarc = await client.domains.dmarc('client-sdk.test', {
+      startDate: '2026-01-01',
+      endDate: '2026-01-31',
+    });
+    expect(dmarc.data).toEqual({
+      reports: 0,
+      messages: 0,
+      dmarc_pass: 0,
+      dkim_aligned_pass: 0,
+      spf_aligned_pass: 0,
+      sources: [],
+    });
+    const tls = await client.domains.tlsReports('client-sdk.test', {
+      startDate: '2026-01-01',
+      endDate: '2026-01-03',
+    });
+    expect(tls.data.days.map((d) => d.date)).toEqual(['2026-01-01', '2026-01-02', '2026-01-03']);
+    expect((await client.domains.tlsReports('client-sdk.test')).data.days).toHaveLength(30);
+    await expect(client.domains.dmarc('client-sdk.test', { startDate: 'soon' })).rejects.toBeInstanceOf(
+      BadRequestError,
+    );
+    await expect(client.domains.dmarc('nowhere-sdk.test')).rejects.toBeInstanceOf(NotFoundError);
     await client.domains.delete('client-sdk.test');
     await expect(client.domains.get('client-sdk.test')).rejects.toBeInstanceOf(NotFoundError);
   });

@@ -8,6 +8,7 @@ export * from './api/send-parse';
 export * from './api/logs';
 export * from './api/events-stream';
 export * from './api/stats';
+export * from './api/deliverability';
 export * from './api/suppressions';
 export * from './validation';
 export * from './api/admin';

@@ -11,6 +11,7 @@ export * from './sends';
 export * from './email-logs';
 export * from './email-timeline';
 export * from './stats';
+export * from './deliverability-summary';
 export { STATS_SLOTS } from './stats-rollup-sql';
 export * from './suppressions';
 export * from './email-events';

@@ -225,6 +225,35 @@ describe('domain verification against DNS (servers)', () => {
     });
   });
 
+  it("the owner's own DMARC record without our rua: still verified, told to add our address", async () => {
+    const data = await add({ domain: 'owndmarc.example.com' });
+    expect(record(data, 'dmarc')).toMatchObject({
+      name: '_dmarc.owndmarc.example.com',
+      value: 'v=DMARC1; p=none; rua=mailto:dmarc@mailyard.test',
+      required: false,
+    });
+    await publish(
+      'owndmarc.example.com',
+      zoneFor(data, { dmarc: 'v=DMARC1; p=reject; rua=mailto:agg@owndmarc.example.com' }),
+    );
+    const res = await verify('owndmarc.example.com');
+    expect(res.body).toMatchObject({ message: 'Domain verified', data: { verified: true } });
+    expect(record(res.body.data, 'dmarc')).toMatchObject({
+      verified: false,
+      reason:
+        'DMARC record at _dmarc.owndmarc.example.com does not send aggregate reports to this service: keep the record and add mailto:dmarc@mailyard.test to its rua= tag (comma separated after any address it has) (recommended, not required for verification)',
+    });
+    await publish(
+      'owndmarc.example.com',
+      zoneFor(data, {
+        dmarc: 'v=DMARC1; p=reject; rua=mailto:agg@owndmarc.example.com,mailto:dmarc@mailyard.test',
+      }),
+    );
+    const merged = await verify('owndmarc.example.com');
+    expect(record(merged.body.data, 'dmarc')).toEqual(expect.objectContaining({ verified: true }));
+    expect(record(merged.body.data, 'dmarc')).not.toHaveProperty('reason');
+  });
+
   it('NXDOMAIN: every record unverified with its reason', async () => {
     await add({ domain: 'nowhere.example.com' });
     const res = await verify('nowhere.example.com');

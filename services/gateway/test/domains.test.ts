@@ -56,7 +56,7 @@ for (const mode of MODES) {
       expect(dmarc).toMatchObject({
         type: 'TXT',
         name: '_dmarc.example.com',
-        value: 'v=DMARC1; p=none;',
+        value: 'v=DMARC1; p=none; rua=mailto:dmarc@mailyard.test',
         required: false,
       });
       expect(mx).toMatchObject({

@@ -12,7 +12,7 @@ import { REPO_ROOT } from '@mailyard/testkit/process';
 import request from 'supertest';
 import { z } from 'zod';
 import { OPERATIONS } from '../src/openapi/catalogue';
-import { openApiPath } from '../src/openapi/document';
+import { buildOpenApiDocument, openApiPath } from '../src/openapi/document';
 import { type TestGateway, createStores, startGateway } from './support/harness';
 
 const ErrorEnvelope = z
@@ -51,6 +51,21 @@ describe('OpenAPI document', () => {
     (_name, op) => {
       const r = op.query!.schema.safeParse(op.query!.example);
       expect(r.error?.issues ?? []).toEqual([]);
+    },
+  );
+
+  it.each(OPERATIONS.filter((o) => o.success.schema).map((o) => [`${o.method} ${o.path}`, o] as const))(
+    'the answer example of %s validates against its schema, which the document shows',
+    (_name, op) => {
+      const r = op.success.schema!.safeParse(op.success.example);
+      expect(r.error?.issues ?? []).toEqual([]);
+      type Answer = { content: Record<string, { schema?: { type?: string } }> };
+      const doc = buildOpenApiDocument() as {
+        paths: Record<string, Record<string, { responses: Record<string, Answer> }>>;
+      };
+      const answer =
+        doc.paths[openApiPath(op.path)]![op.method.toLowerCase()]!.responses[String(op.success.status)]!;
+      expect(answer.content['application/json']!.schema?.type).toBe('object');
     },
   );
 

@@ -36,6 +36,10 @@ describe('key scopes', () => {
   it('read may GET (and HEAD/OPTIONS) anything but the keys', () => {
     for (const m of ['GET', 'HEAD', 'OPTIONS']) expect(allowed('read', m, '/v1/email/logs')).toBe(true);
     expect(allowed('read', 'GET', '/v1/audit?action=create')).toBe(true);
+    // The domain report summaries (DMARC, TLS-RPT) are reads.
+    expect(allowed('read', 'GET', '/v1/domain/example.com/dmarc?startDate=2026-01-01')).toBe(true);
+    expect(allowed('read', 'GET', '/v1/domain/example.com/tls-reports')).toBe(true);
+    expect(scopeRefusal('send', 'GET', '/v1/domain/example.com/dmarc')).toBe(ErrorText.scopeReadData);
     expect(scopeRefusal('read', 'POST', '/v1/email/send')).toBe(ErrorText.scopeSendEmail);
     expect(scopeRefusal('read', 'POST', '/v1/email/send/x/cancel')).toBe(ErrorText.scopeSendEmail);
     for (const m of ['POST', 'PUT', 'DELETE', 'PATCH'])

@@ -13,6 +13,7 @@ describe('suggested DNS records', () => {
       spfInclude: '_spf.mail.example',
       sendingIps: [],
       mxHost: 'mail.example',
+      dmarcRua: 'dmarc@mail.example',
     });
     expect(
       dnsSettings({
@@ -21,21 +22,31 @@ describe('suggested DNS records', () => {
         SPF_INCLUDE: 'none',
         INBOUND_MX_HOST: 'mx.x.example',
       }),
-    ).toEqual({ spfInclude: null, sendingIps: ['192.0.2.1'], mxHost: 'mx.x.example' });
+    ).toEqual({
+      spfInclude: null,
+      sendingIps: ['192.0.2.1'],
+      mxHost: 'mx.x.example',
+      dmarcRua: 'dmarc@x.example',
+    });
   });
 
   it('puts the domain IPs and SENDING_IPS before the include in the SPF value', () => {
-    const s: DnsSettings = { spfInclude: '_spf.m.test', sendingIps: ['192.0.2.0/28'], mxHost: 'm.test' };
+    const s: DnsSettings = {
+      spfInclude: '_spf.m.test',
+      sendingIps: ['192.0.2.0/28'],
+      mxHost: 'm.test',
+      dmarcRua: 'dmarc@m.test',
+    };
     expect(spfRecordValue(['198.51.100.1', '2001:db8::1'], s)).toBe(
       'v=spf1 ip4:198.51.100.1 ip6:2001:db8::1 ip4:192.0.2.0/28 include:_spf.m.test ~all',
     );
     expect(spfRecordValue([], { ...s, spfInclude: null, sendingIps: [] })).toBe('v=spf1 ~all');
   });
 
-  it('lists DKIM and SPF as required, DMARC and MX as suggestions', () => {
+  it('lists DKIM and SPF as required, DMARC (reports to our MX) and MX as suggestions', () => {
     const records = expectedRecords(
       { name: 'example.com', selector: 'sel', dkimPublicKey: 'KEY', ips: [] },
-      { spfInclude: '_spf.m.test', sendingIps: [], mxHost: 'm.test' },
+      { spfInclude: '_spf.m.test', sendingIps: [], mxHost: 'm.test', dmarcRua: 'dmarc@m.test' },
     );
     expect(
       records.map(({ purpose, type, name, value, required }) => ({ purpose, type, name, value, required })),
@@ -58,7 +69,7 @@ describe('suggested DNS records', () => {
         purpose: 'dmarc',
         type: 'TXT',
         name: '_dmarc.example.com',
-        value: 'v=DMARC1; p=none;',
+        value: 'v=DMARC1; p=none; rua=mailto:dmarc@m.test',
         required: false,
       },
       { purpose: 'mx', type: 'MX', name: 'example.com', value: 'm.test', required: false },

@@ -13,6 +13,8 @@ export interface DnsSettings {
   sendingIps: string[];
   /** Host the MX record points at (INBOUND_MX_HOST, default SERVICE_DOMAIN). */
   mxHost: string;
+  /** Where DMARC aggregate reports go (`dmarc@<SERVICE_DOMAIN>`, read by the MX): the `rua` of the suggested DMARC record. */
+  dmarcRua: string;
 }
 
 export function dnsSettings(
@@ -23,6 +25,7 @@ export function dnsSettings(
     spfInclude: config.SPF_INCLUDE === 'none' ? null : (config.SPF_INCLUDE ?? `_spf.${serviceDomain}`),
     sendingIps: config.SENDING_IPS,
     mxHost: config.INBOUND_MX_HOST ?? serviceDomain,
+    dmarcRua: `dmarc@${serviceDomain}`,
   };
 }
 
@@ -38,6 +41,14 @@ export async function generateDkimKeyPair(): Promise<{ publicKey: string; privat
 
 export const dkimRecordName = (domain: string, selector: string) => `${selector}._domainkey.${domain}`;
 export const dmarcRecordName = (domain: string) => `_dmarc.${domain}`;
+
+/**
+ * The suggested DMARC record: monitoring only (`p=none`), aggregate reports to our MX, which
+ * stores them for GET /v1/domain/{domain}/dmarc. A domain that already publishes a DMARC record
+ * keeps it and adds our address to its `rua=` (record-checks.ts checkDmarc says so).
+ */
+export const dmarcRecordValue = (settings: DnsSettings) =>
+  `v=DMARC1; p=none; rua=mailto:${settings.dmarcRua}`;
 
 /** IPs that must appear in the SPF record: the domain's own `ips` and the installation's SENDING_IPS. */
 export function spfIps(domainIps: string[], settings: DnsSettings): string[] {
@@ -79,7 +90,7 @@ export function expectedRecords(
       purpose: 'dmarc',
       type: 'TXT',
       name: dmarcRecordName(domain.name),
-      value: 'v=DMARC1; p=none;',
+      value: dmarcRecordValue(settings),
       required: false,
       ...pending,
     },

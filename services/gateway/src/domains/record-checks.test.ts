@@ -12,6 +12,7 @@ const settings: DnsSettings = {
   spfInclude: '_spf.mailyard.test',
   sendingIps: [],
   mxHost: 'mx.mailyard.test',
+  dmarcRua: 'dmarc@mailyard.test',
 };
 
 describe('DKIM check', () => {
@@ -110,10 +111,25 @@ describe('SPF check', () => {
 });
 
 describe('DMARC and MX checks', () => {
-  it('DMARC needs a v=DMARC1 record', () => {
-    expect(checkDmarc('_dmarc.example.com', txt('v=DMARC1; p=reject')).verified).toBe(true);
-    expect(checkDmarc('_dmarc.example.com', txt('v=DMARC1')).verified).toBe(true);
-    expect(checkDmarc('_dmarc.example.com', txt('v=spf1')).reason).toMatch(/recommended, not required/);
+  it('DMARC needs a v=DMARC1 record whose rua= names our report address', () => {
+    const check = (...records: string[]) =>
+      checkDmarc('_dmarc.example.com', 'dmarc@mailyard.test', txt(...records));
+    expect(check('v=DMARC1; p=none; rua=mailto:dmarc@mailyard.test').verified).toBe(true);
+    expect(
+      check('v=DMARC1; p=reject; rua=mailto:agg@example.com, mailto:DMARC@Mailyard.test!10m').verified,
+    ).toBe(true);
+    expect(check('v=DMARC1;p=quarantine;rua=mailto:dmarc%40mailyard.test').verified).toBe(true);
+    expect(check('v=spf1 -all', 'v=DMARC1; rua=mailto:dmarc@mailyard.test').verified).toBe(true);
+    // The owner's own record is kept: the reason says to add our address, not to replace it.
+    expect(check('v=DMARC1; p=reject; rua=mailto:agg@example.com')).toEqual({
+      verified: false,
+      reason:
+        'DMARC record at _dmarc.example.com does not send aggregate reports to this service: keep the record and add mailto:dmarc@mailyard.test to its rua= tag (comma separated after any address it has) (recommended, not required for verification)',
+    });
+    expect(check('v=DMARC1').verified).toBe(false);
+    expect(check('v=DMARC1; rua=mailto:%zz').verified).toBe(false);
+    expect(check('v=DMARC1; ruf=mailto:dmarc@mailyard.test').verified).toBe(false);
+    expect(check('v=spf1').reason).toMatch(/^No DMARC record .*recommended, not required/);
   });
   it('MX must point at the inbound host', () => {
     const mx = (...hosts: string[]) => ({

@@ -147,10 +147,45 @@ export function checkSpf(
 
 const DMARC_NOTE = ' (recommended, not required for verification)';
 
-export function checkDmarc(name: string, lookup: DnsResult<string>): RecordOutcome {
+/** The `mailto:` addresses of a DMARC record's `rua=` tag (RFC 7489 6.4: comma separated, `!size` suffix allowed), lowercase. */
+export function dmarcRuaAddresses(record: string): string[] {
+  const rua = dkimTags(record).get('rua');
+  if (!rua) return [];
+  return rua
+    .split(',')
+    .map((uri) => uri.replace(/!.*$/, '').toLowerCase())
+    .filter((uri) => uri.startsWith('mailto:'))
+    .map((uri) => decodeURIComponent(uri.slice('mailto:'.length)));
+}
+
+/**
+ * A DMARC record (`v=DMARC1`) at `_dmarc.<domain>` whose `rua=` names our report address
+ * (`dmarc@<SERVICE_DOMAIN>`). A record without it fails with a reason telling the owner to add
+ * our address to the record they have (keeping their policy and their other report addresses),
+ * never to replace it. Recommended only: the domain verifies without it.
+ */
+export function checkDmarc(name: string, rua: string, lookup: DnsResult<string>): RecordOutcome {
   if (!lookup.ok) return lookupFailed(name, 'TXT', lookup, DMARC_NOTE);
-  if (lookup.records.some((r) => /^v=DMARC1\s*(;|$)/i.test(r.trim()))) return ok;
-  return { verified: false, reason: `No DMARC record (TXT starting with v=DMARC1) at ${name}${DMARC_NOTE}` };
+  const dmarc = lookup.records.map((r) => r.trim()).filter((r) => /^v=DMARC1\s*(;|$)/i.test(r));
+  if (dmarc.length === 0)
+    return {
+      verified: false,
+      reason: `No DMARC record (TXT starting with v=DMARC1) at ${name}${DMARC_NOTE}`,
+    };
+  if (dmarc.some((r) => safeRua(r).includes(rua.toLowerCase()))) return ok;
+  return {
+    verified: false,
+    reason: `DMARC record at ${name} does not send aggregate reports to this service: keep the record and add mailto:${rua} to its rua= tag (comma separated after any address it has)${DMARC_NOTE}`,
+  };
+}
+
+/** dmarcRuaAddresses, with a malformed %-escape read as no address. */
+function safeRua(record: string): string[] {
+  try {
+    return dmarcRuaAddresses(record);
+  } catch {
+    return [];
+  }
 }
 
 const MX_NOTE = ' (needed only to receive inbound email)';

@@ -17,7 +17,7 @@ import { toDomainData } from './domain-view';
 import { checkTiming, firstCheck, nextCheck } from './schedule';
 import { checkDomainDns } from './verify-domain';
 
-function domainParam(req: Request): string {
+export function domainParam(req: Request): string {
   const raw = req.params.domain;
   if (typeof raw !== 'string' || !raw) throw badRequest(DomainErrorText.domainRequired);
   const name = normalizeDomainName(raw);

@@ -28,7 +28,7 @@ export async function checkDomainDns(
   const outcomes: Record<DomainDnsRecord['purpose'], RecordOutcome> = {
     dkim: checkDkim(dkimRecordName(domain.name, domain.selector), domain.dkimPublicKey, dkim),
     spf: checkSpf(domain.name, spfIps(domain.ips, settings), settings, spf),
-    dmarc: checkDmarc(dmarcRecordName(domain.name), dmarc),
+    dmarc: checkDmarc(dmarcRecordName(domain.name), settings.dmarcRua, dmarc),
     mx: checkMx(domain.name, settings.mxHost, mx),
   };
   const records = expectedRecords(domain, settings).map((record) => {

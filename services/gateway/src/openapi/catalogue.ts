@@ -17,7 +17,10 @@ import {
   CreateSparkPostMailerSchema,
   CreateTemplateSchema,
   CreateTenantSchema,
+  DMARC_SOURCES_MAX,
+  DeliverabilityReportsQuerySchema,
   DeliveriesQuerySchema,
+  DmarcSummaryResponseSchema,
   EventStreamQuerySchema,
   LogsQuerySchema,
   OAuthActivateSchema,
@@ -31,6 +34,7 @@ import {
   StatsQuerySchema,
   SuppressionRequestSchema,
   SuppressionsQuerySchema,
+  TlsReportsResponseSchema,
   UpdateImapMailerSchema,
   UpdateInboundDomainSchema,
   UpdateInboundUsernameSchema,
@@ -47,11 +51,13 @@ import type {
   CreateApiKeyResponse,
   CreateKeyResponse,
   CreateTenantResponse,
+  DmarcSummaryResponse,
   InboundDomainResponse,
   InboundUsernamesResponse,
   ListApiKeysResponse,
   ListAuditResponse,
   StartBackfillResponse,
+  TlsReportsResponse,
 } from '@mailyard/contracts';
 import type { ZodTypeAny } from 'zod';
 
@@ -67,8 +73,17 @@ export interface Operation {
   body?: { schema: ZodTypeAny; example: unknown };
   query?: { schema: ZodTypeAny; example: Record<string, string> };
   headers?: Array<{ name: string; description: string }>;
-  /** `contentType`: the success answer's media type when not JSON (text/plain for a string example). */
-  success: { status: number; description: string; example: unknown; contentType?: string };
+  /**
+   * `contentType`: the success answer's media type when not JSON (text/plain for a string example).
+   * `schema`: the answer's zod schema where contracts has one (shown in the document; the example must match).
+   */
+  success: {
+    status: number;
+    description: string;
+    example: unknown;
+    contentType?: string;
+    schema?: ZodTypeAny;
+  };
   /** Error statuses besides 401/429/500/503 that every authenticated route may answer. */
   errors: number[];
 }
@@ -581,6 +596,89 @@ export const OPERATIONS: Operation[] = [
     query: { schema: PageQuerySchema, example: { pageSize: '10' } },
     success: { status: 200, description: 'A page of domains', example: page([domainData]) },
     errors: [400],
+  },
+  // Domain report summaries: DMARC aggregate and TLS-RPT reports (docs/deliverability.md)
+  {
+    method: 'GET',
+    path: '/v1/domain/:domain/dmarc',
+    tag: 'Domains',
+    summary:
+      'DMARC aggregate reports of the domain summed: messages, aligned passes, sending sources (default: the last 30 days; reports whose period overlaps the range)',
+    auth: 'apiKey',
+    query: {
+      schema: DeliverabilityReportsQuerySchema,
+      example: { startDate: '2026-01-01', endDate: '2026-01-05' },
+    },
+    success: {
+      status: 200,
+      description: `The summary; at most ${DMARC_SOURCES_MAX} sources, largest first`,
+      schema: DmarcSummaryResponseSchema,
+      example: {
+        success: true,
+        data: {
+          reports: 4,
+          messages: 1250,
+          dmarc_pass: 1190,
+          dkim_aligned_pass: 1180,
+          spf_aligned_pass: 1020,
+          sources: [
+            {
+              source_ip: '192.0.2.10',
+              count: 1180,
+              disposition: 'none',
+              dkim: 'pass',
+              spf: 'pass',
+              header_from: 'example.com',
+              reporter: 'google.com',
+            },
+            {
+              source_ip: '198.51.100.7',
+              count: 60,
+              disposition: 'quarantine',
+              dkim: 'fail',
+              spf: 'fail',
+              header_from: 'example.com',
+              reporter: 'Yahoo',
+            },
+          ],
+        },
+      } satisfies DmarcSummaryResponse,
+    },
+    errors: [400, 404],
+  },
+  {
+    method: 'GET',
+    path: '/v1/domain/:domain/tls-reports',
+    tag: 'Domains',
+    summary:
+      'TLS-RPT reports of the domain per UTC day (the day a report starts): successful and failed sessions, failures by result type (default: the last 30 days)',
+    auth: 'apiKey',
+    query: {
+      schema: DeliverabilityReportsQuerySchema,
+      example: { startDate: '2026-01-01', endDate: '2026-01-02' },
+    },
+    success: {
+      status: 200,
+      description: 'Every UTC day of the range in order, zeros where no report started',
+      schema: TlsReportsResponseSchema,
+      example: {
+        success: true,
+        data: {
+          reports: 2,
+          days: [
+            {
+              date: '2026-01-01',
+              reports: 2,
+              successful: 4200,
+              failed: 12,
+              failure_types: { 'certificate-expired': 10, 'starttls-not-supported': 2 },
+            },
+            { date: '2026-01-02', reports: 0, successful: 0, failed: 0, failure_types: {} },
+          ],
+        },
+      } satisfies TlsReportsResponse,
+    },
+    errors: [400, 404],
   },
   // Mailers
   ...(

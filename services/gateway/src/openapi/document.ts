@@ -32,7 +32,7 @@ export const ERROR_ENVELOPE_SCHEMA: Json = {
 };
 
 /** JSON Schema (2020-12 compatible subset) of a zod schema's input. */
-export function inputSchema(op: Operation['body'] | Operation['query']): Json {
+export function inputSchema(op: Pick<NonNullable<Operation['body']>, 'schema'> | undefined): Json {
   if (!op) return {};
   // The options object is typed loosely: zod-to-json-schema's generics recurse too deep on our schemas.
   const toJson = zodToJsonSchema as (schema: unknown, options: Json) => unknown;
@@ -80,6 +80,7 @@ function operationObject(op: Operation): Json {
       description: op.success.description,
       content: {
         [op.success.contentType ?? (isJson ? 'application/json' : 'text/plain')]: {
+          ...(op.success.schema ? { schema: inputSchema({ schema: op.success.schema }) } : {}),
           example: op.success.example,
         },
       },

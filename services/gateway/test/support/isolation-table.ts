@@ -293,6 +293,13 @@ export const ISOLATION_TABLE: Record<string, Row> = {
     refused("deletes A's domain", ({ a }) => `/v1/domain/${a.domain}`, domainNotFound),
   ),
   'GET /v1/domains': row(listed('lists domains', '/v1/domains?pageSize=50')),
+  // Domain report summaries (DMARC, TLS-RPT): A's domain reads as not found.
+  'GET /v1/domain/:domain/dmarc': row(
+    refused("reads A's DMARC summary", ({ a }) => `/v1/domain/${a.domain}/dmarc`, domainNotFound),
+  ),
+  'GET /v1/domain/:domain/tls-reports': row(
+    refused("reads A's TLS report summary", ({ a }) => `/v1/domain/${a.domain}/tls-reports`, domainNotFound),
+  ),
   // Mailers
   'POST /v1/mailer/smtp': { exempt: CREATES },
   'POST /v1/smtpbasic/verify': { exempt: CREATES },
