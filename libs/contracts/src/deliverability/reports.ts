@@ -126,9 +126,9 @@ const optText = z
 
 const authResult = (extra: 'selector' | 'scope') =>
   z
-    .object({ domain: optText, [extra]: optText.optional(), result: optText })
+    .object({ domain: optText, selector: optText.optional(), scope: optText.optional(), result: optText })
     .transform((a): DmarcAuthResult => {
-      const x = (a as Record<string, string | undefined>)[extra];
+      const x = a[extra];
       return { domain: a.domain.toLowerCase(), ...(x ? { [extra]: x } : {}), result: a.result.toLowerCase() };
     });
 
