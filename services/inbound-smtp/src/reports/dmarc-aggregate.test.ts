@@ -70,7 +70,14 @@ test("Microsoft's and Yahoo's layouts", () => {
   ]);
   const yahoo = parseDmarcAggregate(fixture('dmarc-yahoo.xml'));
   if (!yahoo.ok) throw new Error(yahoo.reason);
-  expect(yahoo.report.policy).toEqual({ domain: 'news.brand.test', adkim: 's', aspf: 'r', p: 'reject', sp: '', pct: 100 });
+  expect(yahoo.report.policy).toEqual({
+    domain: 'news.brand.test',
+    adkim: 's',
+    aspf: 'r',
+    p: 'reject',
+    sp: '',
+    pct: 100,
+  });
   expect(yahoo.report.reportId).toBe('1700092800.374511');
   expect(yahoo.report.records[0]).toMatchObject({ disposition: 'reject', count: 1 });
 });
@@ -107,17 +114,22 @@ test('deep nesting is refused by the parser bound', () => {
   const depth = 100_000;
   const deep = `<feedback>${'<a>'.repeat(depth)}${'</a>'.repeat(depth)}</feedback>`;
   expect(refused(parse(deep))).toMatch(/^XML: /);
-  const ok = `<a>`.repeat(MAX_XML_DEPTH - 3);
-  expect(parse(google.replace('<report_metadata>', `<report_metadata>${ok}${ok.replaceAll('<', '</')}`)).ok).toBe(
-    true,
-  );
+  const ok = '<a>'.repeat(MAX_XML_DEPTH - 3);
+  expect(
+    parse(google.replace('<report_metadata>', `<report_metadata>${ok}${ok.replaceAll('<', '</')}`)).ok,
+  ).toBe(true);
 });
 
 test('more records than allowed are refused before parsing; 100 MB of rows by the size cap', async () => {
   const record = google.slice(google.indexOf('<record>'), google.indexOf('</record>') + 9);
   const many = google.replace('</feedback>', `${'<record></record>'.repeat(MAX_DMARC_RECORDS)}</feedback>`);
   expect(refused(parse(many))).toBe(`more than ${MAX_DMARC_RECORDS} records`);
-  const big = Buffer.from(google.replace('</feedback>', `${record.repeat(Math.ceil((100 * 1024 * 1024) / record.length))}</feedback>`));
+  const big = Buffer.from(
+    google.replace(
+      '</feedback>',
+      `${record.repeat(Math.ceil((100 * 1024 * 1024) / record.length))}</feedback>`,
+    ),
+  );
   expect(big.length).toBeGreaterThan(100 * 1024 * 1024);
   expect(await unpack(big, 'report.xml')).toEqual({ ok: false, reason: 'attachment over 25 MB' });
   const gz = gzipSync(big);

@@ -11,7 +11,7 @@
  *   MAX_DMARC_RECORDS `<record>` elements (counted before parsing) are refused.
  * Never throws: `{ ok: false, reason }` for whatever is not a valid report.
  */
-import { type DmarcReport, DmarcFeedbackSchema, MAX_DMARC_RECORDS, firstIssue } from '@mailyard/contracts';
+import { DmarcFeedbackSchema, type DmarcReport, MAX_DMARC_RECORDS, firstIssue } from '@mailyard/contracts';
 import { XMLParser } from 'fast-xml-parser';
 
 /** A report nests 5 deep (feedback/record/auth_results/dkim/domain); room for extensions. */
@@ -19,18 +19,25 @@ export const MAX_XML_DEPTH = 16;
 
 export type DmarcParsed = { ok: true; report: DmarcReport } | { ok: false; reason: string };
 
-const ARRAYS = new Set(['feedback.record', 'feedback.record.auth_results.dkim', 'feedback.record.auth_results.spf']);
+const ARRAYS = new Set([
+  'feedback.record',
+  'feedback.record.auth_results.dkim',
+  'feedback.record.auth_results.spf',
+]);
 
 const ENTITY = /&(?:#x([0-9a-fA-F]{1,6})|#(\d{1,7})|(lt|gt|amp|quot|apos));/g;
 const NAMED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 
 function decodeEntities(value: string): string {
   if (!value.includes('&')) return value;
-  return value.replace(ENTITY, (whole, hex: string | undefined, dec: string | undefined, name: string | undefined) => {
-    if (name) return NAMED[name]!;
-    const code = Number.parseInt(hex ?? dec ?? '', hex ? 16 : 10);
-    return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
-  });
+  return value.replace(
+    ENTITY,
+    (whole, hex: string | undefined, dec: string | undefined, name: string | undefined) => {
+      if (name) return NAMED[name]!;
+      const code = Number.parseInt(hex ?? dec ?? '', hex ? 16 : 10);
+      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+    },
+  );
 }
 
 const parser = new XMLParser({
@@ -59,8 +66,7 @@ export function parseDmarcAggregate(bytes: Buffer): DmarcParsed {
   let records = 0;
   RECORD.lastIndex = 0;
   while (RECORD.exec(xml)) {
-    if (++records > MAX_DMARC_RECORDS)
-      return { ok: false, reason: `more than ${MAX_DMARC_RECORDS} records` };
+    if (++records > MAX_DMARC_RECORDS) return { ok: false, reason: `more than ${MAX_DMARC_RECORDS} records` };
   }
   let doc: unknown;
   try {

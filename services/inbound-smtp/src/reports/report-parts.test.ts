@@ -4,7 +4,12 @@ import { MAX_REPORT_ATTACHMENTS, reportAttachments } from './report-parts';
 const XML = '<?xml version="1.0"?><feedback/>';
 
 function multipart(parts: { headers: string[]; body: string }[]): Buffer {
-  const lines = ['From: r@reporter.example', 'MIME-Version: 1.0', 'Content-Type: multipart/mixed; boundary="B"', ''];
+  const lines = [
+    'From: r@reporter.example',
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary="B"',
+    '',
+  ];
   for (const p of parts) lines.push('--B', ...p.headers, '', p.body);
   lines.push('--B--', '');
   return Buffer.from(lines.join('\r\n'));
@@ -45,7 +50,10 @@ test('a report sent as the whole body is found; TLS-RPT media types', () => {
   expect(reportAttachments(whole, 'dmarc').map((a) => a.bytes.toString())).toEqual([XML]);
   const tls = readMime(
     multipart([
-      { headers: ['Content-Type: application/tlsrpt+gzip', 'Content-Transfer-Encoding: base64'], body: b64('x') },
+      {
+        headers: ['Content-Type: application/tlsrpt+gzip', 'Content-Transfer-Encoding: base64'],
+        body: b64('x'),
+      },
       { headers: ['Content-Type: application/tlsrpt+json'], body: '{}' },
     ]),
   );

@@ -14,7 +14,10 @@ function refused(r: TlsParsed): string {
 const parse = (doc: unknown) => parseTlsRpt(Buffer.from(JSON.stringify(doc)));
 
 test("Google's gzip report, unpacked and read", async () => {
-  const unpacked = await unpack(gzipSync(fixture('tlsrpt-google.json')), 'google.com!brand.test!1700006400!1700092799.json.gz');
+  const unpacked = await unpack(
+    gzipSync(fixture('tlsrpt-google.json')),
+    'google.com!brand.test!1700006400!1700092799.json.gz',
+  );
   if (!unpacked.ok) throw new Error(unpacked.reason);
   const r = parseTlsRpt(unpacked.documents[0]!.bytes);
   if (!r.ok) throw new Error(r.reason);
@@ -49,7 +52,9 @@ test("Google's gzip report, unpacked and read", async () => {
 test("Microsoft's report: a policy without details, mx-host as one string, every optional field", () => {
   const r = parseTlsRpt(fixture('tlsrpt-microsoft.json'));
   if (!r.ok) throw new Error(r.reason);
-  expect(r.report.policies.map((p) => [p.policyType, p.policyDomain, p.mxHost, p.successful, p.failed])).toEqual([
+  expect(
+    r.report.policies.map((p) => [p.policyType, p.policyDomain, p.mxHost, p.successful, p.failed]),
+  ).toEqual([
     ['no-policy-found', 'brand.test', [], 40, 0],
     ['sts', 'mail.brand.test', ['*.brand.test'], 7, 2],
   ]);
@@ -73,25 +78,35 @@ test('a million policies, or a thousand and one failure details, are refused bef
   // 10^6 empty policies: 3 MB of JSON, well within the size cap
   const million = { ...doc, policies: Array.from({ length: 1_000_000 }, () => ({})) };
   expect(refused(parse(million))).toBe('1000000 policies (at most 1000)');
-  const details = { ...policy, 'failure-details': Array.from({ length: 1001 }, () => policy['failure-details'][0]) };
-  expect(refused(parse({ ...doc, policies: [details] }))).toBe('1001 failure-details in one policy (at most 1000)');
+  const details = {
+    ...policy,
+    'failure-details': Array.from({ length: 1001 }, () => policy['failure-details'][0]),
+  };
+  expect(refused(parse({ ...doc, policies: [details] }))).toBe(
+    '1001 failure-details in one policy (at most 1000)',
+  );
 });
 
 test('bad dates, negative counts, missing fields: refused with the field named', () => {
-  const cases: [(d: any) => void, RegExp][] = [
-    [(d) => (d['date-range']['start-datetime'] = 'yesterday'), /date-range\.start-datetime: not an RFC 3339/],
-    [(d) => (d['date-range']['end-datetime'] = '2023-11-14T00:00:00Z'), /ends before it starts/],
-    [(d) => (d['date-range']['end-datetime'] = '2999-01-01T00:00:00Z'), /date out of range/],
-    [(d) => (d.policies[0].summary['total-failure-session-count'] = -3), /total-failure-session-count/],
-    [(d) => (d.policies[0]['failure-details'][0]['failed-session-count'] = 1.5), /failed-session-count/],
-    [(d) => delete d['report-id'], /report-id/],
-    [(d) => delete d.policies[0].summary, /summary/],
-    [(d) => (d.policies[0].policy['policy-domain'] = 'not a domain'), /policy-domain/],
-    [(d) => (d.policies = []), /no policies/],
+  // [path, new value (undefined: removed), the reason expected]
+  const cases: [(string | number)[], unknown, RegExp][] = [
+    [['date-range', 'start-datetime'], 'yesterday', /date-range\.start-datetime: not an RFC 3339/],
+    [['date-range', 'end-datetime'], '2023-11-14T00:00:00Z', /ends before it starts/],
+    [['date-range', 'end-datetime'], '2999-01-01T00:00:00Z', /date out of range/],
+    [['policies', 0, 'summary', 'total-failure-session-count'], -3, /total-failure-session-count/],
+    [['policies', 0, 'failure-details', 0, 'failed-session-count'], 1.5, /failed-session-count/],
+    [['report-id'], undefined, /report-id/],
+    [['policies', 0, 'summary'], undefined, /summary/],
+    [['policies', 0, 'policy', 'policy-domain'], 'not a domain', /policy-domain/],
+    [['policies'], [], /no policies/],
   ];
-  for (const [change, reason] of cases) {
+  for (const [path, value, reason] of cases) {
     const doc = googleDoc();
-    change(doc);
+    let parent: Record<string | number, unknown> = doc;
+    for (const key of path.slice(0, -1)) parent = parent[key] as Record<string | number, unknown>;
+    const last = path[path.length - 1]!;
+    if (value === undefined) Reflect.deleteProperty(parent, last);
+    else parent[last] = value;
     expect(refused(parse(doc))).toMatch(reason);
   }
   expect(refused(parseTlsRpt(Buffer.from('{"organization-name": ')))).toMatch(/^JSON: /);

@@ -24,7 +24,8 @@ export function parseTlsRpt(bytes: Buffer): TlsParsed {
   } catch (err) {
     return { ok: false, reason: `JSON: ${(err as Error).message}` };
   }
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return { ok: false, reason: 'not a JSON object' };
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc))
+    return { ok: false, reason: 'not a JSON object' };
   const policies = (doc as { policies?: unknown }).policies;
   if (Array.isArray(policies)) {
     if (policies.length > MAX_TLS_POLICIES)

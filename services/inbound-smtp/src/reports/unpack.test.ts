@@ -56,13 +56,15 @@ test('a 200 MB gzip is refused at the 20 MB cap; a small one that inflates 1000x
 });
 
 test('zip bombs: a huge declared size is refused unread, a small declared size that lies is cut', async () => {
-  expect(refused(await unpack(buildZip([{ name: 'r.xml', data: XML, declaredSize: 4_000_000_000 }])))).toMatch(
-    /declares 4000000000 bytes/,
-  );
+  expect(
+    refused(await unpack(buildZip([{ name: 'r.xml', data: XML, declaredSize: 4_000_000_000 }]))),
+  ).toMatch(/declares 4000000000 bytes/);
   // 200 MB of zeros declared as 1000 bytes: yauzl stops the stream past the declared size.
   const zeros = deflateRawSync(Buffer.alloc(200 * MiB), { level: 9 });
   const memory = watchMemory(5);
-  const reason = refused(await unpack(buildZip([{ name: 'r.xml', data: XML, raw: zeros, declaredSize: 1000 }])));
+  const reason = refused(
+    await unpack(buildZip([{ name: 'r.xml', data: XML, raw: zeros, declaredSize: 1000 }])),
+  );
   expect(memory.stop()).toBeLessThan(4 * MAX_REPORT_BYTES);
   expect(reason).toMatch(/too many bytes|over/);
   // declared within the ratio, actual far past the cap
@@ -78,7 +80,9 @@ test('zip with too many entries, nested archives, encrypted entries', async () =
   expect(refused(await unpack(buildZip([{ name: 'report.xml', data: inner }])))).toMatch(/nested archive/);
   expect(refused(await unpack(buildZip([{ name: 'r.xml', data: gzipSync(XML) }])))).toMatch(/nested archive/);
   expect(refused(await unpack(gzipSync(gzipSync(XML))))).toMatch(/nested archive in gzip/);
-  expect(refused(await unpack(buildZip([{ name: 'r.xml', data: XML, encrypted: true }])))).toMatch(/encrypted/);
+  expect(refused(await unpack(buildZip([{ name: 'r.xml', data: XML, encrypted: true }])))).toMatch(
+    /encrypted/,
+  );
 });
 
 test('broken input is refused with a reason, never thrown', async () => {

@@ -163,7 +163,8 @@ function readEntry(
 ): Promise<{ ok: true; bytes: Buffer } | { ok: false; reason: string }> {
   return new Promise((resolve) => {
     zip.openReadStream(entry, (err, stream) => {
-      if (err || !stream) return resolve({ ok: false, reason: `zip entry ${entry.fileName}: ${err?.message}` });
+      if (err || !stream)
+        return resolve({ ok: false, reason: `zip entry ${entry.fileName}: ${err?.message}` });
       const chunks: Buffer[] = [];
       let n = 0;
       let done = false;
@@ -181,7 +182,9 @@ function readEntry(
         }
         chunks.push(chunk);
       });
-      stream.on('error', (e: Error) => finish({ ok: false, reason: `zip entry ${entry.fileName}: ${e.message}` }));
+      stream.on('error', (e: Error) =>
+        finish({ ok: false, reason: `zip entry ${entry.fileName}: ${e.message}` }),
+      );
       stream.on('end', () => finish({ ok: true, bytes: Buffer.concat(chunks, n) }));
     });
   });
