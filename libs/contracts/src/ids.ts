@@ -33,6 +33,8 @@ export const IdPrefix = {
   oauthSmtpImap: 'oauth_smtp_imap_',
   sparkpost: 'sparkpost_',
   oauthApp: 'oauthapp_',
+  dmarcReport: 'dmarcrep_',
+  tlsReport: 'tlsrep_',
 } as const;
 
 export type IdPrefixValue = (typeof IdPrefix)[keyof typeof IdPrefix];

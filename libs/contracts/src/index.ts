@@ -19,6 +19,7 @@ export * from './mailers/capabilities';
 export * from './bus/send-command';
 export * from './events/email-event';
 export * from './deliverability/bounce-category';
+export * from './deliverability/reports';
 export * from './bus/email-event-message';
 export * from './events/email-status';
 export * from './domain-name';

@@ -245,7 +245,7 @@ export interface InboundRecipient {
    * Set for the service's own addresses on the bounce domain (VERP return paths, the feedback-loop
    * address, mailto unsubscribes): the message is about one of our sends, never posted to a webhook.
    */
-  service?: 'bounce' | 'feedback' | 'unsubscribe';
+  service?: 'bounce' | 'feedback' | 'unsubscribe' | 'dmarc' | 'tls_rpt';
 }
 
 export interface NewInboundMessage {

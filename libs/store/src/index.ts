@@ -25,6 +25,7 @@ export * from './oauth-apps';
 export * from './oauth-grants';
 export * from './oauth-grant-store';
 export * from './feedback';
+export * from './deliverability-reports';
 export * from './provider-callbacks';
 export * from './scheduled-sends';
 export * from './retention';

@@ -5,6 +5,7 @@ import {
   decideRecipientCount,
   decideRecipientMix,
   decideServiceRecipient,
+  serviceAddressesOn,
   splitRecipient,
 } from './acceptance';
 
@@ -93,8 +94,22 @@ test('splitRecipient lowercases and refuses malformed addresses', () => {
 
 describe('decideServiceRecipient (the bounce domain)', () => {
   test('a verified service address is accepted, never with strict replies', () => {
-    for (const kind of ['bounce', 'feedback', 'unsubscribe'] as const)
+    for (const kind of ['bounce', 'feedback', 'unsubscribe', 'dmarc', 'tls_rpt'] as const)
       expect(decideServiceRecipient('x@b.test', kind)).toEqual({ accept: true, strictReplies: false });
+  });
+  test('on SERVICE_DOMAIN (when it is not the bounce domain) only the report addresses exist', () => {
+    expect(serviceAddressesOn('b.test', 'b.test', 's.test')).toBe('all');
+    expect(serviceAddressesOn('s.test', 'b.test', 's.test')).toBe('reports');
+    expect(serviceAddressesOn('s.test', 's.test', 's.test')).toBe('all');
+    expect(serviceAddressesOn('tenant.test', 'b.test', 's.test')).toBeNull();
+    expect(serviceAddressesOn('sub.s.test', 'b.test', 's.test')).toBeNull();
+    for (const kind of ['dmarc', 'tls_rpt'] as const)
+      expect(decideServiceRecipient('x@s.test', kind, 'reports')).toEqual({
+        accept: true,
+        strictReplies: false,
+      });
+    for (const kind of ['bounce', 'feedback', 'unsubscribe', null] as const)
+      expect(decideServiceRecipient('x@s.test', kind, 'reports')).toMatchObject({ accept: false, code: 550 });
   });
   test('anything else on the bounce domain is 550', () => {
     expect(decideServiceRecipient('bounce+forged@b.test', null)).toMatchObject({

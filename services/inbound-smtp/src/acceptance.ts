@@ -24,8 +24,11 @@
  *   5./6. accept.
  * On the bounce domain (BOUNCE_DOMAIN, default SERVICE_DOMAIN) only the service's own addresses
  * exist (`decideServiceRecipient`): a VERP return path whose signed tag names a recipient of the
- * copy, the feedback-loop address `fbl@`, a signed mailto unsubscribe address; anything else
- * there is 550 (service-address.ts checks the signatures).
+ * copy, the feedback-loop address `fbl@`, a signed mailto unsubscribe address, the report
+ * addresses `dmarc@` and `tls-rpt@`; anything else there is 550 (service-address.ts checks the
+ * signatures). When SERVICE_DOMAIN is another domain, the report addresses exist there too
+ * (the `rua` the domains publish names it) and nothing else of the service's
+ * (`serviceAddressesOn` says which domain holds which).
  * Rejections carry an enhanced status code and a text the sender can act on.
  */
 import { SERVICE_MESSAGE_ID_PREFIX } from '@mailyard/contracts';
@@ -98,11 +101,35 @@ export function decideRecipientMix(
   };
 }
 
-export type ServiceAddressKind = 'bounce' | 'feedback' | 'unsubscribe';
+export type ServiceAddressKind = 'bounce' | 'feedback' | 'unsubscribe' | 'dmarc' | 'tls_rpt';
 
-/** RCPT TO on the bounce domain: `kind` is what the verified address is, null when it is none. */
-export function decideServiceRecipient(address: string, kind: ServiceAddressKind | null): RecipientDecision {
-  if (!kind) return reject(`5.1.1 <${address}>: no such mailbox`);
+/** The report addresses (DMARC aggregate `rua`, TLS-RPT `rua`): the only ones on SERVICE_DOMAIN. */
+export const REPORT_ADDRESS_KINDS: readonly ServiceAddressKind[] = ['dmarc', 'tls_rpt'];
+
+/** Which service addresses `domain` (lowercase) holds: all of them, the report addresses, or none (tenant mail). */
+export type ServiceAddressScope = 'all' | 'reports';
+
+export function serviceAddressesOn(
+  domain: string,
+  bounceDomain: string,
+  serviceDomain: string,
+): ServiceAddressScope | null {
+  if (domain === bounceDomain) return 'all';
+  if (domain === serviceDomain) return 'reports';
+  return null;
+}
+
+/**
+ * RCPT TO on a domain of the service's addresses: `kind` is what the verified address is, null
+ * when it is none; on SERVICE_DOMAIN (scope `reports`) only the report addresses exist.
+ */
+export function decideServiceRecipient(
+  address: string,
+  kind: ServiceAddressKind | null,
+  scope: ServiceAddressScope = 'all',
+): RecipientDecision {
+  if (!kind || (scope === 'reports' && !REPORT_ADDRESS_KINDS.includes(kind)))
+    return reject(`5.1.1 <${address}>: no such mailbox`);
   return { accept: true, strictReplies: false };
 }
 

@@ -4,8 +4,9 @@
  * bounce domain) -> for tenants: check the header block (header-block.ts; over its limits each
  * recipient gets the error form, nothing parses it) -> authenticate -> build one INCOMING_EMAIL per recipient -> route
  * to the incoming domain's webhook; for the service's addresses: bounce / complaint / mailto
- * unsubscribe outcomes (service-mail.ts), never posted -> hand to the dispatcher, write the
- * outcomes and mark processed (one transaction).
+ * unsubscribe outcomes (service-mail.ts), DMARC / TLS-RPT reports (reports/report-mail.ts),
+ * never posted -> hand to the dispatcher, write the outcomes and reports and mark processed
+ * (one transaction).
  * Idempotent: a message already processed is skipped, so at-least-once bus delivery and a
  * crash between any two steps never post or record twice from here (the dispatcher retries posting):
  * the final statement marks the message processed and writes its deliveries only if it was still
@@ -39,6 +40,7 @@ import {
   inboundMessages,
 } from '@mailyard/store';
 import type { InboundRoundTrips } from './group-commit';
+import { isReportRecipient, reportMailWrite } from './reports/report-mail';
 import { serviceMailOutcomes } from './service-mail';
 
 /**
@@ -95,23 +97,29 @@ async function processTraced(
 ): Promise<'processed' | 'skipped'> {
   const { tenants, service } = splitRecipients(message.recipients);
   const deliveries = tenants.length > 0 ? await incomingDeliveries(deps, message, tenants, traceparent) : [];
+  const feedback = service.filter((r) => !isReportRecipient(r));
   const outcomes =
-    service.length > 0
+    feedback.length > 0
       ? await serviceMailOutcomes(
           { db: deps.db, logger: deps.logger, key: deps.returnPathKey },
           message,
-          service,
+          feedback,
         )
       : [];
+  // DMARC / TLS-RPT reports (reports/report-mail.ts), stored in the same completing transaction.
+  const reports = service.filter(isReportRecipient);
+  const storeReports = reports.length > 0 ? await reportMailWrite(deps, message, reports) : null;
+  const effects =
+    outcomes.length > 0 || storeReports
+      ? async (tx: Queryable) => {
+          await writeOutcomes(tx, outcomes);
+          await storeReports?.(tx);
+        }
+      : undefined;
   const done =
-    outcomes.length === 0 && deps.roundTrips
+    !effects && deps.roundTrips
       ? await deps.roundTrips.complete(message.id, deliveries)
-      : await inboundMessages.complete(
-          deps.db,
-          message.id,
-          deliveries,
-          outcomes.length > 0 ? (tx) => writeOutcomes(tx, outcomes) : undefined,
-        );
+      : await inboundMessages.complete(deps.db, message.id, deliveries, effects);
   if (done && outcomes.length > 0) deps.afterCommit?.();
   deps.logger.info('inbound message processed', {
     inbound_message_id: message.id,

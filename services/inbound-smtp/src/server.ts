@@ -7,7 +7,8 @@
  * - onMailFrom: accepted (no AUTH, we only receive for our domains);
  * - onRcptTo: the recipient count first (decideRecipientCount: a repeated recipient is kept
  *   once, `452 4.5.3` past INBOUND_MAX_RECIPIENTS), then on the bounce domain the service's own
- *   signed addresses only (service-address.ts + decideServiceRecipient), elsewhere route lookup
+ *   signed addresses only and on SERVICE_DOMAIN its report addresses only (serviceAddressesOn,
+ *   service-address.ts + decideServiceRecipient), elsewhere route lookup
  *   + decideRecipient (550 for unknown or deleted domains: no relaying; 450 while the domain is
  *   not verified), then decideRecipientMix (a transaction holds strict_replies recipients only
  *   or none: 452 4.5.3 for the other kind); past INBOUND_MAX_RECIPIENTS refusals in one session
@@ -39,11 +40,13 @@ import {
 import type { InboundRecipient, NewInboundMessage, StoredInboundMessage } from '@mailyard/store';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp-server';
 import {
+  type ServiceAddressScope,
   decideAfterData,
   decideRecipient,
   decideRecipientCount,
   decideRecipientMix,
   decideServiceRecipient,
+  serviceAddressesOn,
   splitRecipient,
 } from './acceptance';
 import type { InboundRoundTrips } from './group-commit';
@@ -241,10 +244,10 @@ export function createInboundServer(deps: InboundServerDeps): InboundServer {
     const count = decideRecipientCount(state.accepted, key, settings.maxRecipients);
     if (count.kind === 'repeat') return;
     if (count.kind === 'over') throw smtpError(count.code, count.message);
-    const recipient =
-      parts.domain === settings.bounceDomain
-        ? await serviceRecipient(address.address, parts)
-        : await tenantRecipient(address.address, parts);
+    const scope = serviceAddressesOn(parts.domain, settings.bounceDomain, settings.serviceDomain);
+    const recipient = scope
+      ? await serviceRecipient(address.address, parts, scope)
+      : await tenantRecipient(address.address, parts);
     const first = state.accepted.values().next();
     const mix = decideRecipientMix(
       address.address,
@@ -275,17 +278,21 @@ export function createInboundServer(deps: InboundServerDeps): InboundServer {
     };
   }
 
-  /** RCPT TO on the bounce domain: only verified service addresses (a forged tag is 550). */
+  /**
+   * RCPT TO on the bounce domain (or the report addresses on SERVICE_DOMAIN): only verified
+   * service addresses (a forged tag is 550).
+   */
   async function serviceRecipient(
     address: string,
     parts: { username: string; domain: string },
+    scope: ServiceAddressScope,
   ): Promise<Accepted> {
     const resolved = await resolveServiceAddress(db, deps.returnPathKey, parts.username);
-    const decision = decideServiceRecipient(address, kindOf(resolved));
+    const decision = decideServiceRecipient(address, kindOf(resolved), scope);
     if (!decision.accept || !resolved) throw smtpError(550, decision.accept ? '' : decision.message);
     return {
       address: `${parts.username}@${parts.domain}`,
-      tenantId: resolved.kind === 'feedback' ? '' : resolved.recipient.tenantId,
+      tenantId: 'recipient' in resolved ? resolved.recipient.tenantId : '',
       domain: parts.domain,
       mailerId: '',
       service: resolved.kind,

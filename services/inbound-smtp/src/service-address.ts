@@ -5,7 +5,10 @@
  *   send no longer exists);
  * - `unsubscribe+<log_id>.<tag>`: the email_logs row, when the tag is ours;
  * - `fbl`: the feedback-loop address to register with mailbox providers; reports arriving there
- *   are attributed from their content (a signed return path inside), never from the address.
+ *   are attributed from their content (a signed return path inside), never from the address;
+ * - `dmarc`, `tls-rpt`: where DMARC aggregate and TLS-RPT reports arrive (reports/report-mail.ts
+ *   keys them to tenants' domains by their content).
+ * Local parts are compared case-insensitively.
  * Used at RCPT TO (server.ts, to answer 550 for anything else) and again by the consumer
  * (service-mail.ts) for the address found in the message.
  */
@@ -19,10 +22,12 @@ import { type TrackedRecipient, findCopyRecipients, findLogRecipient } from '@ma
 import type { ServiceAddressKind } from './acceptance';
 
 export const FEEDBACK_LOCAL_PART = 'fbl';
+export const DMARC_LOCAL_PART = 'dmarc';
+export const TLS_RPT_LOCAL_PART = 'tls-rpt';
 
 export type ResolvedServiceAddress =
   | { kind: 'bounce' | 'unsubscribe'; recipient: TrackedRecipient }
-  | { kind: 'feedback' };
+  | { kind: 'feedback' | 'dmarc' | 'tls_rpt' };
 
 /** What the local part of an address on the bounce domain names; null when nothing (or forged). */
 export async function resolveServiceAddress(
@@ -30,7 +35,10 @@ export async function resolveServiceAddress(
   key: Buffer,
   localPart: string,
 ): Promise<ResolvedServiceAddress | null> {
-  if (localPart.toLowerCase() === FEEDBACK_LOCAL_PART) return { kind: 'feedback' };
+  const plain = localPart.toLowerCase();
+  if (plain === FEEDBACK_LOCAL_PART) return { kind: 'feedback' };
+  if (plain === DMARC_LOCAL_PART) return { kind: 'dmarc' };
+  if (plain === TLS_RPT_LOCAL_PART) return { kind: 'tls_rpt' };
   const parsed = parseServiceAddress(localPart);
   if (!parsed) return null;
   if (parsed.kind === 'unsubscribe') {

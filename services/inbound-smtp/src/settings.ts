@@ -18,7 +18,8 @@
  *   built-in self-signed certificate (development only: a warning is logged in production).
  * - INBOUND_HOSTNAME: name in the greeting and Authentication-Results (default SERVICE_DOMAIN).
  * - BOUNCE_DOMAIN (shared with the send service, default SERVICE_DOMAIN): the domain of the
- *   service's own addresses (VERP return paths, `fbl@`, mailto unsubscribes).
+ *   service's own addresses (VERP return paths, `fbl@`, mailto unsubscribes, `dmarc@` and
+ *   `tls-rpt@`, which SERVICE_DOMAIN also holds).
  * - INBOUND_DNS_CACHE_MS (30000): how long authentication keeps DNS answers (0: not at all).
  * - INBOUND_GREETING_DELAY_MS (0): wait before the 220 greeting; a client that talks before it
  *   gets 421 (early-talker / pregreet check). 0 greets at once and checks nothing, like Postfix
@@ -75,6 +76,8 @@ export interface InboundSettings {
   hostname: string;
   /** Domain of the service's own addresses (lowercase). */
   bounceDomain: string;
+  /** SERVICE_DOMAIN (lowercase): also holds the report addresses `dmarc@`, `tls-rpt@`. */
+  serviceDomain: string;
   maxMessageBytes: number;
   /** Message bytes held across all sessions (receiving and storing). */
   maxInflightBytes: number;
@@ -105,6 +108,7 @@ export function inboundSettings(config: Config): InboundSettings {
     host: config.HOST,
     hostname: s.INBOUND_HOSTNAME ?? config.SERVICE_DOMAIN,
     bounceDomain: bounceDomain(config),
+    serviceDomain: config.SERVICE_DOMAIN.toLowerCase(),
     maxMessageBytes: s.INBOUND_MAX_MESSAGE_BYTES,
     maxInflightBytes: s.INBOUND_MAX_INFLIGHT_BYTES ?? 4 * s.INBOUND_MAX_MESSAGE_BYTES,
     maxRecipients: s.INBOUND_MAX_RECIPIENTS,
