@@ -23,13 +23,13 @@ import { Mailyard } from '@mailyard/client';
 import { closeContext } from '@mailyard/platform';
 import { dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
 import { startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
-import { freePort } from '@mailyard/testkit/process';
 import autocannon from 'autocannon';
 import {
   DOMAIN,
   type Service,
   benchClient,
   singleBody,
+  spawnBootstrapGateway,
   spawnService,
   stopService,
   waitDelivered,
@@ -38,7 +38,6 @@ import { cpuMsOf, processTree } from '../support/cpu';
 import { envList, memory, printAndKeep, runMain } from '../support/proc';
 import {
   benchServiceEnv,
-  bootstrapGatewayEnv,
   bootstrapTenantId,
   createBenchServers,
   openHarnessContext,
@@ -132,19 +131,11 @@ async function main(): Promise<void> {
         /Mailyard send started/,
       ),
     );
-    const gwPort = await freePort();
-    const gateway = await spawnService(
-      'gateway',
-      'gateway',
-      {
-        ...stores,
-        ...bootstrapGatewayEnv(KEY, gwPort),
-        EVENTS_STREAM_MAX_PER_TENANT: String(STREAMS + 5),
-        ...envList(process.env.BENCH_GATEWAY_ENV),
-      },
+    const { gateway, port: gwPort } = await spawnBootstrapGateway(
+      stores,
+      KEY,
+      { EVENTS_STREAM_MAX_PER_TENANT: String(STREAMS + 5), ...envList(process.env.BENCH_GATEWAY_ENV) },
       null,
-      /Mailyard gateway started/,
-      gwPort,
     );
     services.push(gateway);
     const tenantId = await bootstrapTenantId(ctx, KEY);

@@ -32,13 +32,19 @@ import { closeContext, createLogger } from '@mailyard/platform';
 import type { RetentionSetting } from '@mailyard/store';
 import { dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
 import { startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
-import { freePort } from '@mailyard/testkit/process';
 import autocannon from 'autocannon';
-import { DOMAIN, type Service, benchClient, singleBody, spawnService, stopService } from '../send/pipeline';
+import {
+  DOMAIN,
+  type Service,
+  benchClient,
+  singleBody,
+  spawnBootstrapGateway,
+  spawnService,
+  stopService,
+} from '../send/pipeline';
 import { printAndKeep, runMain } from '../support/proc';
 import {
   benchServiceEnv,
-  bootstrapGatewayEnv,
   bootstrapTenantId,
   createBenchServers,
   openHarnessContext,
@@ -90,26 +96,20 @@ async function main(): Promise<void> {
         /Mailyard send started/,
       ),
     );
-    const gwPort = await freePort();
-    services.push(
-      await spawnService(
-        'gateway',
-        'gateway',
-        {
-          ...stores,
-          ...bootstrapGatewayEnv(KEY, gwPort),
-          RETENTION_LOGS: KEEP_ALL,
-          RETENTION_EVENTS: KEEP_ALL,
-          RETENTION_INBOUND_RAW: KEEP_ALL,
-          RETENTION_WEBHOOK_DELIVERIES: KEEP_ALL,
-          RETENTION_AUDIT: KEEP_ALL,
-          RETENTION_SWEEP_INTERVAL: KEEP_ALL,
-        },
-        null,
-        /Mailyard gateway started/,
-        gwPort,
-      ),
+    const { gateway, port: gwPort } = await spawnBootstrapGateway(
+      stores,
+      KEY,
+      {
+        RETENTION_LOGS: KEEP_ALL,
+        RETENTION_EVENTS: KEEP_ALL,
+        RETENTION_INBOUND_RAW: KEEP_ALL,
+        RETENTION_WEBHOOK_DELIVERIES: KEEP_ALL,
+        RETENTION_AUDIT: KEEP_ALL,
+        RETENTION_SWEEP_INTERVAL: KEEP_ALL,
+      },
+      null,
     );
+    services.push(gateway);
     const tenantId = await bootstrapTenantId(ctx, KEY);
     const mailerId = await insertDomainMailer(ctx.db, ctx.sealer, tenantId, {
       domain: DOMAIN,

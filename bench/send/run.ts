@@ -41,7 +41,6 @@ import { webhooks } from '@mailyard/store';
 import { type DkimKeyPair, dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
 import { startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
 import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
-import { REPO_ROOT, freePort } from '@mailyard/testkit/process';
 import autocannon from 'autocannon';
 import { floorsPhase } from '../floors/floors';
 import { CpuMeter, pidsByName, processTree, rabbitmqServerPids } from '../support/cpu';
@@ -56,7 +55,6 @@ import {
 } from '../support/profile';
 import {
   benchServiceEnv,
-  bootstrapGatewayEnv,
   bootstrapTenantId,
   createBenchServers,
   openHarnessContext,
@@ -74,6 +72,7 @@ import {
   countersOf,
   pipelineBackends,
   singleBody,
+  spawnBootstrapGateway,
   spawnService,
   stopService,
   waitDelivered,
@@ -294,18 +293,11 @@ async function main(): Promise<void> {
   try {
     // The send service first, so its queue is bound before the gateway publishes commands.
     let senders = [await startSend()];
-    const gwPort = await freePort();
-    const gateway = await spawnService(
-      'gateway',
-      'gateway',
-      {
-        ...stores,
-        ...bootstrapGatewayEnv(KEY, gwPort),
-        ...envList(process.env.BENCH_GATEWAY_ENV),
-      },
+    const { gateway, port: gwPort } = await spawnBootstrapGateway(
+      stores,
+      KEY,
+      { ...envList(process.env.BENCH_GATEWAY_ENV) },
       profileRoot,
-      /Mailyard gateway started/,
-      gwPort,
     );
     services.push(gateway);
 
