@@ -9,7 +9,7 @@
  *   own index was dropped, the recipient filter through lower(recipient).
  */
 import { type EmailEvent, parseLogsQuery, ulid } from '@mailyard/contracts';
-import type { Db, Queryable } from '@mailyard/platform';
+import type { Db } from '@mailyard/platform';
 import { bareSendRow } from '@mailyard/testkit/fixtures';
 import { useMigratedDatabase } from '@mailyard/testkit/migrated-database';
 import { type PlanNode, explaining } from '@mailyard/testkit/query-plans';
