@@ -228,6 +228,14 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Add', exact: true }).click();
     const remove = page.getByRole('button', { name: 'Remove blocked@example.test' });
     await remove.waitFor();
+    // The list table (ui.tsx DataTable): column headers, the last ("Actions") for screen readers only.
+    expect(await page.getByRole('columnheader').allTextContents()).toEqual([
+      'Address',
+      'Reason',
+      'Since',
+      'Actions',
+    ]);
+    expect(await page.locator('th[scope="col"] .sr-only').allTextContents()).toEqual(['Actions']);
     await shot('suppressions');
     await remove.click();
     await page.getByText('blocked@example.test removed').waitFor();
@@ -244,6 +252,8 @@ describe('the dashboard in Chromium', () => {
       .waitFor();
     expect(await page.getByRole('button', { name: /^Copy dkim/ }).count()).toBeGreaterThan(0);
     expect(await page.getByRole('button', { name: 'Verify news.dash.test' }).count()).toBe(1);
+    // A DataTable with a caption names its table.
+    expect(await page.getByRole('table', { name: 'Records to publish' }).count()).toBe(1);
     await shot('domains');
   });
 

@@ -20,14 +20,7 @@
  *   again re-activates it without an event and it sends again.
  */
 import { RoutingKey } from '@mailyard/contracts';
-import {
-  type Config,
-  type RunningService,
-  type ServiceContext,
-  closeContext,
-  createLogger,
-  openContext,
-} from '@mailyard/platform';
+import type { RunningService, ServiceContext } from '@mailyard/platform';
 import { start as startSend } from '@mailyard/send';
 import { eventually } from '@mailyard/testkit/eventually';
 import { messageHeaders } from '@mailyard/testkit/peers/api-stand-in';
@@ -37,7 +30,7 @@ import type { GraphStandIn } from '@mailyard/testkit/peers/graph-api';
 import type { MicrosoftIdentityStandIn } from '@mailyard/testkit/peers/microsoft-identity';
 import type { WebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
 import request from 'supertest';
-import { type OAuthStack, mailerConnector, startOAuthStack, startSendApiStandIns } from './support/oauth';
+import { type OAuthStack, mailerConnector, startOAuthStack } from './support/oauth';
 
 jest.setTimeout(180_000);
 
@@ -50,7 +43,6 @@ let microsoft: MicrosoftIdentityStandIn;
 let gmail: GmailStandIn;
 let graph: GraphStandIn;
 let receiver: WebhookReceiver;
-let config: Config;
 let ctx: ServiceContext;
 let sendCtx: ServiceContext;
 let send: RunningService | undefined;
@@ -66,33 +58,25 @@ beforeAll(async () => {
     tenant: 'oauth-send',
     events: { delivery: true, smtp_error: true },
     google: { account: GMAIL_ACCOUNT },
-    env: async (idp) => {
-      // The API stand-ins accept exactly the live tokens the OAuth stand-ins issued for the account.
-      const apis = await startSendApiStandIns(idp, GMAIL_ACCOUNT, OUTLOOK_ACCOUNT);
-      ({ gmail, graph } = apis);
-      return {
-        OUTBOX_POLL_MS: '50',
-        // Published outbox rows are kept (marked sent), so deactivationRows() counts every event written.
-        OUTBOX_RETENTION_MS: '3600000',
-        SERVICE_DOMAIN: 'mailyard.test',
-        SEND_RETRY_DELAYS: '1,1,1,1',
-        ...apis.env,
-      };
-    },
+    // The API stand-ins accept exactly the live tokens the OAuth stand-ins issued for the account.
+    sendApis: { gmail: GMAIL_ACCOUNT, outlook: OUTLOOK_ACCOUNT },
+    env: async () => ({
+      OUTBOX_POLL_MS: '50',
+      // Published outbox rows are kept (marked sent), so deactivationRows() counts every event written.
+      OUTBOX_RETENTION_MS: '3600000',
+      SERVICE_DOMAIN: 'mailyard.test',
+      SEND_RETRY_DELAYS: '1,1,1,1',
+    }),
   });
-  ({ google, microsoft, receiver, config, ctx, app, key, googleApp, msApp } = stack);
+  ({ google, microsoft, receiver, ctx, app, key, googleApp, msApp } = stack);
+  ({ gmail, graph } = stack.sendApis!);
   // The send service runs in its own context, as its own process would.
-  sendCtx = await openContext(
-    config,
-    createLogger('oauth-send-test-send', process.env.TEST_LOG_LEVEL ?? 'error'),
-  );
+  sendCtx = await stack.openOwnContext('oauth-send-test-send');
   send = await startSend(sendCtx);
 });
 
 afterAll(async () => {
   await send?.stop();
-  if (sendCtx) await closeContext(sendCtx);
-  await Promise.all([gmail?.close(), graph?.close()]);
   await stack?.close();
 });
 

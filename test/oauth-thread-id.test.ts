@@ -7,13 +7,7 @@
  * and the one-click unsubscribe read back from the message the stand-in received and requested
  * from the tracking service, the events read on the tenant's EMAIL_EVENT webhook.
  */
-import {
-  type RunningService,
-  type ServiceContext,
-  closeContext,
-  createLogger,
-  openContext,
-} from '@mailyard/platform';
+import type { RunningService } from '@mailyard/platform';
 import { start as startSend } from '@mailyard/send';
 import { eventually } from '@mailyard/testkit/eventually';
 import { parseMessage } from '@mailyard/testkit/mime';
@@ -22,7 +16,7 @@ import type { GraphStandIn } from '@mailyard/testkit/peers/graph-api';
 import { freePort } from '@mailyard/testkit/process';
 import { start as startTracking } from '@mailyard/tracking';
 import request from 'supertest';
-import { type OAuthStack, mailerConnector, startOAuthStack, startSendApiStandIns } from './support/oauth';
+import { type OAuthStack, mailerConnector, startOAuthStack } from './support/oauth';
 
 jest.setTimeout(180_000);
 
@@ -32,8 +26,6 @@ const OUTLOOK_ACCOUNT = 'news@contoso.test';
 let stack: OAuthStack;
 let gmail: GmailStandIn;
 let graph: GraphStandIn;
-let sendCtx: ServiceContext;
-let trackCtx: ServiceContext;
 let send: RunningService | undefined;
 let tracking: RunningService | undefined;
 let trackingBase: string;
@@ -45,38 +37,24 @@ beforeAll(async () => {
     tenant: 'oauth-thread-id',
     events: { delivery: true, open: true, click: true, unsubscribe: true },
     google: { account: GMAIL_ACCOUNT },
-    env: async (idp) => {
-      const apis = await startSendApiStandIns(idp, GMAIL_ACCOUNT, OUTLOOK_ACCOUNT);
-      ({ gmail, graph } = apis);
-      return {
-        OUTBOX_POLL_MS: '50',
-        SERVICE_DOMAIN: 'mailyard.test',
-        ...apis.env,
-        TRACKING_PORT: String(trackingPort),
-        TRACKING_BASE_URL: trackingBase,
-        HOST: '127.0.0.1',
-      };
-    },
+    sendApis: { gmail: GMAIL_ACCOUNT, outlook: OUTLOOK_ACCOUNT },
+    env: async () => ({
+      OUTBOX_POLL_MS: '50',
+      SERVICE_DOMAIN: 'mailyard.test',
+      TRACKING_PORT: String(trackingPort),
+      TRACKING_BASE_URL: trackingBase,
+      HOST: '127.0.0.1',
+    }),
   });
+  ({ gmail, graph } = stack.sendApis!);
   // The send and tracking services each in a context of their own, as their own processes would.
-  sendCtx = await openContext(
-    stack.config,
-    createLogger('thread-id-send', process.env.TEST_LOG_LEVEL ?? 'error'),
-  );
-  send = await startSend(sendCtx);
-  trackCtx = await openContext(
-    stack.config,
-    createLogger('thread-id-tracking', process.env.TEST_LOG_LEVEL ?? 'error'),
-  );
-  tracking = await startTracking(trackCtx);
+  send = await startSend(await stack.openOwnContext('thread-id-send'));
+  tracking = await startTracking(await stack.openOwnContext('thread-id-tracking'));
 });
 
 afterAll(async () => {
   await tracking?.stop();
   await send?.stop();
-  if (trackCtx) await closeContext(trackCtx);
-  if (sendCtx) await closeContext(sendCtx);
-  await Promise.all([gmail?.close(), graph?.close()]);
   await stack?.close();
 });
 

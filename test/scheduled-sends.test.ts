@@ -8,15 +8,6 @@
  * held send surviving a restart of the gateway and send service (the servers stay up). On the
  * embedded defaults (PGlite, in-process bus and kv): a scheduled send is released, and cancelled, too.
  */
-import { buildGatewayApp } from '@mailyard/gateway';
-import {
-  type RunningService,
-  type ServiceContext,
-  closeContext,
-  configFrom,
-  createLogger,
-  openContext,
-} from '@mailyard/platform';
 import { start as startSend } from '@mailyard/send';
 import { createTenant } from '@mailyard/store';
 import { eventually } from '@mailyard/testkit/eventually';
@@ -24,38 +15,17 @@ import { insertSmtpMailer } from '@mailyard/testkit/fixtures';
 import { type SmtpReceiver, startSmtpReceiver } from '@mailyard/testkit/peers/smtp-receiver';
 import { type Stores, createStores } from '@mailyard/testkit/stores';
 import request from 'supertest';
+import { type OnContext, TEST_SETTINGS, startOnContext } from './support/send-stack';
 
 jest.setTimeout(120_000);
 
-interface Services {
-  ctx: ServiceContext;
-  send: RunningService;
-  app: ReturnType<typeof buildGatewayApp>;
-  stop(): Promise<void>;
-}
+type Services = OnContext;
 
 /** The gateway app and the send service on one context, as a restartable unit. */
-async function startServices(env: Record<string, string>): Promise<Services> {
-  const config = configFrom({
-    ...env,
-    LOG_LEVEL: 'error',
-    OUTBOX_POLL_MS: '50',
-    API_KEY_CACHE_MS: '0',
-    MAILER_ALLOW_PRIVATE_HOSTS: '1',
-  });
-  const ctx = await openContext(config, createLogger('scheduled-test', 'error'));
-  const send = await startSend(ctx);
-  const app = buildGatewayApp(ctx);
-  return {
-    ctx,
-    send,
-    app,
-    async stop() {
-      await send.stop();
-      await closeContext(ctx);
-    },
-  };
-}
+const startServices = (env: Record<string, string>): Promise<Services> =>
+  startOnContext('scheduled-test', { ...env, ...TEST_SETTINGS, MAILER_ALLOW_PRIVATE_HOSTS: '1' }, [
+    startSend,
+  ]);
 
 interface Tenant {
   auth: { Authorization: string };

@@ -6,15 +6,6 @@
  * campaign), date parsing, bad input and tenant isolation, all read back over the API.
  */
 import type { EmailEvent, StatsCounts } from '@mailyard/contracts';
-import { buildGatewayApp } from '@mailyard/gateway';
-import {
-  type RunningService,
-  type ServiceContext,
-  closeContext,
-  configFrom,
-  createLogger,
-  openContext,
-} from '@mailyard/platform';
 import { start as startSend } from '@mailyard/send';
 import { createTenant, recordEmailEvents } from '@mailyard/store';
 import { eventually } from '@mailyard/testkit/eventually';
@@ -26,14 +17,14 @@ import { createStores } from '@mailyard/testkit/stores';
 import { trackedSendEnv } from '@mailyard/testkit/tracked-send-env';
 import { start as startTracking } from '@mailyard/tracking';
 import request from 'supertest';
+import { type OnContext, startOnContext } from './support/send-stack';
 
 jest.setTimeout(120_000);
 
-let ctx: ServiceContext;
-let send: RunningService;
-let tracking: RunningService;
+let on: OnContext;
+let ctx: OnContext['ctx'];
 let receiver: SmtpReceiver;
-let gateway: ReturnType<typeof buildGatewayApp>;
+let gateway: OnContext['app'];
 let trackingBase: string;
 let drop: () => Promise<void> = async () => {};
 
@@ -44,18 +35,17 @@ beforeAll(async () => {
   const trackingPort = await freePort();
   const stores = await createStores();
   drop = stores.drop;
-  const config = configFrom({ ...stores.env, ...trackedSendEnv(trackingPort) });
-  ctx = await openContext(config, createLogger('stats-test', 'error'));
-  send = await startSend(ctx);
-  tracking = await startTracking(ctx);
-  gateway = buildGatewayApp(ctx);
+  on = await startOnContext('stats-test', { ...stores.env, ...trackedSendEnv(trackingPort) }, [
+    startSend,
+    startTracking,
+  ]);
+  ctx = on.ctx;
+  gateway = on.app;
   trackingBase = `http://127.0.0.1:${trackingPort}`;
 });
 
 afterAll(async () => {
-  await tracking?.stop();
-  await send?.stop();
-  if (ctx) await closeContext(ctx);
+  await on?.stop();
   await receiver?.close();
   await drop();
 });

@@ -16,14 +16,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { promisify } from 'node:util';
-import {
-  type RunningService,
-  type ServiceContext,
-  closeContext,
-  configFrom,
-  createLogger,
-  openContext,
-} from '@mailyard/platform';
 import { start as startSend } from '@mailyard/send';
 import { createTenant, insertKey, suppressions } from '@mailyard/store';
 import { start as startSubmission } from '@mailyard/submission';
@@ -34,12 +26,13 @@ import { type SmtpReceiver, startSmtpReceiver } from '@mailyard/testkit/peers/sm
 import { freePort } from '@mailyard/testkit/process';
 import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
 import nodemailer from 'nodemailer';
+import { type OnContext, startOnContext } from './support/send-stack';
 
 jest.setTimeout(120_000);
 const run = promisify(execFile);
 
-let ctx: ServiceContext;
-let services: RunningService[] = [];
+let on: OnContext;
+let ctx: OnContext['ctx'];
 let receiver: SmtpReceiver;
 let drop: () => Promise<void> = async () => {};
 let port = 0;
@@ -58,23 +51,26 @@ beforeAll(async () => {
     await db.drop();
     await vhost.drop();
   };
-  const config = configFrom({
-    ...serverEnv(db, vhost),
-    LOG_LEVEL: 'error',
-    OUTBOX_POLL_MS: '50',
-    MAILER_ALLOW_PRIVATE_HOSTS: '1',
-    SERVICE_DOMAIN: 'mailyard.test',
-    HOST: '127.0.0.1',
-    DATA_DIR: await mkdtemp(join(tmpdir(), 'submission-')),
-    SUBMISSION_PORT: String(port),
-    SUBMISSION_MAX_BYTES: String(MAX_BYTES),
-    SUBMISSION_AUTH_FAILURES: '4',
-    RATE_LIMIT_STANDARD: '2',
-    // a year-long fixed window is not crossed mid-test (a 60 s one could be on a loaded machine)
-    RATE_LIMIT_WINDOW_SECONDS: String(365 * 24 * 3600),
-  });
-  ctx = await openContext(config, createLogger('submission-test', 'error'));
-  services = [await startSend(ctx), await startSubmission(ctx)];
+  on = await startOnContext(
+    'submission-test',
+    {
+      ...serverEnv(db, vhost),
+      LOG_LEVEL: 'error',
+      OUTBOX_POLL_MS: '50',
+      MAILER_ALLOW_PRIVATE_HOSTS: '1',
+      SERVICE_DOMAIN: 'mailyard.test',
+      HOST: '127.0.0.1',
+      DATA_DIR: await mkdtemp(join(tmpdir(), 'submission-')),
+      SUBMISSION_PORT: String(port),
+      SUBMISSION_MAX_BYTES: String(MAX_BYTES),
+      SUBMISSION_AUTH_FAILURES: '4',
+      RATE_LIMIT_STANDARD: '2',
+      // a year-long fixed window is not crossed mid-test (a 60 s one could be on a loaded machine)
+      RATE_LIMIT_WINDOW_SECONDS: String(365 * 24 * 3600),
+    },
+    [startSend, startSubmission],
+  );
+  ctx = on.ctx;
   const tenant = await createTenant(ctx.db, { name: 'submission', tier: 'enterprise' });
   tenantId = tenant.id;
   apiKey = tenant.apiKey;
@@ -85,8 +81,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const s of services.reverse()) await s.stop();
-  if (ctx) await closeContext(ctx);
+  await on?.stop();
   await receiver?.close();
   await drop();
 });

@@ -7,15 +7,6 @@
  * address deliverable again (a real delivery, not suppressed in the log). An address added
  * through POST /v1/suppressions is honoured at send the same way. (DSN and ARF: test/bounces.test.ts.)
  */
-import { buildGatewayApp } from '@mailyard/gateway';
-import {
-  type RunningService,
-  type ServiceContext,
-  closeContext,
-  configFrom,
-  createLogger,
-  openContext,
-} from '@mailyard/platform';
 import { start as startSend } from '@mailyard/send';
 import { createTenant } from '@mailyard/store';
 import { eventually } from '@mailyard/testkit/eventually';
@@ -27,14 +18,15 @@ import { createStores } from '@mailyard/testkit/stores';
 import { trackedSendEnv } from '@mailyard/testkit/tracked-send-env';
 import { start as startTracking } from '@mailyard/tracking';
 import request from 'supertest';
+import { type OnContext, startOnContext } from './support/send-stack';
 
 jest.setTimeout(120_000);
 
-let sendCtx: ServiceContext;
-let trackCtx: ServiceContext;
-let services: RunningService[] = [];
+/** The send service with the gateway, and the tracking service on its own context (as its own process). */
+let sending: OnContext;
+let tracking: OnContext;
 let receiver: SmtpReceiver;
-let gateway: ReturnType<typeof buildGatewayApp>;
+let gateway: OnContext['app'];
 let trackingBase = '';
 let drop: () => Promise<void> = async () => {};
 let auth: Record<string, string>;
@@ -45,21 +37,20 @@ beforeAll(async () => {
   const trackingPort = await freePort();
   const stores = await createStores();
   drop = stores.drop;
-  const config = configFrom({ ...stores.env, ...trackedSendEnv(trackingPort) });
-  sendCtx = await openContext(config, createLogger('suppressions-send-test', 'error'));
-  trackCtx = await openContext(config, createLogger('suppressions-send-test', 'error'));
-  services = [await startSend(sendCtx), await startTracking(trackCtx)];
-  gateway = buildGatewayApp(sendCtx);
+  const env = { ...stores.env, ...trackedSendEnv(trackingPort) };
+  sending = await startOnContext('suppressions-send-test', env, [startSend]);
+  tracking = await startOnContext('suppressions-send-test', env, [startTracking]);
+  gateway = sending.app;
   trackingBase = `http://127.0.0.1:${trackingPort}`;
+  const sendCtx = sending.ctx;
   const tenant = await createTenant(sendCtx.db, { name: 'suppressions-send', tier: 'enterprise' });
   auth = { Authorization: `Bearer ${tenant.apiKey}` };
   mailerId = await insertSmtpMailer(sendCtx.db, sendCtx.sealer, tenant.id, { port: receiver.port });
 });
 
 afterAll(async () => {
-  for (const s of services.reverse()) await s.stop();
-  if (trackCtx) await closeContext(trackCtx);
-  if (sendCtx) await closeContext(sendCtx);
+  await tracking?.stop();
+  await sending?.stop();
   await receiver?.close();
   await drop();
 });

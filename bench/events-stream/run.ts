@@ -20,24 +20,28 @@
 import { connect } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { Mailyard } from '@mailyard/client';
-import { closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
-import { findKeyOwner } from '@mailyard/store';
+import { closeContext } from '@mailyard/platform';
 import { dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
 import { startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
-import { freePort } from '@mailyard/testkit/process';
-import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
 import autocannon from 'autocannon';
 import {
   DOMAIN,
   type Service,
   benchClient,
   singleBody,
+  spawnBootstrapGateway,
   spawnService,
   stopService,
   waitDelivered,
 } from '../send/pipeline';
 import { cpuMsOf, processTree } from '../support/cpu';
 import { envList, memory, printAndKeep, runMain } from '../support/proc';
+import {
+  benchServiceEnv,
+  bootstrapTenantId,
+  createBenchServers,
+  openHarnessContext,
+} from '../support/servers';
 import { migrateAsServices, servicesForm } from '../support/services';
 
 const EMAILS = Number(process.env.BENCH_EMAILS ?? 2000);
@@ -109,21 +113,12 @@ async function metric(url: string, name: string): Promise<number> {
 
 async function main(): Promise<void> {
   const stamp = Date.now();
-  const db = await createTestDatabase();
-  const vhost = createTestVhost();
+  const servers = await createBenchServers();
+  const { db } = servers;
   const sink = await startSmtpSink({ backlog: 1024 });
-  const stores = {
-    ...serverEnv(db, vhost),
-    SERVICE_DOMAIN: 'mailyard.bench',
-    LOG_LEVEL: 'warn',
-    NODE_ENV: 'production',
-    OUTBOX_RETENTION_MS: '0',
-  };
+  const stores = { ...benchServiceEnv(servers), OUTBOX_RETENTION_MS: '0' };
   await migrateAsServices(db.url);
-  const ctx = await openContext(
-    configFrom({ ...stores, LOG_LEVEL: 'error' }),
-    createLogger('bench', 'error'),
-  );
+  const ctx = await openHarnessContext(stores);
   const pgc = await benchClient(db.url);
   const services: Service[] = [];
   try {
@@ -136,27 +131,14 @@ async function main(): Promise<void> {
         /Mailyard send started/,
       ),
     );
-    const gwPort = await freePort();
-    const gateway = await spawnService(
-      'gateway',
-      'gateway',
-      {
-        ...stores,
-        PORT: String(gwPort),
-        BOOTSTRAP_API_KEY: KEY,
-        BOOTSTRAP_TIER: 'enterprise',
-        RATE_LIMIT_ENTERPRISE: '1000000000',
-        EVENTS_STREAM_MAX_PER_TENANT: String(STREAMS + 5),
-        ...envList(process.env.BENCH_GATEWAY_ENV),
-      },
+    const { gateway, port: gwPort } = await spawnBootstrapGateway(
+      stores,
+      KEY,
+      { EVENTS_STREAM_MAX_PER_TENANT: String(STREAMS + 5), ...envList(process.env.BENCH_GATEWAY_ENV) },
       null,
-      /Mailyard gateway started/,
-      gwPort,
     );
     services.push(gateway);
-    const owner = await findKeyOwner(ctx.db, KEY);
-    if (!owner) throw new Error('bootstrap tenant not found');
-    const tenantId = owner.tenantId;
+    const tenantId = await bootstrapTenantId(ctx, KEY);
     const mailerId = await insertDomainMailer(ctx.db, ctx.sealer, tenantId, {
       domain: DOMAIN,
       key: dkimKeyPair(),
@@ -280,8 +262,7 @@ async function main(): Promise<void> {
     await pgc.end().catch(() => {});
     await closeContext(ctx);
     await sink.stop();
-    await db.drop();
-    await vhost.drop();
+    await servers.drop();
   }
 }
 

@@ -28,15 +28,27 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { sweepExpired } from '@mailyard/gateway/src/retention/sweep';
-import { closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
-import { type RetentionSetting, findKeyOwner } from '@mailyard/store';
+import { closeContext, createLogger } from '@mailyard/platform';
+import type { RetentionSetting } from '@mailyard/store';
 import { dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
 import { startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
-import { freePort } from '@mailyard/testkit/process';
-import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
 import autocannon from 'autocannon';
-import { DOMAIN, type Service, benchClient, singleBody, spawnService, stopService } from '../send/pipeline';
+import {
+  DOMAIN,
+  type Service,
+  benchClient,
+  singleBody,
+  spawnBootstrapGateway,
+  spawnService,
+  stopService,
+} from '../send/pipeline';
 import { printAndKeep, runMain } from '../support/proc';
+import {
+  benchServiceEnv,
+  bootstrapTenantId,
+  createBenchServers,
+  openHarnessContext,
+} from '../support/servers';
 import { migrateAsServices, servicesForm } from '../support/services';
 import { seedExpired } from './seed';
 
@@ -64,20 +76,12 @@ const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d;
 
 async function main(): Promise<void> {
   const stamp = Date.now();
-  const db = await createTestDatabase();
-  const vhost = createTestVhost();
+  const servers = await createBenchServers();
+  const { db } = servers;
   const sink = await startSmtpSink({ backlog: 1024 });
-  const stores = {
-    ...serverEnv(db, vhost),
-    SERVICE_DOMAIN: 'mailyard.bench',
-    LOG_LEVEL: 'warn',
-    NODE_ENV: 'production',
-  };
+  const stores = benchServiceEnv(servers);
   const schema = await migrateAsServices(db.url);
-  const ctx = await openContext(
-    configFrom({ ...stores, LOG_LEVEL: 'error' }),
-    createLogger('bench', 'error'),
-  );
+  const ctx = await openHarnessContext(stores);
   const client = await benchClient(db.url);
   const services: Service[] = [];
   try {
@@ -92,32 +96,21 @@ async function main(): Promise<void> {
         /Mailyard send started/,
       ),
     );
-    const gwPort = await freePort();
-    services.push(
-      await spawnService(
-        'gateway',
-        'gateway',
-        {
-          ...stores,
-          PORT: String(gwPort),
-          BOOTSTRAP_API_KEY: KEY,
-          BOOTSTRAP_TIER: 'enterprise',
-          RATE_LIMIT_ENTERPRISE: '1000000000',
-          RETENTION_LOGS: KEEP_ALL,
-          RETENTION_EVENTS: KEEP_ALL,
-          RETENTION_INBOUND_RAW: KEEP_ALL,
-          RETENTION_WEBHOOK_DELIVERIES: KEEP_ALL,
-          RETENTION_AUDIT: KEEP_ALL,
-          RETENTION_SWEEP_INTERVAL: KEEP_ALL,
-        },
-        null,
-        /Mailyard gateway started/,
-        gwPort,
-      ),
+    const { gateway, port: gwPort } = await spawnBootstrapGateway(
+      stores,
+      KEY,
+      {
+        RETENTION_LOGS: KEEP_ALL,
+        RETENTION_EVENTS: KEEP_ALL,
+        RETENTION_INBOUND_RAW: KEEP_ALL,
+        RETENTION_WEBHOOK_DELIVERIES: KEEP_ALL,
+        RETENTION_AUDIT: KEEP_ALL,
+        RETENTION_SWEEP_INTERVAL: KEEP_ALL,
+      },
+      null,
     );
-    const owner = await findKeyOwner(ctx.db, KEY);
-    if (!owner) throw new Error('bootstrap tenant not found');
-    const tenantId = owner.tenantId;
+    services.push(gateway);
+    const tenantId = await bootstrapTenantId(ctx, KEY);
     const mailerId = await insertDomainMailer(ctx.db, ctx.sealer, tenantId, {
       domain: DOMAIN,
       key: dkimKeyPair(),
@@ -314,8 +307,7 @@ async function main(): Promise<void> {
     await client.end();
     await closeContext(ctx);
     await sink.stop();
-    await db.drop();
-    await vhost.drop();
+    await servers.drop();
   }
 }
 

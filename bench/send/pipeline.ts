@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { type Spawned, freePort } from '@mailyard/testkit/process';
 import pg from 'pg';
 import { stopProcess } from '../support/proc';
+import { bootstrapGatewayEnv } from '../support/servers';
 import { type ServiceName, spawnService as spawnServiceProcess } from '../support/services';
 
 export const DOMAIN = 'bench.test';
@@ -41,6 +42,28 @@ export async function spawnService(
   await proc.waitFor(ready, 60_000);
   const port = apiPort === undefined || proc.output().includes(`:${opsPort}/healthz`) ? opsPort : apiPort;
   return { label, proc, metricsUrl: `http://127.0.0.1:${port}/metrics`, profileDir };
+}
+
+/**
+ * The gateway on a free API port with `key` as the bootstrap key of an unthrottled enterprise
+ * tenant (bootstrapGatewayEnv): `env` under those settings, `extra` over them; started.
+ */
+export async function spawnBootstrapGateway(
+  env: Record<string, string>,
+  key: string,
+  extra: Record<string, string>,
+  profileRoot: string | null,
+): Promise<{ gateway: Service; port: number }> {
+  const port = await freePort();
+  const gateway = await spawnService(
+    'gateway',
+    'gateway',
+    { ...env, ...bootstrapGatewayEnv(key, port), ...extra },
+    profileRoot,
+    /Mailyard gateway started/,
+    port,
+  );
+  return { gateway, port };
 }
 
 export async function stopService(s: Service): Promise<void> {

@@ -36,13 +36,11 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { IdPrefix, WEBHOOK_EVENT_TOGGLES, newId } from '@mailyard/contracts';
-import { closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
-import { findKeyOwner, webhooks } from '@mailyard/store';
+import { closeContext } from '@mailyard/platform';
+import { webhooks } from '@mailyard/store';
 import { type DkimKeyPair, dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
 import { startSmtpSink } from '@mailyard/testkit/peers/smtp-sink';
 import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
-import { REPO_ROOT, freePort } from '@mailyard/testkit/process';
-import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
 import autocannon from 'autocannon';
 import { floorsPhase } from '../floors/floors';
 import { CpuMeter, pidsByName, processTree, rabbitmqServerPids } from '../support/cpu';
@@ -55,6 +53,12 @@ import {
   summarize,
   summaryText,
 } from '../support/profile';
+import {
+  benchServiceEnv,
+  bootstrapTenantId,
+  createBenchServers,
+  openHarnessContext,
+} from '../support/servers';
 import { SERVICES_ROOT, migrateAsServices, servicesForm } from '../support/services';
 import { copyCost } from './copy-cost';
 import { floorCost } from './floor';
@@ -68,6 +72,7 @@ import {
   countersOf,
   pipelineBackends,
   singleBody,
+  spawnBootstrapGateway,
   spawnService,
   stopService,
   waitDelivered,
@@ -225,7 +230,8 @@ async function main(): Promise<void> {
   if ([...PHASES].every((p) => IN_PROCESS.has(p))) return inProcessOnly(stamp);
   const resultsDir = RESULTS;
   const profileRoot = PROFILE ? join(resultsDir, `send-${stamp}-profiles`) : null;
-  const db = await createTestDatabase();
+  const servers = await createBenchServers();
+  const { db } = servers;
   if (process.env.BENCH_AUTO_EXPLAIN_MS) {
     // Diagnosis: plans of this database's statements slower than that go to the server's log.
     const admin = await benchClient(db.url);
@@ -235,14 +241,10 @@ async function main(): Promise<void> {
     await admin.query(`ALTER DATABASE ${db.name} SET auto_explain.log_analyze = on`);
     await admin.end();
   }
-  const vhost = createTestVhost();
   const sink = await startSmtpSink({ backlog: 1024 });
   const ceilingSink = await startSmtpSink({ backlog: 1024 });
   const stores = {
-    ...serverEnv(db, vhost),
-    SERVICE_DOMAIN: 'mailyard.bench',
-    LOG_LEVEL: 'warn',
-    NODE_ENV: 'production',
+    ...benchServiceEnv(servers),
     // Outbox rows deleted as they are published (the setting docs/scaling.md recommends for volume).
     OUTBOX_RETENTION_MS: process.env.BENCH_OUTBOX_RETENTION_MS ?? '0',
   };
@@ -269,10 +271,7 @@ async function main(): Promise<void> {
     services.splice(services.indexOf(s), 1);
   };
   const schema = await migrateAsServices(db.url);
-  const ctx = await openContext(
-    configFrom({ ...stores, LOG_LEVEL: 'error' }),
-    createLogger('bench', 'error'),
-  );
+  const ctx = await openHarnessContext(stores);
   const client = await benchClient(db.url);
   const report: Record<string, unknown> = {
     benchmark: 'send',
@@ -294,27 +293,15 @@ async function main(): Promise<void> {
   try {
     // The send service first, so its queue is bound before the gateway publishes commands.
     let senders = [await startSend()];
-    const gwPort = await freePort();
-    const gateway = await spawnService(
-      'gateway',
-      'gateway',
-      {
-        ...stores,
-        PORT: String(gwPort),
-        BOOTSTRAP_API_KEY: KEY,
-        BOOTSTRAP_TIER: 'enterprise',
-        RATE_LIMIT_ENTERPRISE: '1000000000',
-        ...envList(process.env.BENCH_GATEWAY_ENV),
-      },
+    const { gateway, port: gwPort } = await spawnBootstrapGateway(
+      stores,
+      KEY,
+      { ...envList(process.env.BENCH_GATEWAY_ENV) },
       profileRoot,
-      /Mailyard gateway started/,
-      gwPort,
     );
     services.push(gateway);
 
-    const owner = await findKeyOwner(ctx.db, KEY);
-    if (!owner) throw new Error('bootstrap tenant not found');
-    const tenantId = owner.tenantId;
+    const tenantId = await bootstrapTenantId(ctx, KEY);
     const key = dkimKeyPair();
     const mailerId = await insertDomainMailer(ctx.db, ctx.sealer, tenantId, { domain: DOMAIN, key });
 
@@ -650,8 +637,7 @@ async function main(): Promise<void> {
     await closeContext(ctx);
     await sink.stop();
     await ceilingSink.stop();
-    await db.drop();
-    await vhost.drop();
+    await servers.drop();
   }
 
   mkdirSync(resultsDir, { recursive: true });

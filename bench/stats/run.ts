@@ -24,12 +24,17 @@
  *   BENCH_SLOTS=1 pnpm bench:stats   # rollups as writers with one slot per bucket leave them
  */
 import { loadavg } from 'node:os';
-import { closeContext, configFrom, createLogger, openContext } from '@mailyard/platform';
-import { STATS_SLOTS, findKeyOwner } from '@mailyard/store';
+import { closeContext } from '@mailyard/platform';
+import { STATS_SLOTS } from '@mailyard/store';
 import { freePort } from '@mailyard/testkit/process';
-import { createTestDatabase, createTestVhost, serverEnv } from '@mailyard/testkit/servers';
 import autocannon from 'autocannon';
 import { printAndKeep, runMain, stopProcess } from '../support/proc';
+import {
+  bootstrapGatewayEnv,
+  bootstrapTenantId,
+  createBenchServers,
+  openHarnessContext,
+} from '../support/servers';
 import { servicesForm, spawnService } from '../support/services';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
@@ -107,27 +112,22 @@ async function load(url: string, connections: number): Promise<Result> {
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 async function main(): Promise<void> {
-  const db = await createTestDatabase();
-  const vhost = createTestVhost();
-  const env = serverEnv(db, vhost);
-  const ctx = await openContext(configFrom({ ...env, LOG_LEVEL: 'error' }), createLogger('bench', 'error'));
+  const servers = await createBenchServers();
+  const env = servers.env;
+  const ctx = await openHarnessContext(env);
   const port = await freePort();
   const gateway = spawnService('gateway', {
     ...env,
-    PORT: String(port),
-    BOOTSTRAP_API_KEY: KEY,
-    BOOTSTRAP_TIER: 'enterprise',
-    RATE_LIMIT_ENTERPRISE: '1000000000',
+    ...bootstrapGatewayEnv(KEY, port),
     LOG_LEVEL: 'warn',
     NODE_ENV: 'production',
   });
   try {
     await gateway.waitFor(/started/, 240_000);
-    const owner = await findKeyOwner(ctx.db, KEY);
-    if (!owner) throw new Error('bootstrap tenant not found');
+    const tenantId = await bootstrapTenantId(ctx, KEY);
 
     const seedStarted = Date.now();
-    await ctx.db.query(SEED, [owner.tenantId, EVENTS, MAILERS, CAMPAIGNS, SLOTS]);
+    await ctx.db.query(SEED, [tenantId, EVENTS, MAILERS, CAMPAIGNS, SLOTS]);
     for (let i = 0; i < OTHER_TENANTS; i++) {
       await ctx.db.query(SEED, [`tenant_other_${i}`, OTHER_EVENTS, MAILERS, CAMPAIGNS, SLOTS]);
     }
@@ -136,7 +136,7 @@ async function main(): Promise<void> {
       `SELECT span, count(*) AS n,
               sum(delivered + opened + clicked + bounced + failed + rejected + unsubscribed + spam) AS total
          FROM stats_rollups WHERE tenant_id = $1 GROUP BY span ORDER BY span`,
-      [owner.tenantId],
+      [tenantId],
     );
     const all = await ctx.db.query<{ n: string }>('SELECT count(*) AS n FROM stats_rollups');
     const seedSeconds = (Date.now() - seedStarted) / 1000;
@@ -214,8 +214,7 @@ async function main(): Promise<void> {
   } finally {
     await stopProcess(gateway);
     await closeContext(ctx);
-    await db.drop();
-    await vhost.drop();
+    await servers.drop();
   }
 }
 

@@ -118,6 +118,24 @@ export async function setDomainVerified(db: Db, mailerId: string, verified: bool
   await db.query('UPDATE domains SET verified = $2 WHERE id = $1', [mailerId, verified]);
 }
 
+/**
+ * The send row of a bare accepted send for sends.insertAccepted (mailer `m1`, an empty stored
+ * request, no campaign, custom args or idempotency key): for tests of what the store does with
+ * the rows, where the request itself does not matter (acceptSend writes a real one).
+ */
+export function bareSendRow(refId: string, tenantId: string): Parameters<typeof sends.insertAccepted>[1] {
+  return {
+    refId,
+    tenantId,
+    mailerId: 'm1',
+    campaignId: null,
+    customArgs: null,
+    request: { subject: 's', content: [] } as never,
+    idempotencyKey: null,
+    requestHash: null,
+  };
+}
+
 export interface Accepted {
   refId: string;
   copyIds: string[];

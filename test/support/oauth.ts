@@ -3,7 +3,8 @@
  * (test/oauth-*.test.ts): the stand-ins' clients (`g-client`, `m-client`) registered as the
  * tenant's OAuth apps, the tenant's EMAIL_EVENT webhook, a mailer connected the way a user
  * connects one (login -> consent at the stand-in -> callback), and startOAuthStack(): the stores,
- * stand-ins, dispatcher and gateway app the API-driven OAuth tests share.
+ * stand-ins, dispatcher and gateway app the API-driven OAuth tests share (with the Gmail API and
+ * Graph stand-ins on request, and contexts of their own for services run as their own processes).
  */
 import { buildGatewayApp } from '@mailyard/gateway';
 import {
@@ -139,7 +140,14 @@ export interface OAuthStack extends Caller {
   tenantId: string;
   googleApp: string;
   msApp: string;
-  /** Stops the dispatcher and closes the context, the stand-ins and the receiver; drops the stores. */
+  /** The Gmail API and Graph stand-ins, when OAuthStackOptions.sendApis asked for them. */
+  sendApis?: SendApiStandIns;
+  /**
+   * A context of its own on `config` (as a service run as its own process has), logging as
+   * `label`; closed by close(), before the stack's own (stop its services first).
+   */
+  openOwnContext(label: string): Promise<ServiceContext>;
+  /** Closes the contexts of openOwnContext, stops the dispatcher and closes the context, the stand-ins and the receiver; drops the stores. */
   close(): Promise<void>;
 }
 
@@ -149,6 +157,8 @@ export interface OAuthStackOptions {
   /** The EMAIL_EVENT webhook's event toggles. */
   events: Record<string, boolean>;
   google?: Parameters<typeof startGoogleOAuth>[0];
+  /** Starts the Gmail API and Graph stand-ins for these accounts (startSendApiStandIns), settings included. */
+  sendApis?: { gmail: string; outlook: string };
   /** Settings of this file beyond the common ones; may start stand-ins that need the identity ones. */
   env?: (idp: {
     google: GoogleOAuthStandIn;
@@ -176,6 +186,10 @@ export async function startOAuthStack(opts: OAuthStackOptions): Promise<OAuthSta
       startWebhookReceiver(),
     ]);
     closers.push(() => Promise.all([receiver.close(), google.close(), microsoft.close()]));
+    const sendApis = opts.sendApis
+      ? await startSendApiStandIns({ google, microsoft }, opts.sendApis.gmail, opts.sendApis.outlook)
+      : undefined;
+    if (sendApis) closers.push(() => Promise.all([sendApis.gmail.close(), sendApis.graph.close()]));
     const config = configFrom({
       ...stores.env,
       LOG_LEVEL: 'error',
@@ -186,6 +200,7 @@ export async function startOAuthStack(opts: OAuthStackOptions): Promise<OAuthSta
       GOOGLE_OAUTH_URL: google.url,
       MICROSOFT_LOGIN_URL: microsoft.url,
       OAUTH_REDIRECT_URI: REDIRECT,
+      ...sendApis?.env,
       ...(await opts.env?.({ google, microsoft })),
     });
     const ctx = await openContext(
@@ -200,7 +215,25 @@ export async function startOAuthStack(opts: OAuthStackOptions): Promise<OAuthSta
     const caller = { app, key: t.apiKey };
     await registerEmailEventWebhook(caller, receiver.url('/tenant'), opts.events);
     const apps = await registerOAuthApps(caller, google, microsoft);
-    return { ...caller, ...apps, stores, google, microsoft, receiver, config, ctx, tenantId: t.id, close };
+    const openOwnContext = async (label: string) => {
+      const own = await openContext(config, createLogger(label, process.env.TEST_LOG_LEVEL ?? 'error'));
+      closers.push(() => closeContext(own));
+      return own;
+    };
+    return {
+      ...caller,
+      ...apps,
+      stores,
+      google,
+      microsoft,
+      receiver,
+      config,
+      ctx,
+      tenantId: t.id,
+      sendApis,
+      openOwnContext,
+      close,
+    };
   } catch (err) {
     await close();
     throw err;

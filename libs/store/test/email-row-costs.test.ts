@@ -9,7 +9,8 @@
  *   own index was dropped, the recipient filter through lower(recipient).
  */
 import { type EmailEvent, parseLogsQuery, ulid } from '@mailyard/contracts';
-import type { Db, Queryable } from '@mailyard/platform';
+import type { Db } from '@mailyard/platform';
+import { bareSendRow } from '@mailyard/testkit/fixtures';
 import { useMigratedDatabase } from '@mailyard/testkit/migrated-database';
 import { type PlanNode, explaining } from '@mailyard/testkit/query-plans';
 import { emailEvent } from '@mailyard/testkit/webhooks';
@@ -31,16 +32,7 @@ async function accept(tenantId: string, emails: string[]) {
   const copyId = `${refId}.1`;
   await sends.insertAccepted(
     db,
-    {
-      refId,
-      tenantId,
-      mailerId: 'm1',
-      campaignId: null,
-      customArgs: null,
-      request: { subject: 's', content: [] } as never,
-      idempotencyKey: null,
-      requestHash: null,
-    },
+    bareSendRow(refId, tenantId),
     emails.map((recipient) => ({
       copyId,
       recipient,

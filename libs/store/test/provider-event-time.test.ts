@@ -5,9 +5,10 @@
  * event_at stays unique (docs/architecture.md, reliability 2); events without a time keep being
  * stamped now, after the provider's.
  */
-import { type EmailEvent, emptyTracking, ulid } from '@mailyard/contracts';
+import { type EmailEvent, ulid } from '@mailyard/contracts';
 import type { Db } from '@mailyard/platform';
 import { useMigratedDatabase } from '@mailyard/testkit/migrated-database';
+import { emailEvent } from '@mailyard/testkit/webhooks';
 import { type EmailEventRecord, createTenant, recordEmailEventBatch } from '../src';
 
 const database = useMigratedDatabase();
@@ -38,22 +39,13 @@ async function seedSend(tenantId: string, recipients: string[]) {
 }
 
 function bounce(refId: string, email: string): EmailEvent {
-  return {
-    event: 'MAIL_BOUNCE',
-    success: false,
-    details: {
-      ref_id: refId,
-      mailer_id: 'm1',
-      email: [email],
-      custom_args: null,
-      message_id: '',
-      thread_id: '',
-      webhook_id: '',
-      event_at: new Date().toISOString(),
-      tracking: emptyTracking(),
-      failed_reason: 'Invalid Recipient',
-    },
-  };
+  return emailEvent('MAIL_BOUNCE', new Date().toISOString(), {
+    ref_id: refId,
+    mailer_id: 'm1',
+    email: [email],
+    custom_args: null,
+    failed_reason: 'Invalid Recipient',
+  });
 }
 
 it('stamps at the provider time, the next free microsecond when it is taken', async () => {

@@ -14,6 +14,7 @@ import {
   ulid,
 } from '@mailyard/contracts';
 import { type Db, type OutboxRow, envelope } from '@mailyard/platform';
+import { bareSendRow } from '@mailyard/testkit/fixtures';
 import { useMigratedDatabase } from '@mailyard/testkit/migrated-database';
 import { createTenant, findUnfinishedCopies, lockUnfinishedLogRows, scheduledSends, sends } from '../src';
 
@@ -43,16 +44,7 @@ async function holdSend(sendAt: Date, recipients = ['a@example.com'], tenantId =
   await db.transaction(async (tx) => {
     await sends.insertAccepted(
       tx,
-      {
-        refId,
-        tenantId,
-        mailerId: 'm1',
-        campaignId: null,
-        customArgs: null,
-        request: { subject: 's', content: [] } as never,
-        idempotencyKey: null,
-        requestHash: null,
-      },
+      bareSendRow(refId, tenantId),
       recipients.map((r) => ({ copyId, recipient: r, recipientDomain: 'example.com', recipientType: 'to' })),
       [],
     );

@@ -10,11 +10,11 @@ import {
   STATS_COUNTERS,
   type StatsCounts,
   type StoredSendRequest,
-  emptyTracking,
   ulid,
 } from '@mailyard/contracts';
 import type { Db } from '@mailyard/platform';
 import { useMigratedDatabase } from '@mailyard/testkit/migrated-database';
+import { emailEvent } from '@mailyard/testkit/webhooks';
 import {
   type EmailEventRecord,
   createTenant,
@@ -104,25 +104,13 @@ async function accept(
 }
 
 function event(name: EmailEvent['event'], refId: string, email: string, retry?: boolean): EmailEvent {
-  const e: EmailEvent = {
-    event: name,
-    success: ['MAIL_DELIVERED', 'MAIL_OPENED', 'MAIL_CLICKED', 'MAIL_UNSUBSCRIBED'].includes(name),
-    details: {
-      ref_id: refId,
-      mailer_id: 'm1',
-      email: [email],
-      custom_args: null,
-      message_id: '',
-      thread_id: '',
-      webhook_id: '',
-      event_at: new Date().toISOString(),
-      tracking: emptyTracking(),
-      failed_reason: '',
-    },
-  };
-  if (name === 'SMTP_ERROR')
-    Object.assign(e.details, { attempt: 1, max_attempts: 3, retry_scheduled: retry });
-  return e;
+  return emailEvent(name, new Date().toISOString(), {
+    ref_id: refId,
+    mailer_id: 'm1',
+    email: [email],
+    custom_args: null,
+    ...(name === 'SMTP_ERROR' ? { attempt: 1, max_attempts: 3, retry_scheduled: retry } : {}),
+  });
 }
 
 /** A record of `name` for recipient copy `i` of `s` (a send event when `attempt` is given). */

@@ -7,6 +7,7 @@ import { ulid } from '@mailyard/contracts';
 import { type Db, createLogger, createMemoryKv } from '@mailyard/platform';
 import { createTenant, scheduledSends, sends } from '@mailyard/store';
 import { eventually } from '@mailyard/testkit/eventually';
+import { bareSendRow } from '@mailyard/testkit/fixtures';
 import { useMigratedDatabase } from '@mailyard/testkit/migrated-database';
 import { type ScheduledRelease, startScheduledRelease } from '../src/scheduled-release';
 
@@ -24,16 +25,7 @@ async function hold(sendAt: Date): Promise<string> {
   await db.transaction(async (tx) => {
     await sends.insertAccepted(
       tx,
-      {
-        refId,
-        tenantId,
-        mailerId: 'm1',
-        campaignId: null,
-        customArgs: null,
-        request: { subject: 's', content: [] } as never,
-        idempotencyKey: null,
-        requestHash: null,
-      },
+      bareSendRow(refId, tenantId),
       [
         {
           copyId: `${refId}.1`,

@@ -1,7 +1,9 @@
 /**
  * The building blocks every page uses: loading data (useLoad: errors kept and shown, never
  * swallowed), the error box (role=alert), empty states that say what to do next, a pager over
- * the API's pageToken, copy buttons, and buttons that run an action and show its outcome.
+ * the API's pageToken, copy buttons, buttons that run an action and show its outcome, and the
+ * data table every list uses (column headers with scope="col"; an sr-only "Actions" header when
+ * the rows end in a cell of buttons, so screen readers name that column).
  */
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
@@ -162,4 +164,39 @@ export function ActionButton({
 
 export function Badge({ value }: { value: string }) {
   return <span class={`badge b-${value.toLowerCase().replace(/[^a-z]+/g, '-')}`}>{value}</span>;
+}
+
+/** A list table: `columns` are the header texts, `actions` adds the (visually hidden) "Actions"
+ * column header; `children` are the body rows (`<tr>`). */
+export function DataTable({
+  columns,
+  actions,
+  caption,
+  children,
+}: {
+  columns: string[];
+  actions?: boolean;
+  caption?: string;
+  children: ComponentChildren;
+}) {
+  return (
+    <table>
+      {caption ? <caption>{caption}</caption> : null}
+      <thead>
+        <tr>
+          {columns.map((c) => (
+            <th key={c} scope="col">
+              {c}
+            </th>
+          ))}
+          {actions ? (
+            <th scope="col">
+              <span class="sr-only">Actions</span>
+            </th>
+          ) : null}
+        </tr>
+      </thead>
+      <tbody>{children}</tbody>
+    </table>
+  );
 }

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { when } from '../format';
 import type { PageProps } from '../shell';
-import { Empty, Pager, Show, useLoad, usePager } from '../ui';
+import { DataTable, Empty, Pager, Show, useLoad, usePager } from '../ui';
 
 const ACTIONS = ['create', 'update', 'delete', 'enable', 'disable', 'verify', 'rotate', 'replay', 'cancel'];
 
@@ -39,32 +39,21 @@ export function Audit({ api }: PageProps) {
             </Empty>
           ) : (
             <>
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">When</th>
-                    <th scope="col">Action</th>
-                    <th scope="col">Resource</th>
-                    <th scope="col">Key</th>
-                    <th scope="col">From</th>
+              <DataTable columns={['When', 'Action', 'Resource', 'Key', 'From']}>
+                {p.data.map((a, i) => (
+                  <tr key={`${a.at}-${i}`}>
+                    <td>{when(a.at)}</td>
+                    <td>{a.action}</td>
+                    <td>
+                      {a.resource} {a.resource_id ? <code>{a.resource_id}</code> : null}
+                    </td>
+                    <td>
+                      <code>{a.key_id ?? '—'}</code>
+                    </td>
+                    <td>{a.ip ?? '—'}</td>
                   </tr>
-                </thead>
-                <tbody>
-                  {p.data.map((a, i) => (
-                    <tr key={`${a.at}-${i}`}>
-                      <td>{when(a.at)}</td>
-                      <td>{a.action}</td>
-                      <td>
-                        {a.resource} {a.resource_id ? <code>{a.resource_id}</code> : null}
-                      </td>
-                      <td>
-                        <code>{a.key_id ?? '—'}</code>
-                      </td>
-                      <td>{a.ip ?? '—'}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+                ))}
+              </DataTable>
               <Pager pager={pager} nextToken={p.nextPageToken} />
             </>
           )

@@ -3,7 +3,7 @@ import type { DomainData } from '@mailyard/contracts';
 import { useState } from 'preact/hooks';
 import { when } from '../format';
 import type { PageProps } from '../shell';
-import { ActionButton, Badge, CopyButton, Empty, ErrorBox, Show, useLoad } from '../ui';
+import { ActionButton, Badge, CopyButton, DataTable, Empty, ErrorBox, Show, useLoad } from '../ui';
 
 function DomainCard({ d, onVerify }: { d: DomainData; onVerify: () => Promise<unknown> }) {
   return (
@@ -16,38 +16,27 @@ function DomainCard({ d, onVerify }: { d: DomainData; onVerify: () => Promise<un
         Last checked {when(d.last_checked_at)}
         {d.verified_at ? ` · verified ${when(d.verified_at)}` : ''}
       </p>
-      <table>
-        <caption>Records to publish</caption>
-        <thead>
-          <tr>
-            <th scope="col">Purpose</th>
-            <th scope="col">Type</th>
-            <th scope="col">Name</th>
-            <th scope="col">Value</th>
+      <DataTable caption="Records to publish" columns={['Purpose', 'Type', 'Name', 'Value']}>
+        {d.records.map((r) => (
+          <tr key={r.purpose + r.name}>
+            <td>
+              {r.purpose}
+              {r.required ? '' : ' (recommended)'}
+            </td>
+            <td>{r.type}</td>
+            <td>
+              <code>{r.name}</code> <CopyButton text={r.name} label={`${r.purpose} name`} />
+            </td>
+            <td>
+              <code class="wrap">
+                {r.priority !== undefined ? `${r.priority} ` : ''}
+                {r.value}
+              </code>{' '}
+              <CopyButton text={r.value} label={`${r.purpose} value`} />
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {d.records.map((r) => (
-            <tr key={r.purpose + r.name}>
-              <td>
-                {r.purpose}
-                {r.required ? '' : ' (recommended)'}
-              </td>
-              <td>{r.type}</td>
-              <td>
-                <code>{r.name}</code> <CopyButton text={r.name} label={`${r.purpose} name`} />
-              </td>
-              <td>
-                <code class="wrap">
-                  {r.priority !== undefined ? `${r.priority} ` : ''}
-                  {r.value}
-                </code>{' '}
-                <CopyButton text={r.value} label={`${r.purpose} value`} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </DataTable>
       <ActionButton label="Verify" ariaLabel={`Verify ${d.domain}`} action={onVerify} />
     </section>
   );

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { when } from '../format';
 import type { PageProps } from '../shell';
-import { ActionButton, CopyButton, Empty, ErrorBox, Show, useLoad } from '../ui';
+import { ActionButton, CopyButton, DataTable, Empty, ErrorBox, Show, useLoad } from '../ui';
 
 export function Keys({ api }: PageProps) {
   const list = useLoad(() => api.keys.list(), [api]);
@@ -59,41 +59,27 @@ export function Keys({ api }: PageProps) {
           p.data.length === 0 ? (
             <Empty>No key. Create one above.</Empty>
           ) : (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Prefix</th>
-                  <th scope="col">Scope</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">
-                    <span class="sr-only">Actions</span>
-                  </th>
+            <DataTable columns={['Name', 'Prefix', 'Scope', 'Created', 'Last used']} actions>
+              {p.data.map((k) => (
+                <tr key={k.key_id}>
+                  <td>{k.name || <span class="muted">unnamed</span>}</td>
+                  <td>
+                    <code>{k.prefix}…</code>
+                  </td>
+                  <td>{k.scope}</td>
+                  <td>{when(k.created_at)}</td>
+                  <td>{when(k.last_used_at)}</td>
+                  <td>
+                    <ActionButton
+                      label="Revoke"
+                      ariaLabel={`Revoke key ${k.name || k.prefix}`}
+                      action={() => api.keys.delete(k.key_id)}
+                      onDone={list.reload}
+                    />
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {p.data.map((k) => (
-                  <tr key={k.key_id}>
-                    <td>{k.name || <span class="muted">unnamed</span>}</td>
-                    <td>
-                      <code>{k.prefix}…</code>
-                    </td>
-                    <td>{k.scope}</td>
-                    <td>{when(k.created_at)}</td>
-                    <td>{when(k.last_used_at)}</td>
-                    <td>
-                      <ActionButton
-                        label="Revoke"
-                        ariaLabel={`Revoke key ${k.name || k.prefix}`}
-                        action={() => api.keys.delete(k.key_id)}
-                        onDone={list.reload}
-                      />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </DataTable>
           )
         }
       </Show>

@@ -7,7 +7,7 @@ import type { EmailEvent } from '@mailyard/contracts';
 import { when } from '../format';
 import { BASE } from '../router';
 import type { PageProps } from '../shell';
-import { Badge, Empty, Show, useLoad } from '../ui';
+import { Badge, DataTable, Empty, Show, useLoad } from '../ui';
 
 function EventDetails({ e }: { e: EmailEvent }) {
   const d = e.details as EmailEvent['details'] & { bounce_category?: string };
@@ -60,32 +60,22 @@ export function Message({ api, rest: refId }: PageProps) {
               <p>
                 <strong>Subject:</strong> {l.data[0]!.subject}
               </p>
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Recipient</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Delivered</th>
-                    <th scope="col">Message-ID</th>
+              <DataTable columns={['Recipient', 'Status', 'Delivered', 'Message-ID']}>
+                {l.data.map((m) => (
+                  <tr key={m.recipient + m.recipient_type}>
+                    <td>
+                      {m.recipient} ({m.recipient_type})
+                    </td>
+                    <td>
+                      <Badge value={m.status} />
+                    </td>
+                    <td>{when(m.delivered_at)}</td>
+                    <td>
+                      <code>{m.message_id}</code>
+                    </td>
                   </tr>
-                </thead>
-                <tbody>
-                  {l.data.map((m) => (
-                    <tr key={m.recipient + m.recipient_type}>
-                      <td>
-                        {m.recipient} ({m.recipient_type})
-                      </td>
-                      <td>
-                        <Badge value={m.status} />
-                      </td>
-                      <td>{when(m.delivered_at)}</td>
-                      <td>
-                        <code>{m.message_id}</code>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+                ))}
+              </DataTable>
             </>
           )
         }

@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks';
 import { when } from '../format';
 import { BASE } from '../router';
 import type { PageProps } from '../shell';
-import { Badge, Empty, Pager, Show, useLoad, usePager } from '../ui';
+import { Badge, DataTable, Empty, Pager, Show, useLoad, usePager } from '../ui';
 
 const STATUSES = [
   'QUEUED',
@@ -76,33 +76,22 @@ export function Messages({ api }: PageProps) {
             </Empty>
           ) : (
             <>
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Created</th>
-                    <th scope="col">Recipient</th>
-                    <th scope="col">Subject</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Why not delivered</th>
+              <DataTable columns={['Created', 'Recipient', 'Subject', 'Status', 'Why not delivered']}>
+                {page.data.map((m) => (
+                  <tr key={`${m.ref_id}/${m.recipient}/${m.recipient_type}`}>
+                    <td>{when(m.created_at)}</td>
+                    <td>
+                      <a href={`${BASE}/messages/${encodeURIComponent(m.ref_id)}`}>{m.recipient}</a>
+                      {m.recipient_type !== 'to' ? ` (${m.recipient_type})` : ''}
+                    </td>
+                    <td>{m.subject}</td>
+                    <td>
+                      <Badge value={m.status} />
+                    </td>
+                    <td>{m.failure_reason}</td>
                   </tr>
-                </thead>
-                <tbody>
-                  {page.data.map((m) => (
-                    <tr key={`${m.ref_id}/${m.recipient}/${m.recipient_type}`}>
-                      <td>{when(m.created_at)}</td>
-                      <td>
-                        <a href={`${BASE}/messages/${encodeURIComponent(m.ref_id)}`}>{m.recipient}</a>
-                        {m.recipient_type !== 'to' ? ` (${m.recipient_type})` : ''}
-                      </td>
-                      <td>{m.subject}</td>
-                      <td>
-                        <Badge value={m.status} />
-                      </td>
-                      <td>{m.failure_reason}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+                ))}
+              </DataTable>
               <Pager pager={pager} nextToken={page.nextPageToken} total={page.totalCount} />
             </>
           )

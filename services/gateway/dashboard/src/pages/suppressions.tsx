@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { when } from '../format';
 import type { PageProps } from '../shell';
-import { ActionButton, Empty, ErrorBox, Pager, Show, useLoad, usePager } from '../ui';
+import { ActionButton, DataTable, Empty, ErrorBox, Pager, Show, useLoad, usePager } from '../ui';
 
 export function Suppressions({ api }: PageProps) {
   const [search, setSearch] = useState('');
@@ -66,38 +66,26 @@ export function Suppressions({ api }: PageProps) {
             </Empty>
           ) : (
             <>
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Address</th>
-                    <th scope="col">Reason</th>
-                    <th scope="col">Since</th>
-                    <th scope="col">
-                      <span class="sr-only">Actions</span>
-                    </th>
+              <DataTable columns={['Address', 'Reason', 'Since']} actions>
+                {p.data.map((s) => (
+                  <tr key={s.email}>
+                    <td>{s.email}</td>
+                    <td>{s.reason}</td>
+                    <td>{when(s.created_at)}</td>
+                    <td>
+                      <ActionButton
+                        label="Remove"
+                        ariaLabel={`Remove ${s.email}`}
+                        action={async () => {
+                          await api.suppressions.remove(s.email);
+                          setNotice(`${s.email} removed: it can be sent to again.`);
+                        }}
+                        onDone={list.reload}
+                      />
+                    </td>
                   </tr>
-                </thead>
-                <tbody>
-                  {p.data.map((s) => (
-                    <tr key={s.email}>
-                      <td>{s.email}</td>
-                      <td>{s.reason}</td>
-                      <td>{when(s.created_at)}</td>
-                      <td>
-                        <ActionButton
-                          label="Remove"
-                          ariaLabel={`Remove ${s.email}`}
-                          action={async () => {
-                            await api.suppressions.remove(s.email);
-                            setNotice(`${s.email} removed: it can be sent to again.`);
-                          }}
-                          onDone={list.reload}
-                        />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+                ))}
+              </DataTable>
               <Pager pager={pager} nextToken={p.nextPageToken} total={p.totalCount} />
             </>
           )

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { when } from '../format';
 import type { PageProps } from '../shell';
-import { ActionButton, Badge, Empty, Pager, Show, useLoad, usePager } from '../ui';
+import { ActionButton, Badge, DataTable, Empty, Pager, Show, useLoad, usePager } from '../ui';
 
 export function Webhooks({ api }: PageProps) {
   const hooks = useLoad(() => api.webhooks.list(), [api]);
@@ -30,28 +30,18 @@ export function Webhooks({ api }: PageProps) {
               receive email events; its deliveries will show below.
             </Empty>
           ) : (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Event</th>
-                  <th scope="col">URL</th>
-                  <th scope="col">Active</th>
-                  <th scope="col">Created</th>
+            <DataTable columns={['Event', 'URL', 'Active', 'Created']}>
+              {h.webhooks.map((w) => (
+                <tr key={w.webhook_id}>
+                  <td>{w.event}</td>
+                  <td>
+                    <code>{w.url}</code>
+                  </td>
+                  <td>{w.active ? 'yes' : 'no'}</td>
+                  <td>{when(w.created_at)}</td>
                 </tr>
-              </thead>
-              <tbody>
-                {h.webhooks.map((w) => (
-                  <tr key={w.webhook_id}>
-                    <td>{w.event}</td>
-                    <td>
-                      <code>{w.url}</code>
-                    </td>
-                    <td>{w.active ? 'yes' : 'no'}</td>
-                    <td>{when(w.created_at)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </DataTable>
           )
         }
       </Show>
@@ -76,56 +66,43 @@ export function Webhooks({ api }: PageProps) {
             </Empty>
           ) : (
             <>
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Created</th>
-                    <th scope="col">Events</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Attempts</th>
-                    <th scope="col">
-                      <span class="sr-only">Actions</span>
-                    </th>
+              <DataTable columns={['Created', 'Events', 'Status', 'Attempts']} actions>
+                {d.data.map((x) => (
+                  <tr key={x.delivery_id} data-delivery={x.delivery_id}>
+                    <td>
+                      {when(x.created_at)}
+                      {x.replay_of ? <div class="muted">replay of {x.replay_of}</div> : null}
+                    </td>
+                    <td>{x.event_types.join(', ')}</td>
+                    <td>
+                      <Badge value={x.status} />
+                      {x.dropped_reason ? <div class="muted">{x.dropped_reason}</div> : null}
+                      {x.next_attempt_at ? <div class="muted">next: {when(x.next_attempt_at)}</div> : null}
+                    </td>
+                    <td>
+                      {x.attempts.length === 0
+                        ? 'none yet'
+                        : x.attempts.map((a) => (
+                            <div key={a.attempt}>
+                              #{a.attempt} {when(a.at)}: {a.status_code ?? 'no answer'} ({a.latency_ms} ms)
+                              {a.error ? ` — ${a.error}` : ''}
+                            </div>
+                          ))}
+                    </td>
+                    <td>
+                      <ActionButton
+                        label="Replay"
+                        ariaLabel={`Replay delivery ${x.delivery_id}`}
+                        action={async () => {
+                          const r = await api.webhooks.deliveries.replay(x.delivery_id);
+                          setReplayed(`Replay queued as ${r.delivery_id}.`);
+                        }}
+                        onDone={deliveries.reload}
+                      />
+                    </td>
                   </tr>
-                </thead>
-                <tbody>
-                  {d.data.map((x) => (
-                    <tr key={x.delivery_id} data-delivery={x.delivery_id}>
-                      <td>
-                        {when(x.created_at)}
-                        {x.replay_of ? <div class="muted">replay of {x.replay_of}</div> : null}
-                      </td>
-                      <td>{x.event_types.join(', ')}</td>
-                      <td>
-                        <Badge value={x.status} />
-                        {x.dropped_reason ? <div class="muted">{x.dropped_reason}</div> : null}
-                        {x.next_attempt_at ? <div class="muted">next: {when(x.next_attempt_at)}</div> : null}
-                      </td>
-                      <td>
-                        {x.attempts.length === 0
-                          ? 'none yet'
-                          : x.attempts.map((a) => (
-                              <div key={a.attempt}>
-                                #{a.attempt} {when(a.at)}: {a.status_code ?? 'no answer'} ({a.latency_ms} ms)
-                                {a.error ? ` — ${a.error}` : ''}
-                              </div>
-                            ))}
-                      </td>
-                      <td>
-                        <ActionButton
-                          label="Replay"
-                          ariaLabel={`Replay delivery ${x.delivery_id}`}
-                          action={async () => {
-                            const r = await api.webhooks.deliveries.replay(x.delivery_id);
-                            setReplayed(`Replay queued as ${r.delivery_id}.`);
-                          }}
-                          onDone={deliveries.reload}
-                        />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+                ))}
+              </DataTable>
               <Pager pager={pager} nextToken={d.nextPageToken} total={d.totalCount} />
             </>
           )
