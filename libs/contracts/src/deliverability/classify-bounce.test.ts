@@ -44,6 +44,14 @@ describe('codes and text', () => {
     });
   });
 
+  test('only the leading code of a reply is its status: not a number inside the text or an IP address', () => {
+    expect(classifyBounce({ text: 'mail from [45.2.1.3] refused' }).category).toBe('unknown');
+    expect(classifyBounce({ text: '550 see 5.1.1 somewhere' }).category).toBe('unknown');
+    expect(classifyBounce({ status: '45.2.1.3', text: '' }).category).toBe('unknown');
+    expect(classifyBounce({ text: '550-5.1.1 gone' }).category).toBe('invalid_recipient');
+    expect(classifyBounce({ text: '5.2.2 full' }).category).toBe('mailbox_full');
+  });
+
   test('a reply code given apart from the text decides permanence', () => {
     expect(classifyBounce({ replyCode: 550, text: 'No such user' })).toEqual({
       category: 'invalid_recipient',

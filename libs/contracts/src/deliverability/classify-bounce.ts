@@ -188,12 +188,15 @@ function providerDetail(cls: string, detail: string): Detail | undefined {
   return undefined;
 }
 
-const STATUS_RE = /\b([245])\.(\d{1,3})\.(\d{1,3})\b/;
+/** A status field's code (not part of an IP address or a longer dotted number). */
+const STATUS_RE = /(?<![\d.])([245])\.(\d{1,3})\.(\d{1,3})(?!\.?\d)/;
+/** A reply's enhanced code: after its reply code at the start (`550 5.1.1`, `550-5.1.1`) or first. */
+const TEXT_STATUS_RE = /^\s*(?:[245]\d\d[ -])?([245])\.(\d{1,3})\.(\d{1,3})(?!\.?\d)/;
 const CODE_RE = /^\s*([245]\d\d)\b/;
 
 export function classifyBounce(input: BounceInput): BounceClassification {
   const text = input.text.slice(0, MAX_BOUNCE_TEXT);
-  const status = STATUS_RE.exec(input.status ?? '') ?? STATUS_RE.exec(text);
+  const status = STATUS_RE.exec(input.status ?? '') ?? TEXT_STATUS_RE.exec(text);
   const replyCode = input.replyCode ?? Number(CODE_RE.exec(text)?.[1] ?? 0);
   const cls = status?.[1] ?? (replyCode ? String(replyCode).charAt(0) : '');
   const permanent = cls === '5' && input.action?.toLowerCase().trim() !== 'delayed';
