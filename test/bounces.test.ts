@@ -4,7 +4,8 @@
  * (libs/testkit peers/postfix-relay) -> a receiving SMTP server that refuses one address. Postfix
  * then returns its own RFC 3464 DSN to the VERP address, routed to the inbound service (MX of the
  * bounce domain) -> MAIL_BOUNCE recorded, posted to the tenant's EMAIL_EVENT webhook by the
- * dispatcher, address suppressed (the next send to it is MAIL_GENERATION_REJECTION). An ARF
+ * dispatcher, address suppressed (the next send to it is MAIL_GENERATION_REJECTION) only when the
+ * bounce category is invalid_recipient (a mailbox-full or a blocklist DSN is not). An ARF
  * complaint (fixture, with the real return path) -> MAIL_SPAM and suppression. The
  * List-Unsubscribe mailto of a tracked send, mailed with swaks -> MAIL_UNSUBSCRIBED and
  * suppression. Forged service addresses are refused at RCPT.
@@ -47,6 +48,13 @@ const PLACEHOLDER = 'bounce+01JB8W7Y3K5Q9M2N4P6R8T0V1X.1.k3v7q2m5x9z4w6ya@bounce
 const GONE = 'gone@recipient.example';
 const REFUSAL =
   '550 5.1.1 <gone@recipient.example>: Recipient address rejected: User unknown in virtual mailbox table';
+const FULL = 'full@recipient.example';
+const FULL_REFUSAL = '552 5.2.2 <full@recipient.example>: Recipient address rejected: Mailbox full';
+const LISTED = 'listed@recipient.example';
+const LISTED_REFUSAL =
+  '554 5.7.1 Service unavailable; Client host [192.0.2.10] blocked using zen.spamhaus.org; https://www.spamhaus.org/query/ip/192.0.2.10';
+/** What the receiving server refuses (the relay then returns its DSN to the VERP address). */
+const REFUSALS: Record<string, string> = { [GONE]: REFUSAL, [FULL]: FULL_REFUSAL, [LISTED]: LISTED_REFUSAL };
 
 let stores: Stores;
 let mx: SmtpReceiver;
@@ -63,7 +71,10 @@ beforeAll(async () => {
   stores = await createStores();
   hooks = await startWebhookReceiver();
   mx = await startSmtpReceiver({
-    onRcpt: (address) => (address === GONE ? [550, REFUSAL.slice(4)] : undefined),
+    onRcpt: (address) => {
+      const refusal = REFUSALS[address];
+      return refusal ? [Number(refusal.slice(0, 3)), refusal.slice(4)] : undefined;
+    },
   });
   inboundPort = await freePort();
   relay = await startPostfixRelay({ defaultPort: mx.port, transports: { [BOUNCE_DOMAIN]: inboundPort } });
@@ -185,6 +196,7 @@ it('a refused recipient: Postfix DSN to the VERP address -> MAIL_BOUNCE webhook,
       custom_args: { campaign: 'spring' },
       message_id: expect.stringMatching(/^<svc_mailer_/),
       failed_reason: `Hard bounce: ${REFUSAL}`,
+      bounce_category: 'invalid_recipient',
     },
   });
   // The relay took the message (delivered to the next hop), the DSN came later: both are reported.
@@ -198,6 +210,34 @@ it('a refused recipient: Postfix DSN to the VERP address -> MAIL_BOUNCE webhook,
   expect(await waitFor(again, 'MAIL_GENERATION_REJECTION')).toMatchObject({
     details: { email: [GONE], failed_reason: 'recipient unsubscribed' },
   });
+});
+
+it('a mailbox-full DSN and a 5.7.1 blocklist DSN: mailbox_full and reputation bounces, the addresses stay sendable', async () => {
+  for (const [address, refusal, category, label] of [
+    [FULL, FULL_REFUSAL, 'mailbox_full', 'Soft bounce'],
+    [LISTED, LISTED_REFUSAL, 'reputation', 'Blocked'],
+  ] as const) {
+    const refId = await send(address);
+    const bounce = await waitFor(refId, 'MAIL_BOUNCE');
+    expect(bounce).toMatchObject({
+      details: {
+        email: [address],
+        failed_reason: `${label}: ${refusal}`,
+        bounce_category: category,
+      },
+    });
+    // Not suppressed: the next send to the address is attempted (and refused again by the server).
+    expect(
+      (
+        await request(app)
+          .get(`/v1/suppressions/${encodeURIComponent(address)}`)
+          .set(auth)
+      ).status,
+    ).toBe(404);
+    const again = await send(address);
+    await waitFor(again, 'MAIL_BOUNCE');
+    expect(posted(again).map((e) => e.event)).not.toContain('MAIL_GENERATION_REJECTION');
+  }
 });
 
 it('an ARF complaint carrying the return path -> MAIL_SPAM webhook and suppression; a forged one changes nothing', async () => {

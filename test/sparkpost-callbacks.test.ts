@@ -400,13 +400,21 @@ describe('events', () => {
         provider_error: '554 5.5.0 Recipient address rejected',
         failed_reason: 'Invalid Recipient (bounce class 10): 000 Example Remote MTA Bounce Message',
         event_at: stampOf(T),
+        bounce_category: 'invalid_recipient',
       },
     });
     expect(await suppression(tenantA, 'gone@example.com')).toBe('hard_bounce');
     const block = await only(sends.block.refId);
-    expect(block.payload.details).toMatchObject({ error_code: '554', num_retries: '3' });
+    expect(block.payload.details).toMatchObject({
+      error_code: '554',
+      num_retries: '3',
+      bounce_category: 'reputation',
+    });
     expect(await suppression(tenantA, 'blocked@example.com')).toBeNull();
-    expect((await only(sends.oob.refId)).payload.event).toBe('MAIL_BOUNCE');
+    expect((await only(sends.oob.refId)).payload).toMatchObject({
+      event: 'MAIL_BOUNCE',
+      details: { bounce_category: 'invalid_recipient' },
+    });
     expect(await suppression(tenantA, 'late@example.com')).toBe('hard_bounce');
 
     expect((await only(sends.spam.refId)).payload).toMatchObject({

@@ -20,6 +20,7 @@ export * from './bus/send-command';
 export * from './events/email-event';
 export * from './deliverability/bounce-category';
 export * from './deliverability/reports';
+export * from './deliverability/classify-bounce';
 export * from './bus/email-event-message';
 export * from './events/email-status';
 export * from './domain-name';

@@ -5,6 +5,7 @@ import {
   autoReplyReason,
   bounceReason,
   classifyFailure,
+  classifyRecipient,
   detectBounce,
 } from './bounce-detect';
 import { readMime } from './report-mime';
@@ -204,7 +205,9 @@ describe('classifyFailure', () => {
     classifyFailure({ status, diagnostic, action });
   test.each([
     ['5.1.1', '550 5.1.1 user unknown', 'hard'],
-    ['5.0.0', '550 Requested action not taken: mailbox unavailable', 'hard'],
+    // RFC 5321's generic 550 text, also used for blocks: unknown, so soft (was hard before the
+    // bounce categories: only a recognised invalid recipient suppresses now)
+    ['5.0.0', '550 Requested action not taken: mailbox unavailable', 'soft'],
     ['', '550 No such user here', 'hard'],
     ['5.7.1', '550 5.7.1 Relaying denied', 'block'],
     [
@@ -224,6 +227,26 @@ describe('classifyFailure', () => {
   });
   test('a delayed action is soft whatever the status', () => {
     expect(c('5.1.1', '', 'delayed')).toBe('soft');
+  });
+});
+
+describe('classifyRecipient: the category of each fixture (libs/contracts classifyBounce)', () => {
+  test.each([
+    ['postfix-hard.eml', 'invalid_recipient', true, 'hard'],
+    ['postfix-block.eml', 'reputation', true, 'block'],
+    ['postfix-soft.eml', 'mailbox_full', false, 'soft'],
+    ['postfix-delayed.eml', 'unknown', false, 'soft'],
+    ['gmail.eml', 'invalid_recipient', true, 'hard'],
+    ['postfix-plain.eml', 'invalid_recipient', true, 'hard'],
+    ['exchange-ndr.eml', 'invalid_recipient', true, 'hard'],
+    ['outlook-block.eml', 'reputation', true, 'block'],
+    ['yahoo.eml', 'invalid_recipient', true, 'hard'],
+    ['qmail.eml', 'invalid_recipient', true, 'hard'],
+    ['exim.eml', 'mailbox_full', true, 'soft'],
+  ])('%s -> %s (permanent %s, %s)', (name, category, permanent, klass) => {
+    const v = bounce(name);
+    expect(classifyRecipient(v.recipients[0]!)).toEqual({ category, permanent, class: klass });
+    expect(v.class).toBe(klass);
   });
 });
 

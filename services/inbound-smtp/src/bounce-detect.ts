@@ -13,16 +13,22 @@
  * 3. Auto-replies (RFC 3834 `Auto-Submitted` other than `no`, `X-Autoreply`, `X-Autorespond`,
  *    `Precedence: auto_reply`, out-of-office / vacation subjects): not bounces.
  *
- * Classification (`classifyFailure`): `block` for policy and spam rejections (any 5.7.x or 4.7.x
- * status, blocklists, reputation, DMARC/SPF, "spam"); `soft` for temporary failures (4.x.x, 4xx,
- * delays, mailbox full / quota, 5.2.2); `hard` for the remaining permanent failures (5.x.x, 5xx,
- * "user unknown" and the like); a failure with nothing recognisable is `soft` (never suppress on
- * a guess). Every scan is a bounded regular expression over bounded text, written so that no
+ * Classification (`classifyRecipient`): the bounce category comes from the one classifier,
+ * libs/contracts classifyBounce (enhanced status, then the providers' and MTAs' texts); the class
+ * is derived from it: `hard` for a permanent `invalid_recipient` (the only one that suppresses),
+ * `block` for `reputation`, `policy` and `content` (refusals of the sender), `soft` for the rest
+ * (mailbox full, DNS, TLS, rate limits, delays, unknown: never suppress on a guess). Every scan is a bounded regular expression over bounded text, written so that no
  * run of unbounded length is tried again from each of its positions (a whitespace run is one
  * quantifier, a line start takes `[ \t]*`, not `\s*` that runs on over the following lines, a
  * local part stops at its `@`, a tag at the next `<`): linear time (bench/inbound-hostile
  * measures the worst inputs).
  */
+import {
+  type BounceCategory,
+  type BounceClassification,
+  SUPPRESSING_BOUNCE_CATEGORY,
+  classifyBounce,
+} from '@mailyard/contracts';
 import { type OriginalMessage, originalMessage, stripAngles } from './original-message';
 import { type Headers, type MimeMessage, first, parseFields } from './report-mime';
 
@@ -207,26 +213,33 @@ function htmlToText(html: string): string {
 
 // --- classification -----------------------------------------------------------------------
 
-const BLOCK_TEXT =
-  /\b(spam|spamhaus|spamcop|blocked|block ?list(ed)?|black ?list(ed)?|deny ?list(ed)?|listed (at|in|on|by)|reputation|rbl|dnsbl|policy|content rejected|dmarc|spf|dkim|not authori[sz]ed|unauthenticated|banned|abuse)\b/i;
-const GREYLIST_TEXT = /\b(greylist(ed|ing)?|graylist(ed|ing)?|try again later)\b/i;
-const SOFT_TEXT =
-  /\b(mailbox (is )?full|over ?quota|quota exceeded|exceeded (the )?(storage|quota)|insufficient (system )?storage|temporar(y|ily)|deferred|delayed|timed? ?out|too many (connections|messages|recipients))\b/i;
-const HARD_TEXT =
-  /\b(user unknown|unknown user|no such (user|mailbox|recipient|address)|does not exist|doesn't exist|doesn't have an? [^\s]+ account|not found|invalid (recipient|address|mailbox)|address rejected|mailbox unavailable|mailbox (is )?disabled|account (is )?(disabled|inactive|suspended)|recipientnotfound|no mailbox)\b/i;
+/** Categories that refuse the sender, not the address: `block`. */
+const BLOCK_CATEGORIES: readonly BounceCategory[] = ['reputation', 'policy', 'content'];
+
+export interface RecipientClassification extends BounceClassification {
+  class: BounceClass;
+}
+
+/**
+ * The category (libs/contracts classifyBounce, the one classifier) and, derived from it, the
+ * class of one failed recipient (see the module comment).
+ */
+export function classifyRecipient(
+  r: Pick<BounceRecipient, 'action' | 'status' | 'diagnostic'>,
+): RecipientClassification {
+  const c = classifyBounce({ status: r.status, text: r.diagnostic, action: r.action });
+  const klass: BounceClass =
+    c.category === SUPPRESSING_BOUNCE_CATEGORY && c.permanent
+      ? 'hard'
+      : BLOCK_CATEGORIES.includes(c.category)
+        ? 'block'
+        : 'soft';
+  return { ...c, class: klass };
+}
 
 /** hard / soft / block for one failed recipient (see the module comment). */
 export function classifyFailure(r: Pick<BounceRecipient, 'action' | 'status' | 'diagnostic'>): BounceClass {
-  const text = r.diagnostic;
-  const code = /^\s*([245])\d\d\b/.exec(text)?.[1] ?? '';
-  const klass = r.status.charAt(0) || code;
-  if (r.action === 'delayed') return 'soft';
-  if (GREYLIST_TEXT.test(text) && klass !== '5') return 'soft';
-  if (/^[45]\.7\./.test(r.status) || BLOCK_TEXT.test(text)) return 'block';
-  if (klass === '4') return 'soft';
-  if (r.status === '5.2.2' || SOFT_TEXT.test(text)) return 'soft';
-  if (klass === '5' || HARD_TEXT.test(text)) return 'hard';
-  return 'soft';
+  return classifyRecipient(r).class;
 }
 
 /** The event's failed_reason: class, status and the remote reply (bounded). */

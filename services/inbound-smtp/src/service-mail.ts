@@ -1,6 +1,7 @@
 /**
  * The consumer's branch for mail to the service's own addresses (bounce domain), as named steps:
- * read (report-mime.ts) -> classify (arf-detect.ts, bounce-detect.ts) -> attribute (the signed
+ * read (report-mime.ts) -> classify (arf-detect.ts, bounce-detect.ts; the bounce category from
+ * libs/contracts classifyBounce, docs/deliverability.md "Bounce categories") -> attribute (the signed
  * address: the RCPT address, else a return path inside a report; service-address.ts) -> decide
  * the outcome (event + suppression). Nothing here is posted to an incoming webhook; the outcomes
  * are written by the caller in the message's completing transaction (libs/store feedback.ts
@@ -9,8 +10,8 @@
  * | arrived at | message | outcome |
  * |---|---|---|
  * | VERP or `fbl@` | ARF complaint (abuse, fraud, virus, other) | MAIL_SPAM; address suppressed (`spam_complaint`) |
- * | VERP | hard bounce | MAIL_BOUNCE; address suppressed (`hard_bounce`) |
- * | VERP | soft bounce / block | MAIL_BOUNCE with the classification; no suppression |
+ * | VERP | bounce, category `invalid_recipient`, permanent (class hard) | MAIL_BOUNCE with `bounce_category`; address suppressed (`hard_bounce`) |
+ * | VERP | any other bounce (mailbox_full, reputation, policy, content, dns, tls, rate_limited, unknown; or delayed) | MAIL_BOUNCE with `bounce_category` and the class in failed_reason; no suppression |
  * | `unsubscribe+…` | anything | address suppressed (`unsubscribed`); MAIL_UNSUBSCRIBED when newly suppressed |
  * | any | auto-reply, positive DSN, not-spam report, other mail, our own mail (`X-Is-Svc`) | dropped |
  * Whatever cannot be attributed (forged or unknown address, send deleted) is logged and dropped;
@@ -26,7 +27,7 @@ import {
   type TrackedRecipient,
 } from '@mailyard/store';
 import { complaintReason, detectComplaint, returnPathCandidates } from './arf-detect';
-import { bounceReason, detectBounce } from './bounce-detect';
+import { bounceReason, classifyRecipient, detectBounce } from './bounce-detect';
 import { feedbackEvent, mailtoTracking } from './feedback-event';
 import { type MimeMessage, readMime } from './report-mime';
 import { attributeReturnPath, resolveServiceAddress } from './service-address';
@@ -130,10 +131,15 @@ async function reportOutcome(
     v.recipients.find((r) =>
       [r.finalRecipient, r.originalRecipient].includes(recipient.email.toLowerCase()),
     ) ?? v.recipients[0]!;
-  return recorded(deps, message, `bounce_${v.class}`, {
+  // The recipient's own failure decides (a DSN may report several with different statuses).
+  const bounce = classifyRecipient(failure);
+  return recorded(deps, message, `bounce_${bounce.class}`, {
     recipient,
-    event: feedbackEvent('MAIL_BOUNCE', recipient, bounceReason(v.class, failure)),
-    suppress: v.class === 'hard' ? SuppressionReason.hardBounce : null,
+    event: feedbackEvent('MAIL_BOUNCE', recipient, bounceReason(bounce.class, failure), {
+      bounceCategory: bounce.category,
+    }),
+    // Only a permanent invalid_recipient (class hard) proves the address dead.
+    suppress: bounce.class === 'hard' ? SuppressionReason.hardBounce : null,
   });
 }
 
@@ -147,12 +153,9 @@ async function unsubscribe(
     return drop(deps, message, rcpt, 'unsubscribe', 'unattributed', 'send or recipient not found');
   return recorded(deps, message, 'unsubscribe', {
     recipient: resolved.recipient,
-    event: feedbackEvent(
-      'MAIL_UNSUBSCRIBED',
-      resolved.recipient,
-      '',
-      mailtoTracking(message.receivedAt, message.remoteIp),
-    ),
+    event: feedbackEvent('MAIL_UNSUBSCRIBED', resolved.recipient, '', {
+      tracking: mailtoTracking(message.receivedAt, message.remoteIp),
+    }),
     suppress: SuppressionReason.unsubscribed,
   });
 }
@@ -178,6 +181,7 @@ function recorded(
     event: o.event.event,
     ref_id: o.recipient.refId,
     suppress: o.suppress ?? undefined,
+    bounce_category: o.event.details.bounce_category,
     failed_reason: o.event.details.failed_reason || undefined,
   });
   return o;

@@ -5,7 +5,8 @@
  * Order: load the copy (recipients + events so far) -> skip what is already done or cancelled -> mailer
  * policy -> suppressions -> render -> phishing check -> MIME + DKIM -> deliver (envelopes.ts: one
  * per recipient with its VERP return path for domain mailers) -> record every
- * outcome of the attempt in one transaction (events, log rows, outbox) -> schedule the retry
+ * outcome of the attempt in one transaction (events, log rows, outbox; the suppression of a
+ * recipient a final 5xx proved invalid, emit-event.ts) -> schedule the retry
  * (bus.publishDelayed, before the ack) -> deactivate the mailer when its credentials were refused.
  *
  * Idempotency: each recipient ends with exactly one terminal event (MAIL_DELIVERED, final
@@ -19,6 +20,7 @@ import {
   type EmailEventType,
   ErrorText,
   Queue,
+  SUPPRESSING_BOUNCE_CATEGORY,
   type SendEmailCommand,
   type SendingMailer,
   addressKey,
@@ -561,12 +563,15 @@ class Attempt {
     // Each recipient gets one SMTP_ERROR per attempt, all under the command's copy: when the
     // same attempt scheduled a retry for some recipients and ended for others, the two events
     // differ by their recipients (libs/store keys send events per copy, recipients, attempt).
-    if (this.retry.length > 0) out.push(this.smtpError(this.retry, true));
-    if (this.final.length > 0) out.push(this.smtpError(this.final, false));
+    // Recipients whose failures differ in bounce category (or permanence) get one event each,
+    // so that every recipient's event names its own category; still one event per recipient.
+    for (const group of byCategory(this.retry)) out.push(this.smtpError(group, true));
+    for (const group of byCategory(this.final)) out.push(this.smtpError(group, false));
     return out;
   }
 
   private smtpError(items: Failed[], retryScheduled: boolean): PlannedEvent {
+    const { bounceCategory, kind } = items[0]!.failure;
     return {
       event: 'SMTP_ERROR',
       copyId: this.cmd.copy_id,
@@ -575,6 +580,11 @@ class Attempt {
       providerError: combine(items, (f) => f.failure.providerError),
       messageId: '',
       send: { attempt: this.cmd.attempt, maxAttempts: this.s.maxAttempts, retryScheduled },
+      ...(bounceCategory ? { bounceCategory } : {}),
+      // Only a final, permanent refusal of the address itself suppresses it; a 4xx never does.
+      ...(!retryScheduled && kind === 'permanent' && bounceCategory === SUPPRESSING_BOUNCE_CATEGORY
+        ? { suppressRecipients: true }
+        : {}),
     };
   }
 }
@@ -605,6 +615,18 @@ function customHeader(headers: Record<string, string> | undefined, name: string)
 
 function recipient(row: CopyRecipientRow, failureReason: string): EventRecipient {
   return { logId: row.logId, email: row.email, failureReason };
+}
+
+/** The failures grouped by bounce category and permanence, in their first occurrence order. */
+function byCategory(items: Failed[]): Failed[][] {
+  const groups = new Map<string, Failed[]>();
+  for (const f of items) {
+    const key = `${f.failure.bounceCategory ?? ''}/${f.failure.kind === 'permanent'}`;
+    const group = groups.get(key) ?? [];
+    group.push(f);
+    groups.set(key, group);
+  }
+  return [...groups.values()];
 }
 
 /** One text for several recipients: the common text, or `email: text` pairs when they differ. */

@@ -3,12 +3,15 @@
  * email events (event row, email_logs status with the never-backwards ranking, send outcome,
  * outbox row; single winner per recipient; unique event_at per ref_id + event). What stays here
  * is the send service's own part:
- * - turning an attempt's planned outcomes into spec event objects (docs/events.md "The event object"), and
+ * - turning an attempt's planned outcomes into spec event objects (docs/events.md "The event object"),
+ * - suppressing the recipients of a final SMTP_ERROR whose category is a permanent
+ *   `invalid_recipient` (docs/deliverability.md "Bounce categories"), in the same transaction, and
  * - group commit: the EventWriter writes the events of attempts that finish while a write is in
  *   flight together, in one transaction, so the database work per message stays small at high
  *   rates.
  */
 import {
+  type BounceCategory,
   type EmailEvent,
   type EmailEventType,
   SUCCESS_EMAIL_EVENTS,
@@ -18,8 +21,9 @@ import { Batcher, type Db, type Queryable } from '@mailyard/platform';
 import {
   type EmailEventRecord,
   type RecordOptions,
-  recordEmailEventBatch,
+  SuppressionReason,
   recordEmailEventBatchIn,
+  suppressions,
 } from '@mailyard/store';
 
 export interface EventRecipient {
@@ -40,6 +44,13 @@ export interface PlannedEvent {
   /** The provider's thread (Gmail thread id, Graph conversationId); '' when not applicable. */
   threadId?: string;
   send?: { attempt: number; maxAttempts: number; retryScheduled: boolean };
+  /** SMTP_ERROR: why the recipients' mail failed (`details.bounce_category`); absent: not a bounce. */
+  bounceCategory?: BounceCategory;
+  /**
+   * A final SMTP_ERROR of a permanent invalid_recipient failure: its recipients are suppressed
+   * (`hard_bounce`, the send's ref_id) in the transaction that records it.
+   */
+  suppressRecipients?: boolean;
 }
 
 export interface EventContext {
@@ -72,6 +83,7 @@ export function buildEmailEvent(ctx: EventContext, p: PlannedEvent, eventAt: str
     details.retry_scheduled = p.send.retryScheduled;
     if (p.providerError) details.provider_error = p.providerError;
   }
+  if (p.bounceCategory) details.bounce_category = p.bounceCategory;
   return { event: p.event, success: SUCCESS_EMAIL_EVENTS.includes(p.event), details };
 }
 
@@ -88,11 +100,13 @@ export async function recordEventsBatch(
 ): Promise<EmailEvent[][]> {
   const owners: number[] = [];
   const records: EmailEventRecord[] = [];
+  const suppressing: boolean[] = [];
   const now = new Date().toISOString();
   batch.forEach((b, owner) => {
     for (const p of b.planned) {
       if (p.recipients.length === 0) continue;
       owners.push(owner);
+      suppressing.push(p.suppressRecipients === true);
       records.push({
         tenantId: b.ctx.tenantId,
         copyId: p.copyId,
@@ -105,14 +119,32 @@ export async function recordEventsBatch(
   });
   const out: EmailEvent[][] = batch.map(() => []);
   if (records.length === 0) return out;
-  const recorded =
-    'transaction' in db
-      ? await recordEmailEventBatch(db, records, opts)
-      : await recordEmailEventBatchIn(db, records, opts);
+  const write = (tx: Queryable) => recordAndSuppress(tx, records, suppressing, opts);
+  const recorded = 'transaction' in db ? await db.transaction(write) : await write(db);
   recorded.forEach((e, i) => {
     if (e) out[owners[i]!]!.push(e);
   });
   return out;
+}
+
+/**
+ * The events, and in the same transaction the suppressions their final invalid_recipient
+ * failures call for: only the recipients an event actually recorded (a redelivered attempt
+ * records nothing and suppresses nothing again; an address already suppressed keeps its entry).
+ */
+async function recordAndSuppress(
+  tx: Queryable,
+  records: EmailEventRecord[],
+  suppressing: boolean[],
+  opts: RecordOptions,
+): Promise<Array<EmailEvent | null>> {
+  const recorded = await recordEmailEventBatchIn(tx, records, opts);
+  for (const [i, e] of recorded.entries()) {
+    if (!e || !suppressing[i]) continue;
+    for (const email of e.details.email)
+      await suppressions.add(tx, records[i]!.tenantId, email, SuppressionReason.hardBounce, e.details.ref_id);
+  }
+  return recorded;
 }
 
 /** Records the planned events of one attempt; returns the events actually recorded (not already present). */

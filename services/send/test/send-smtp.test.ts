@@ -359,6 +359,48 @@ describe('retries', () => {
     expect(r.dataCount()).toBe(0);
   });
 
+  it('a final 550 5.1.1 is invalid_recipient and suppresses the address; a blocklist 5.7.1 and a 4xx do not', async () => {
+    const r = await receiver({
+      onRcpt: (address) => {
+        if (address === 'dead@example.com') return [550, '5.1.1 <dead@example.com>: user does not exist'];
+        if (address === 'listed@example.com')
+          return [554, '5.7.1 Service unavailable; Client host [192.0.2.10] blocked using zen.spamhaus.org'];
+        if (address === 'full@example.com') return [452, '4.2.2 Mailbox full'];
+        return undefined;
+      },
+    });
+    const mailerId = await mailerFor(r);
+    const { refId } = await acceptSend(h.ctx.db, tenantId, {
+      ...base(mailerId),
+      to: [{ email: 'dead@example.com' }, { email: 'listed@example.com' }, { email: 'full@example.com' }],
+    });
+    const events = await settled(refId, 3);
+    const summary = events.map((e) => [
+      e.attempt,
+      e.payload.details.email,
+      e.payload.details.retry_scheduled,
+      e.payload.details.bounce_category,
+    ]);
+    // The final failures of one attempt are split by category: each recipient's event names its own.
+    expect(summary).toEqual(
+      expect.arrayContaining([
+        [1, ['dead@example.com'], false, 'invalid_recipient'],
+        [1, ['listed@example.com'], false, 'reputation'],
+        [1, ['full@example.com'], true, 'mailbox_full'],
+        [2, ['full@example.com'], true, 'mailbox_full'],
+        [3, ['full@example.com'], false, 'mailbox_full'],
+      ]),
+    );
+    expect(events).toHaveLength(5);
+    expect(await suppressions.get(h.ctx.db, tenantId, 'dead@example.com')).toMatchObject({
+      reason: 'hard_bounce',
+      ref_id: refId,
+    });
+    expect(await suppressions.get(h.ctx.db, tenantId, 'listed@example.com')).toBeNull();
+    // A 4xx that ran out of attempts is final but not permanent: the mailbox exists.
+    expect(await suppressions.get(h.ctx.db, tenantId, 'full@example.com')).toBeNull();
+  });
+
   it('settles each recipient on its own when the server answers differently per recipient', async () => {
     let cTries = 0;
     const r = await receiver({

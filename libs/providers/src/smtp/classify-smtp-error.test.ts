@@ -4,6 +4,7 @@ import {
   classifySmtpError,
   describeReply,
   enhancedCodeOf,
+  localFailure,
 } from './classify-smtp-error';
 
 describe('classifySmtpError', () => {
@@ -20,7 +21,39 @@ describe('classifySmtpError', () => {
       enhancedCode: '5.1.1',
       failedReason: 'Recipient address does not exist',
       providerError: '550 5.1.1 <x@example.com>: User unknown',
+      bounceCategory: 'invalid_recipient',
     });
+  });
+
+  it('names the bounce category of a reply (libs/contracts classifyBounce); a refused login has none', () => {
+    expect(
+      classifyReply(
+        554,
+        '554 5.7.1 Service unavailable; Client host [192.0.2.10] blocked using zen.spamhaus.org',
+      ).bounceCategory,
+    ).toBe('reputation');
+    expect(classifyReply(552, '552 5.2.2 Mailbox full').bounceCategory).toBe('mailbox_full');
+    expect(classifyReply(421, '421 4.7.0 Too many connections, try again later').bounceCategory).toBe(
+      'rate_limited',
+    );
+    expect(classifyReply(550, '550 No such user here').bounceCategory).toBe('invalid_recipient');
+    expect(classifyReply(535, '535 5.7.8 Authentication credentials invalid')).not.toHaveProperty(
+      'bounceCategory',
+    );
+  });
+
+  it('names dns, tls or unknown for failures without a reply, and nothing for configuration errors', () => {
+    expect(classifySmtpError({ code: 'EDNS', message: 'x' }).bounceCategory).toBe('dns');
+    expect(classifySmtpError({ code: 'ETLS', message: 'x' }).bounceCategory).toBe('tls');
+    expect(classifySmtpError({ code: 'EREQUIRETLS', message: 'x' }).bounceCategory).toBe('tls');
+    expect(classifySmtpError({ code: 'ETIMEDOUT', message: 'x' }).bounceCategory).toBe('unknown');
+    expect(classifySmtpError({ code: 'ETARGET_UNRESOLVED', message: 'x' }).bounceCategory).toBe('dns');
+    expect(classifySmtpError({ code: 'ECONFIG', message: 'x' })).not.toHaveProperty('bounceCategory');
+    expect(classifySmtpError({ code: 'EAUTH', message: 'x' })).not.toHaveProperty('bounceCategory');
+    expect(classifySmtpError({ code: 'ETARGET_PRIVATE', message: 'x' })).not.toHaveProperty('bounceCategory');
+    expect(localFailure('permanent', 'Mailer configuration could not be loaded')).not.toHaveProperty(
+      'bounceCategory',
+    );
   });
 
   it('maps a bare 552 by its basic code', () => {
@@ -83,6 +116,7 @@ describe('classifySmtpError', () => {
       kind: 'temporary',
       failedReason: 'Could not connect to the mail server',
       providerError: 'connect ECONNREFUSED 127.0.0.1:25',
+      bounceCategory: 'unknown',
     });
     expect(classifySmtpError({ code: 'ETIMEDOUT', message: 'Greeting never received' }).kind).toBe(
       'temporary',
@@ -298,7 +332,12 @@ describe('classifySmtpError without a usable reply', () => {
       { responseCode: 550, message: 'odd' },
       { responseCode: 550, response: 42 as never, message: 'odd' },
     ]) {
-      expect(classifySmtpError(e)).toEqual({ kind: 'temporary', failedReason: 'odd', providerError: 'odd' });
+      expect(classifySmtpError(e)).toEqual({
+        kind: 'temporary',
+        failedReason: 'odd',
+        providerError: 'odd',
+        bounceCategory: 'unknown',
+      });
     }
   });
 

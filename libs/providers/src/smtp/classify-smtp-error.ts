@@ -9,12 +9,17 @@
  * - `auth`: the server rejected the mailer's credentials (5xx reply to AUTH, or 530/534/535):
  *   final at once, and the mailer is deactivated.
  *
+ * `bounceCategory` (docs/deliverability.md "Bounce categories") says why the recipient's mail
+ * failed, from the one classifier (libs/contracts classifyBounce) for a reply; `dns`, `tls` or
+ * `unknown` for a failure without a reply; absent for `auth` and for failures that are not about
+ * the recipient at all (the mailer's configuration, a refused target): those are not bounces.
+ *
  * `failedReason` is a human-readable mapping of the reply (enhanced status code first, then the
  * basic code); when neither is mapped it is the raw provider text. `providerError` is always
  * the raw text (the server's reply, or the error message when there was no reply).
  */
 
-import type { DeactivationReason } from '@mailyard/contracts';
+import { type BounceCategory, type DeactivationReason, classifyBounce } from '@mailyard/contracts';
 
 export type FailureKind = 'temporary' | 'permanent' | 'auth';
 
@@ -36,6 +41,8 @@ export interface DeliveryFailure {
   deactivation?: DeactivationReason;
   /** For a `temporary` failure: the provider's Retry-After (ms); the retry waits at least this long. */
   retryAfterMs?: number;
+  /** Why the recipient's mail failed (SMTP_ERROR `details.bounce_category`); absent: not a bounce. */
+  bounceCategory?: BounceCategory;
 }
 
 /** The fields of a nodemailer error (or any error) this module reads. */
@@ -118,17 +125,18 @@ const BASIC: Record<number, string> = {
 };
 
 /** Errors without an SMTP reply, by nodemailer / Node code. */
-const NO_REPLY: Record<string, { kind: FailureKind; reason: string }> = {
+const NO_REPLY: Record<string, { kind: FailureKind; reason: string; category?: BounceCategory }> = {
   ETIMEDOUT: { kind: 'temporary', reason: 'Connection to the mail server timed out' },
   ECONNECTION: { kind: 'temporary', reason: 'Could not connect to the mail server' },
   ESOCKET: { kind: 'temporary', reason: 'Could not connect to the mail server' },
   ECONNREFUSED: { kind: 'temporary', reason: 'Could not connect to the mail server' },
   ECONNRESET: { kind: 'temporary', reason: 'Connection to the mail server was reset' },
-  EDNS: { kind: 'temporary', reason: 'DNS lookup of the mail server failed' },
-  ETLS: { kind: 'temporary', reason: 'TLS negotiation with the mail server failed' },
+  EDNS: { kind: 'temporary', reason: 'DNS lookup of the mail server failed', category: 'dns' },
+  ETLS: { kind: 'temporary', reason: 'TLS negotiation with the mail server failed', category: 'tls' },
   EREQUIRETLS: {
     kind: 'temporary',
     reason: 'The mail server does not support TLS, which the mailer requires',
+    category: 'tls',
   },
   EPROTOCOL: { kind: 'temporary', reason: 'The mail server answered with an invalid SMTP response' },
   EAUTH: { kind: 'auth', reason: 'Authentication credentials rejected by the mail server' },
@@ -187,6 +195,13 @@ export function classifyReply(responseCode: number, response: string, command?: 
     failedReason = `${AUTH_REASON_PREFIX} failed: ${failedReason}`;
   const failure: DeliveryFailure = { kind, responseCode, failedReason, providerError: raw };
   if (enhancedCode) failure.enhancedCode = enhancedCode;
+  // A refused login is about the mailer's credentials, not the recipient: no bounce category.
+  if (kind !== 'auth')
+    failure.bounceCategory = classifyBounce({
+      status: enhancedCode,
+      replyCode: responseCode,
+      text: raw,
+    }).category;
   return failure;
 }
 
@@ -209,12 +224,14 @@ function classifyTargetError(
         e.temporary ? 'temporary' : 'permanent',
         'Mail server host does not resolve',
         message,
+        'dns',
       );
     case 'ETARGET_CONNECT':
       return localFailure(
         'temporary',
         e.causeCode === 'ETIMEDOUT' ? NO_REPLY.ETIMEDOUT!.reason : NO_REPLY.ECONNECTION!.reason,
         message,
+        'unknown',
       );
     default:
       return null;
@@ -231,14 +248,29 @@ export function classifySmtpError(err: unknown): DeliveryFailure {
   if (code !== undefined && code >= 400 && response) return classifyReply(code, response, e.command);
   const known = (e.code && NO_REPLY[e.code]) || undefined;
   const message = (e.message ?? '').trim() || e.code || 'unknown error';
-  if (known) return { kind: known.kind, failedReason: known.reason, providerError: message };
+  if (known) {
+    const failure: DeliveryFailure = { kind: known.kind, failedReason: known.reason, providerError: message };
+    // Not a bounce: the mailer's credentials or configuration, or a message we could not build.
+    if (known.kind === 'temporary') failure.bounceCategory = known.category ?? 'unknown';
+    return failure;
+  }
   // Unknown errors without a reply are network-level more often than not: retry them.
-  return { kind: 'temporary', failedReason: message, providerError: message };
+  return { kind: 'temporary', failedReason: message, providerError: message, bounceCategory: 'unknown' };
 }
 
-/** A failure the send service decides itself (DNS answers, unusable mailer config, ...). */
-export function localFailure(kind: FailureKind, failedReason: string, providerError = ''): DeliveryFailure {
-  return { kind, failedReason, providerError };
+/**
+ * A failure the send service decides itself (DNS answers, unusable mailer config, ...);
+ * `bounceCategory` when it is about the recipient's mail (DNS of its domain), else absent.
+ */
+export function localFailure(
+  kind: FailureKind,
+  failedReason: string,
+  providerError = '',
+  bounceCategory?: BounceCategory,
+): DeliveryFailure {
+  return bounceCategory
+    ? { kind, failedReason, providerError, bounceCategory }
+    : { kind, failedReason, providerError };
 }
 
 function lowerFirst(s: string): string {

@@ -21,6 +21,7 @@ describe('classifyProviderError', () => {
       kind: 'temporary',
       failedReason: 'Temporary failure: Gmail API is rate limiting the mailer (retry after 30 s)',
       providerError: 'Gmail API 429: slow down',
+      bounceCategory: 'rate_limited',
       retryAfterMs: 30_000,
     });
     expect(classifyProviderError(new ProviderThrottledError('x', 503, null), gmail).failedReason).toBe(
@@ -76,6 +77,22 @@ describe('classifyProviderError', () => {
       'Message too large for Gmail API',
     );
     expect(classifyProviderError(new ProviderRequestError('x', 400, ''), gmail).kind).toBe('permanent');
+  });
+
+  it("names a bounce category only for failures about the message (never the mailer's access)", () => {
+    expect(classifyProviderError(new ProviderRequestError('x', 413, ''), gmail).bounceCategory).toBe(
+      'content',
+    );
+    expect(classifyProviderError(new ProviderRequestError('x', 400, ''), gmail).bounceCategory).toBe(
+      'unknown',
+    );
+    expect(classifyProviderError(new Error('boom'), gmail).bounceCategory).toBe('unknown');
+    expect(classifyProviderError(new ProviderAuthError('denied', 403), gmail)).not.toHaveProperty(
+      'bounceCategory',
+    );
+    expect(classifyProviderError(new OAuthRevokedError('invalid_grant'), gmail)).not.toHaveProperty(
+      'bounceCategory',
+    );
   });
 
   it('retries anything unexpected', () => {

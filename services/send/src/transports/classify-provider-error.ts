@@ -19,7 +19,11 @@
  * - Anything else: `temporary` (as unknown SMTP errors without a reply).
  *
  * `failedReason` is a readable mapping; `providerError` the provider's own text (no tokens:
- * the clients never put them in messages).
+ * the clients never put them in messages). `bounceCategory` (docs/deliverability.md "Bounce
+ * categories"): these APIs say nothing about the recipient's mailbox (a rejected recipient comes
+ * back later as a bounce message, which the MX classifies), so a throttle is `rate_limited`, a
+ * message too large `content`, another refusal or an unknown error `unknown`; the failures of the
+ * mailer's own access or grant are not bounces and carry no category.
  */
 import {
   AUTH_REASON_PREFIX,
@@ -73,9 +77,19 @@ export function classifyProviderError(err: unknown, ctx: SendContext): DeliveryF
     case 'throttled':
       return throttledFailure(failure, ctx);
     case 'request-refused':
-      return { kind: 'permanent', failedReason: refusalReason(failure, ctx), providerError: message };
+      return {
+        kind: 'permanent',
+        failedReason: refusalReason(failure, ctx),
+        providerError: message,
+        bounceCategory: failure.refusal === 'too-large' ? 'content' : 'unknown',
+      };
     default:
-      return { kind: 'temporary', failedReason: `${ctx.provider} request failed`, providerError: message };
+      return {
+        kind: 'temporary',
+        failedReason: `${ctx.provider} request failed`,
+        providerError: message,
+        bounceCategory: 'unknown',
+      };
   }
 }
 
@@ -94,6 +108,7 @@ function throttledFailure(
     kind: 'temporary',
     failedReason: `Temporary failure: ${ctx.provider} ${BUSY_TEXT[f.busy]}${after}`,
     providerError: f.message,
+    bounceCategory: 'rate_limited',
     ...(f.retryAfterMs !== null ? { retryAfterMs: f.retryAfterMs } : {}),
   };
 }

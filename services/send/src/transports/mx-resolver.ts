@@ -4,10 +4,12 @@
  * A/AAAA addresses; a domain without MX records is its own mail server (implicit MX, its A/AAAA).
  * A null MX (RFC 7505), a domain that does not exist or one with no address at all is a
  * permanent failure; DNS timeouts and server failures are temporary. Answers are cached for
- * `cacheMs` (failures are not).
+ * `cacheMs` (failures are not). Bounce categories: a null MX is `invalid_recipient` (the domain
+ * accepts no mail at all, so the address suppresses); every other DNS failure is `dns`.
  */
 import { Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import type { BounceCategory } from '@mailyard/contracts';
 import { type DeliveryFailure, localFailure } from '@mailyard/providers';
 
 export interface MxHost {
@@ -57,12 +59,14 @@ export class MxResolver {
       records = await this.resolver.resolveMx(domain);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? '';
-      if (PERMANENT_DNS.has(code)) return fail('permanent', 'Recipient domain does not exist', err);
-      if (code !== 'ENODATA') return fail('temporary', 'DNS lookup of the recipient domain failed', err);
+      if (PERMANENT_DNS.has(code)) return fail('permanent', 'Recipient domain does not exist', 'dns', err);
+      if (code !== 'ENODATA')
+        return fail('temporary', 'DNS lookup of the recipient domain failed', 'dns', err);
       records = [];
     }
     if (records.some((r) => r.exchange === '' || r.exchange === '.')) {
-      return fail('permanent', 'Recipient domain does not accept mail (null MX)');
+      // RFC 7505: the domain says it accepts no mail at all; the address can never receive any.
+      return fail('permanent', 'Recipient domain does not accept mail (null MX)', 'invalid_recipient');
     }
     const names =
       records.length > 0
@@ -76,10 +80,11 @@ export class MxResolver {
       if (resolved.addresses.length > 0) hosts.push({ host, addresses: resolved.addresses });
     }
     if (hosts.length > 0) return { ok: true, hosts };
-    if (temporary) return fail('temporary', "DNS lookup of the recipient's mail server failed", temporary);
+    if (temporary)
+      return fail('temporary', "DNS lookup of the recipient's mail server failed", 'dns', temporary);
     return records.length > 0
-      ? fail('permanent', "Recipient domain's mail servers have no address")
-      : fail('permanent', 'Recipient domain has no mail server');
+      ? fail('permanent', "Recipient domain's mail servers have no address", 'dns')
+      : fail('permanent', 'Recipient domain has no mail server', 'dns');
   }
 
   /** A and AAAA addresses of `host` (IPv4 first); `error` is set for a temporary DNS failure. */
@@ -98,7 +103,12 @@ export class MxResolver {
   }
 }
 
-function fail(kind: 'temporary' | 'permanent', reason: string, err?: unknown): MxAnswer {
+function fail(
+  kind: 'temporary' | 'permanent',
+  reason: string,
+  category: BounceCategory,
+  err?: unknown,
+): MxAnswer {
   const detail = err instanceof Error ? err.message : '';
-  return { ok: false, failure: localFailure(kind, reason, detail) };
+  return { ok: false, failure: localFailure(kind, reason, detail, category) };
 }

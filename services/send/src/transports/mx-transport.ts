@@ -95,6 +95,7 @@ export class MxTransport implements MessageTransport {
       'temporary',
       'Connection to the mail server timed out',
       `Delivery to the mail servers of ${domain} did not finish within ${this.settings.deliveryTimeoutMs} ms`,
+      'unknown',
     );
   }
 

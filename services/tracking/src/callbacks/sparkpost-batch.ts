@@ -61,6 +61,7 @@ export function sparkPostEmailEvent(m: MappedSparkPostEvent, r: ProviderCopyReci
       ...(m.providerError ? { provider_error: m.providerError } : {}),
       ...(m.errorCode !== undefined ? { error_code: m.errorCode } : {}),
       ...(m.numRetries !== undefined ? { num_retries: m.numRetries } : {}),
+      ...(m.bounceCategory ? { bounce_category: m.bounceCategory } : {}),
     },
   };
 }

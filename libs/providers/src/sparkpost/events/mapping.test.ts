@@ -69,23 +69,41 @@ describe('mapSparkPostEvent', () => {
   });
 
   it.each([
-    ['bounce', '10', 'hard_bounce'],
-    ['bounce', '30', 'hard_bounce'],
-    ['bounce', '90', 'hard_bounce'],
-    ['out_of_band', '10', 'hard_bounce'],
-    ['bounce', '1', null],
-    ['bounce', '20', null],
-    ['bounce', '50', null],
-    ['bounce', '51', null],
-    ['bounce', '52', null],
-    ['bounce', '53', null],
-    ['bounce', '54', null],
-    ['out_of_band', '54', null],
-  ])('maps %s of class %s to MAIL_BOUNCE suppressing %s', (type, cls, suppress) => {
+    ['bounce', '10', 'invalid_recipient', 'hard_bounce'],
+    ['bounce', '30', 'invalid_recipient', 'hard_bounce'],
+    // an unsubscribe request mailed back: still suppressed, as what it is (was hard_bounce)
+    ['bounce', '90', 'unknown', 'unsubscribed'],
+    ['out_of_band', '10', 'invalid_recipient', 'hard_bounce'],
+    ['bounce', '1', 'unknown', null],
+    ['bounce', '20', 'unknown', null],
+    ['bounce', '21', 'dns', null],
+    ['bounce', '22', 'mailbox_full', null],
+    ['bounce', '23', 'content', null],
+    ['bounce', '24', 'unknown', null],
+    ['bounce', '25', 'policy', null],
+    ['bounce', '40', 'unknown', null],
+    ['bounce', '50', 'reputation', null],
+    ['bounce', '51', 'reputation', null],
+    ['bounce', '52', 'content', null],
+    ['bounce', '53', 'content', null],
+    ['bounce', '54', 'policy', null],
+    ['out_of_band', '54', 'policy', null],
+    ['bounce', '70', 'unknown', null],
+  ])('maps %s of class %s to MAIL_BOUNCE of category %s suppressing %s', (type, cls, category, suppress) => {
     const m = mapped(type, { bounce_class: cls });
     expect(m.event).toBe('MAIL_BOUNCE');
+    expect(m.bounceCategory).toBe(category);
     expect(m.suppress).toBe(suppress);
     expect(m.final).toBe(false);
+  });
+
+  it('classifies a bounce without a known class from its raw reason (one classifier)', () => {
+    expect(
+      mapped('bounce', { bounce_class: '999', raw_reason: '550 5.1.1 <a@example.com>: user unknown' }),
+    ).toMatchObject({ bounceCategory: 'invalid_recipient', suppress: 'hard_bounce' });
+    expect(
+      mapped('bounce', { bounce_class: undefined, raw_reason: '554 5.7.1 blocked using zen.spamhaus.org' }),
+    ).toMatchObject({ bounceCategory: 'reputation', suppress: null });
   });
 
   it('relays error_code and num_retries verbatim on bounces, with the class meaning and raw reason', () => {

@@ -4,7 +4,7 @@
  * | SparkPost `type` | event | suppresses |
  * |---|---|---|
  * | delivery | MAIL_DELIVERED (`message_id` = SparkPost's) | no |
- * | bounce, out_of_band | MAIL_BOUNCE (`error_code`, `num_retries` verbatim) | bounce classes 10, 30, 90 |
+ * | bounce, out_of_band | MAIL_BOUNCE (`error_code`, `num_retries` verbatim, `bounce_category` by class) | classes 10, 30 (`invalid_recipient`: `hard_bounce`); 90 (`unsubscribed`) |
  * | spam_complaint | MAIL_SPAM | yes |
  * | policy_rejection | MAIL_POLICY_REJECTION | no |
  * | generation_failure | MAIL_GENERATION_FAILURE | no |
@@ -12,13 +12,24 @@
  * | list_unsubscribe, link_unsubscribe | MAIL_UNSUBSCRIBED | yes |
  * | anything else (injection, delay, open, click, initial_open, amp_*, relay_*, ...) | nothing | no |
  *
+ * `bounce_category` (docs/deliverability.md "Bounce categories") comes from SparkPost's bounce class
+ * (SPARKPOST_BOUNCE_CATEGORIES); an event without a known class is classified from its
+ * `raw_reason` by the one classifier (libs/contracts classifyBounce). Only `invalid_recipient`
+ * suppresses as `hard_bounce`; class 90 (the recipient mailed an unsubscribe request) keeps
+ * suppressing, as the unsubscribe it is.
+ *
  * `failed_reason` is the bounce class's meaning (SparkPost's bounce classification codes) with
  * SparkPost's `reason`, or the provider's own reason where no class is known; `provider_error` is
  * `raw_reason`. The copy is named by `ref_id` + `copy_id` in `rcpt_meta` (or `metadata`), set by
  * our transport at send, plus the recipient `rcpt_to`. The event is stamped with SparkPost's
  * `timestamp`. Delivery and the two rejections end the copy's send (final); the others follow it.
  */
-import type { EmailEventType } from '@mailyard/contracts';
+import {
+  type BounceCategory,
+  type EmailEventType,
+  SUPPRESSING_BOUNCE_CATEGORY,
+  classifyBounce,
+} from '@mailyard/contracts';
 import { SparkPostEventSchema, sparkPostTime } from './wire';
 
 /** Why an event suppresses the address (the store's SuppressionReason values). */
@@ -64,8 +75,43 @@ export const SPARKPOST_BOUNCE_CLASSES: Record<string, string> = {
   '100': 'Challenge-Response',
 };
 
-/** Hard bounce classes: the address is bad for good (suppressed). Block classes 50-54 never are. */
-export const SPARKPOST_HARD_BOUNCE_CLASSES: readonly string[] = ['10', '30', '90'];
+/**
+ * Our bounce category for each of SparkPost's bounce classes. Only 10 and 30 prove the address
+ * dead (`invalid_recipient`, suppressed); the blocks 50-51 are about the sender's reputation, 52-53
+ * about the message, 54 and the admin failures 25-26 about policy: never suppressed.
+ */
+export const SPARKPOST_BOUNCE_CATEGORIES: Record<string, BounceCategory> = {
+  '1': 'unknown', // undetermined
+  '10': 'invalid_recipient', // invalid recipient
+  '20': 'unknown', // soft bounce, no reason given
+  '21': 'dns', // DNS failure
+  '22': 'mailbox_full', // mailbox full
+  '23': 'content', // message too large
+  '24': 'unknown', // timeout
+  '25': 'policy', // admin failure: refused by a configured policy (SparkPost's or the receiver's)
+  '26': 'policy', // smart send suppression: SparkPost's own policy
+  '30': 'invalid_recipient', // generic bounce: no RCPT (the address was not accepted)
+  '40': 'unknown', // generic bounce
+  '50': 'reputation', // mail block: the sender is blocked
+  '51': 'reputation', // spam block: the sending IP/domain is listed
+  '52': 'content', // spam content
+  '53': 'content', // prohibited attachment
+  '54': 'policy', // relaying denied
+  '60': 'unknown', // auto-reply
+  '70': 'unknown', // transient failure
+  '80': 'unknown', // subscribe request
+  '90': 'unknown', // unsubscribe request (suppressed as an unsubscribe, not a bounce)
+  '100': 'unknown', // challenge-response
+};
+
+/** Class 90: the recipient mailed an unsubscribe request; suppressed as `unsubscribed`. */
+export const SPARKPOST_UNSUBSCRIBE_CLASS = '90';
+
+/** The category of a SparkPost bounce: by its class, else its raw reason through classifyBounce. */
+export function sparkPostBounceCategory(bounceClass: string | undefined, rawReason: string): BounceCategory {
+  const byClass = bounceClass ? SPARKPOST_BOUNCE_CATEGORIES[bounceClass] : undefined;
+  return byClass ?? classifyBounce({ text: rawReason }).category;
+}
 
 /** Our event for a SparkPost event, ready for the store. */
 export interface MappedSparkPostEvent {
@@ -82,6 +128,8 @@ export interface MappedSparkPostEvent {
   providerError?: string;
   errorCode?: string;
   numRetries?: string;
+  /** MAIL_BOUNCE: why it bounced (`details.bounce_category`). */
+  bounceCategory?: BounceCategory;
   suppress: SparkPostSuppression | null;
   /** Ends the copy's send (the one terminal event of the copy). */
   final: boolean;
@@ -135,10 +183,13 @@ export function mapSparkPostEvent(raw: unknown): SparkPostEventOutcome {
   const rawReason = (e.raw_reason ?? '').trim();
   let failedReason = '';
   let suppress: SparkPostSuppression | null = null;
+  let bounceCategory: BounceCategory | undefined;
   switch (event) {
     case 'MAIL_BOUNCE':
       failedReason = bounceReason(e.bounce_class, reason, rawReason);
-      if (e.bounce_class && SPARKPOST_HARD_BOUNCE_CLASSES.includes(e.bounce_class)) suppress = 'hard_bounce';
+      bounceCategory = sparkPostBounceCategory(e.bounce_class, rawReason);
+      if (bounceCategory === SUPPRESSING_BOUNCE_CATEGORY) suppress = 'hard_bounce';
+      else if (e.bounce_class === SPARKPOST_UNSUBSCRIBE_CLASS) suppress = 'unsubscribed';
       break;
     case 'MAIL_SPAM':
       failedReason = e.fbtype ? `Spam complaint (${e.fbtype})` : 'Spam complaint';
@@ -168,6 +219,7 @@ export function mapSparkPostEvent(raw: unknown): SparkPostEventOutcome {
       ...(rawReason && event !== 'MAIL_DELIVERED' ? { providerError: rawReason } : {}),
       ...(bounce && e.error_code !== undefined ? { errorCode: e.error_code } : {}),
       ...(bounce && e.num_retries !== undefined ? { numRetries: e.num_retries } : {}),
+      ...(bounceCategory ? { bounceCategory } : {}),
       suppress,
       final: FINAL.includes(event),
     },
