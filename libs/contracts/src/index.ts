@@ -18,6 +18,8 @@ export * from './mailers/capabilities';
 export * from './bus/send-command';
 export * from './events/email-event';
 export * from './deliverability/bounce-category';
+export * from './deliverability/reputation';
+export * from './bus/sending-paused';
 export * from './bus/email-event-message';
 export * from './events/email-status';
 export * from './domain-name';

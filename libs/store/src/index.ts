@@ -27,6 +27,7 @@ export * from './feedback';
 export * from './provider-callbacks';
 export * from './scheduled-sends';
 export * from './retention';
+export * from './reputation';
 export * from './send-accept/accept-send';
 export {
   SendGroupCommit,
