@@ -417,7 +417,9 @@ export async function recordEmailEventBatchIn(
   }
   // Reputation: only a recorded bounce or complaint can tip a scope over (a delivery only adds
   // to the denominator), so the windows are read only then.
-  const counted = rows.flatMap(({ k }) => (signals[k] ? items[k]!.record.recipients.map((x) => x.logId) : []));
+  const counted = rows.flatMap(({ k }) =>
+    signals[k] ? items[k]!.record.recipients.map((x) => x.logId) : [],
+  );
   if (counted.length > 0) await evaluatePausesIn(tx, counted, opts.reputation ?? reputationSettings());
   return out;
 }

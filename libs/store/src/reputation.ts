@@ -122,7 +122,12 @@ export async function evaluatePausesIn(
   );
   const scopes = new Map<string, { tenantId: string; scope: PauseScope; key: string; domain: string }>();
   for (const t of touched) {
-    scopes.set(`${t.tenant_id}\0domain\0${t.domain}`, { tenantId: t.tenant_id, scope: 'domain', key: t.domain, domain: t.domain });
+    scopes.set(`${t.tenant_id}\0domain\0${t.domain}`, {
+      tenantId: t.tenant_id,
+      scope: 'domain',
+      key: t.domain,
+      domain: t.domain,
+    });
     scopes.set(`${t.tenant_id}\0mailer\0${t.mailer_id}`, {
       tenantId: t.tenant_id,
       scope: 'mailer',
@@ -169,7 +174,12 @@ export async function evaluatePausesIn(
  * Resumes the scope: closes its open pause and marks the window (only copies sent from now on
  * count). False when it was not paused (nothing changes, no mark).
  */
-export async function resumeSending(db: Queryable, tenantId: string, scope: PauseScope, key: string): Promise<boolean> {
+export async function resumeSending(
+  db: Queryable,
+  tenantId: string,
+  scope: PauseScope,
+  key: string,
+): Promise<boolean> {
   const res = await db.query(
     `UPDATE sending_pauses SET resumed_at = now(),
             resume_seq = COALESCE((SELECT max(seq) FROM reputation_sends), 0)

@@ -37,12 +37,6 @@ import {
   MailerDeactivatedEventSchema,
 } from './mailer-deactivated';
 import {
-  SENDING_PAUSED_EVENT,
-  SENDING_PAUSED_EVENT_VERSION,
-  type SendingPausedEvent,
-  SendingPausedEventSchema,
-} from './sending-paused';
-import {
   MAILER_WEBHOOK_MESSAGE,
   MAILER_WEBHOOK_MESSAGE_VERSION,
   type MailerWebhookMessage,
@@ -54,6 +48,12 @@ import {
   type SendEmailMessage,
   SendEmailMessageSchema,
 } from './send-command';
+import {
+  SENDING_PAUSED_EVENT,
+  SENDING_PAUSED_EVENT_VERSION,
+  type SendingPausedEvent,
+  SendingPausedEventSchema,
+} from './sending-paused';
 import { Exchange, type ExchangeName, RoutingKey } from './topics';
 
 export interface BusMessageDef<T> {

@@ -7,7 +7,9 @@ const s = { window: 20, bounceRate: 0.05, complaintRate: 0.001, minVolume: 10 };
 
 describe('reputation rules', () => {
   it('counts invalid-recipient DSNs and final 5xx, complaints; nothing else', () => {
-    expect(reputationSignalOf(ev('MAIL_BOUNCE', { bounce_category: 'invalid_recipient' }))).toBe('invalid_bounce');
+    expect(reputationSignalOf(ev('MAIL_BOUNCE', { bounce_category: 'invalid_recipient' }))).toBe(
+      'invalid_bounce',
+    );
     expect(reputationSignalOf(ev('MAIL_BOUNCE', { bounce_category: 'reputation' }))).toBeNull();
     expect(reputationSignalOf(ev('MAIL_BOUNCE', {}))).toBeNull();
     expect(
@@ -28,7 +30,9 @@ describe('reputation rules', () => {
       rate: 0.1,
       threshold: 0.05,
     });
-    expect(breachOf({ sent: 10, invalidRecipientBounces: 0, complaints: 1 }, s)?.metric).toBe('complaint_rate');
+    expect(breachOf({ sent: 10, invalidRecipientBounces: 0, complaints: 1 }, s)?.metric).toBe(
+      'complaint_rate',
+    );
   });
 
   it('writes the 422 text', () => {
@@ -36,10 +40,16 @@ describe('reputation rules', () => {
     expect(formatRate(0.0015)).toBe('0.15%');
     expect(formatRate(0.1)).toBe('10%');
     expect(
-      pausedMessage({ scope: 'domain', key: 'example.com', metric: 'invalid_recipient_bounce_rate', rate: 0.062, window: 1000 }),
+      pausedMessage({
+        scope: 'domain',
+        key: 'example.com',
+        metric: 'invalid_recipient_bounce_rate',
+        rate: 0.062,
+        window: 1000,
+      }),
     ).toBe('Sending is paused for example.com: 6.2% invalid-recipient bounces over the last 1000 emails');
-    expect(pausedMessage({ scope: 'mailer', key: 'm1', metric: 'complaint_rate', rate: 0.002, window: 500 })).toBe(
-      'Sending is paused for mailer m1: 0.2% complaints over the last 500 emails',
-    );
+    expect(
+      pausedMessage({ scope: 'mailer', key: 'm1', metric: 'complaint_rate', rate: 0.002, window: 500 }),
+    ).toBe('Sending is paused for mailer m1: 0.2% complaints over the last 500 emails');
   });
 });

@@ -68,9 +68,11 @@ export function breachOf(
 ): { metric: PauseMetric; rate: number; threshold: number } | null {
   if (w.sent < s.minVolume || w.sent === 0) return null;
   const bounce = rateOf(w.invalidRecipientBounces, w.sent);
-  if (bounce > s.bounceRate) return { metric: 'invalid_recipient_bounce_rate', rate: bounce, threshold: s.bounceRate };
+  if (bounce > s.bounceRate)
+    return { metric: 'invalid_recipient_bounce_rate', rate: bounce, threshold: s.bounceRate };
   const complaint = rateOf(w.complaints, w.sent);
-  if (complaint > s.complaintRate) return { metric: 'complaint_rate', rate: complaint, threshold: s.complaintRate };
+  if (complaint > s.complaintRate)
+    return { metric: 'complaint_rate', rate: complaint, threshold: s.complaintRate };
   return null;
 }
 
@@ -90,7 +92,13 @@ const METRIC_TEXT: Record<PauseMetric, string> = {
  * last <n> emails`, <name> the domain for a domain pause and `mailer <id>` for a mailer pause,
  * <rate> e.g. `6.2% invalid-recipient bounces` or `0.15% complaints`, <n> the copies counted.
  */
-export function pausedMessage(p: { scope: PauseScope; key: string; metric: PauseMetric; rate: number; window: number }): string {
+export function pausedMessage(p: {
+  scope: PauseScope;
+  key: string;
+  metric: PauseMetric;
+  rate: number;
+  window: number;
+}): string {
   const name = p.scope === 'domain' ? p.key : `mailer ${p.key}`;
   return `Sending is paused for ${name}: ${formatRate(p.rate)} ${METRIC_TEXT[p.metric]} over the last ${p.window} emails`;
 }

@@ -112,7 +112,12 @@ export async function acceptSend(
   const group = key === null && releaseAt === null ? deps.group : undefined;
   const fromDomain = domainOf(request.from.email).toLowerCase();
   const context = group
-    ? await group.context({ tenantId, mailerId: request.mailer_id, templateId: request.template_id, fromDomain })
+    ? await group.context({
+        tenantId,
+        mailerId: request.mailer_id,
+        templateId: request.template_id,
+        fromDomain,
+      })
     : await sends.acceptContext(db, tenantId, request.mailer_id, request.template_id, fromDomain);
   const body = resolveBody(request, context.template);
   if (messageSizeBytes(body.content, request.attachments) > SEND_LIMITS.maxMessageBytes) {
