@@ -15,6 +15,8 @@ import {
   MAILER_DEACTIVATED_EVENT,
   MAILER_WEBHOOK_MESSAGE,
   MailerDeactivatedEventSchema,
+  SENDING_PAUSED_EVENT,
+  SendingPausedEventSchema,
   MailerWebhookMessageSchema,
   decodeEmailEventMessage,
 } from '@mailyard/contracts';
@@ -81,6 +83,8 @@ function toDispatchEvent(
       return { kind: 'domain', event: parse(DomainVerificationEventSchema), ...common };
     case MAILER_DEACTIVATED_EVENT:
       return { kind: 'mailer', event: parse(MailerDeactivatedEventSchema), ...common };
+    case SENDING_PAUSED_EVENT:
+      return { kind: 'paused', event: parse(SendingPausedEventSchema), ...common };
     case MAILER_WEBHOOK_MESSAGE:
       return { kind: 'mailer-object', message: parse(MailerWebhookMessageSchema), ...common };
     default:
