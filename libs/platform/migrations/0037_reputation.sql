@@ -16,16 +16,18 @@ CREATE TABLE reputation_sends (
   mailer_id       text NOT NULL,
   sent_at         timestamptz NOT NULL DEFAULT now(),
   invalid_bounce  boolean NOT NULL DEFAULT false,
-  complaint       boolean NOT NULL DEFAULT false
+  complaint       boolean NOT NULL DEFAULT false,
+  -- Set by a resume on the rows of the resumed scope's window: dealt with, counted by no scope.
+  cleared         boolean NOT NULL DEFAULT false
 );
 CREATE INDEX reputation_sends_domain_idx ON reputation_sends (tenant_id, domain, seq DESC);
 CREATE INDEX reputation_sends_mailer_idx ON reputation_sends (tenant_id, mailer_id, seq DESC);
 
 -- sending_pauses: a pause of a sending domain (key: the From domain, lowercased) or of a mailer
 -- (key: its id). At most one open pause (resumed_at NULL) per scope: the unique index makes the
--- pause, and so its SENDING_PAUSED outbox row, happen once. Resuming closes it and records
--- resume_seq, the highest reputation_sends.seq at that moment: the scope's rates then count only
--- copies sent after it, so old bounces do not pause it again.
+-- pause, and so its SENDING_PAUSED outbox row, happen once. Resuming closes it and clears the
+-- rows of the scope's window (reputation_sends.cleared): the rates of every scope then count only
+-- copies sent after them, so the old bounces pause neither the domain nor its mailer again.
 CREATE TABLE sending_pauses (
   id          bigserial PRIMARY KEY,
   tenant_id   text NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
@@ -36,9 +38,6 @@ CREATE TABLE sending_pauses (
   window_n    integer NOT NULL,
   threshold   double precision NOT NULL,
   paused_at   timestamptz NOT NULL DEFAULT now(),
-  resumed_at  timestamptz,
-  resume_seq  bigint
+  resumed_at  timestamptz
 );
 CREATE UNIQUE INDEX sending_pauses_open_idx ON sending_pauses (tenant_id, scope, key) WHERE resumed_at IS NULL;
-CREATE INDEX sending_pauses_resumed_idx ON sending_pauses (tenant_id, scope, key, resume_seq DESC)
-  WHERE resumed_at IS NOT NULL;

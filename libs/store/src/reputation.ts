@@ -9,7 +9,7 @@
  *   SENDING_PAUSED outbox row in the caller's transaction, once (the open-pause unique index);
  * - reads a scope's window and pause (GET /v1/domain/{domain}/reputation);
  * - resumes a scope (POST /v1/domain/{domain}/resume, POST /v1/mailer/{id}/enable): the pause is
- *   closed and its resume mark (the highest seq then) makes the rates count only later copies.
+ *   closed and the rows of its window cleared, so the rates count only later copies.
  * Thresholds come in as ReputationSettings (REPUTATION_WINDOW, PAUSE_* settings, core config);
  * the event writer's default is the process's (setReputationSettings at service start).
  */
@@ -64,7 +64,7 @@ export const toOpenPause = (r: PauseRow): OpenPause => ({
 
 const SCOPE_COLUMN: Record<PauseScope, string> = { domain: 'domain', mailer: 'mailer_id' };
 
-/** The scope's window: its last `window` copies sent after its last resume mark. */
+/** The scope's window: its last `window` copies sent, not cleared by a resume. */
 export async function readWindow(
   db: Queryable,
   tenantId: string,
@@ -77,11 +77,9 @@ export async function readWindow(
     `SELECT count(*)::int AS sent, count(*) FILTER (WHERE invalid_bounce)::int AS bounces,
             count(*) FILTER (WHERE complaint)::int AS complaints
        FROM (SELECT invalid_bounce, complaint FROM reputation_sends
-              WHERE tenant_id = $1 AND ${col} = $2
-                AND seq > COALESCE((SELECT max(resume_seq) FROM sending_pauses
-                                     WHERE tenant_id = $1 AND scope = $3 AND key = $2 AND resumed_at IS NOT NULL), 0)
-              ORDER BY seq DESC LIMIT $4) w`,
-    [tenantId, key, scope, window],
+              WHERE tenant_id = $1 AND ${col} = $2 AND NOT cleared
+              ORDER BY seq DESC LIMIT $3) w`,
+    [tenantId, key, window],
   );
   const r = rows[0]!;
   return { sent: r.sent, invalidRecipientBounces: r.bounces, complaints: r.complaints };
@@ -120,25 +118,35 @@ export async function evaluatePausesIn(
     `SELECT DISTINCT tenant_id, domain, mailer_id FROM reputation_sends WHERE log_id = ANY($1::text[]) LIMIT ${MAX_SCOPES}`,
     [logIds],
   );
-  const scopes = new Map<string, { tenantId: string; scope: PauseScope; key: string; domain: string }>();
-  for (const t of touched) {
-    scopes.set(`${t.tenant_id}\0domain\0${t.domain}`, {
-      tenantId: t.tenant_id,
-      scope: 'domain',
-      key: t.domain,
-      domain: t.domain,
-    });
-    scopes.set(`${t.tenant_id}\0mailer\0${t.mailer_id}`, {
-      tenantId: t.tenant_id,
-      scope: 'mailer',
-      key: t.mailer_id,
-      domain: t.domain,
-    });
+  // Domains first: a mailer is evaluated only for bounces of From domains not paused (a domain
+  // pause already stops that traffic; a mailer pause is for a mailer whose mail goes bad across
+  // domains, e.g. an SMTP relay sending for many From domains).
+  const scopes = new Map<string, { tenantId: string; scope: PauseScope; key: string; domains: string[] }>();
+  for (const t of [...touched].sort((a, b) => a.domain.localeCompare(b.domain))) {
+    const d = `${t.tenant_id}\0domain\0${t.domain}`;
+    if (!scopes.has(d) && t.domain !== '')
+      scopes.set(d, { tenantId: t.tenant_id, scope: 'domain', key: t.domain, domains: [t.domain] });
   }
+  for (const t of touched) {
+    const m = `${t.tenant_id}\0mailer\0${t.mailer_id}`;
+    const entry = scopes.get(m) ?? {
+      tenantId: t.tenant_id,
+      scope: 'mailer' as const,
+      key: t.mailer_id,
+      domains: [],
+    };
+    entry.domains.push(t.domain);
+    scopes.set(m, entry);
+  }
+  const pausedDomains = new Set<string>();
   const made: SendingPausedEvent[] = [];
   for (const s of scopes.values()) {
-    if (s.scope === 'domain' && s.key === '') continue;
-    if (await openPause(tx, s.tenantId, s.scope, s.key)) continue;
+    const live = s.domains.filter((d) => !pausedDomains.has(`${s.tenantId}\0${d}`));
+    if (live.length === 0) continue;
+    if (await openPause(tx, s.tenantId, s.scope, s.key)) {
+      if (s.scope === 'domain') pausedDomains.add(`${s.tenantId}\0${s.key}`);
+      continue;
+    }
     const w = await readWindow(tx, s.tenantId, s.scope, s.key, settings.window);
     const breach = breachOf(w, settings);
     if (!breach) continue;
@@ -150,12 +158,13 @@ export async function evaluatePausesIn(
       [s.tenantId, s.scope, s.key, breach.metric, breach.rate, w.sent, breach.threshold],
     );
     if (!rows[0]) continue;
+    if (s.scope === 'domain') pausedDomains.add(`${s.tenantId}\0${s.key}`);
     const event: SendingPausedEvent = {
       event: 'SENDING_PAUSED',
       success: false,
       details: {
         scope: s.scope,
-        domain: s.domain,
+        domain: live[0]!,
         ...(s.scope === 'mailer' ? { mailer_id: s.key } : {}),
         metric: breach.metric,
         rate: breach.rate,
@@ -171,22 +180,33 @@ export async function evaluatePausesIn(
 }
 
 /**
- * Resumes the scope: closes its open pause and marks the window (only copies sent from now on
- * count). False when it was not paused (nothing changes, no mark).
+ * Resumes the scope: closes its open pause and, in the same statement, clears the rows of its
+ * window (the last `window` not yet cleared): they count in no scope any more, so neither this
+ * scope nor the other scopes of the same copies pause again on the old bounces. False when it was
+ * not paused (nothing changes).
  */
 export async function resumeSending(
   db: Queryable,
   tenantId: string,
   scope: PauseScope,
   key: string,
+  window: number,
 ): Promise<boolean> {
-  const res = await db.query(
-    `UPDATE sending_pauses SET resumed_at = now(),
-            resume_seq = COALESCE((SELECT max(seq) FROM reputation_sends), 0)
-      WHERE tenant_id = $1 AND scope = $2 AND key = $3 AND resumed_at IS NULL`,
-    [tenantId, scope, key],
+  const col = SCOPE_COLUMN[scope];
+  const { rows } = await db.query<{ closed: number }>(
+    `WITH closed AS (
+       UPDATE sending_pauses SET resumed_at = now()
+        WHERE tenant_id = $1 AND scope = $2 AND key = $3 AND resumed_at IS NULL RETURNING id
+     ), cleared AS (
+       UPDATE reputation_sends SET cleared = true
+        WHERE EXISTS (SELECT 1 FROM closed)
+          AND seq IN (SELECT seq FROM reputation_sends WHERE tenant_id = $1 AND ${col} = $3 AND NOT cleared
+                       ORDER BY seq DESC LIMIT $4)
+     )
+     SELECT count(*)::int AS closed FROM closed`,
+    [tenantId, scope, key, window],
   );
-  return res.rowCount > 0;
+  return rows[0]!.closed > 0;
 }
 
 export interface ScopeReputation extends ReputationWindow {

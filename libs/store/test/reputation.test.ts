@@ -127,7 +127,7 @@ async function pausedEvents(tenantId: string): Promise<Array<{ details: Record<s
   return rows.map((r) => r.payload.payload);
 }
 
-it('pauses the domain and the mailer once above the bounce rate, with one SENDING_PAUSED each', async () => {
+it('pauses the domain once above the bounce rate, with one SENDING_PAUSED (its mailer not too)', async () => {
   const t = await createTenant(db, { name: 'rep-a', tier: 'standard' });
   const logs = await accept(t.id, 'news@Rep-A.example', 'ma', 20);
   await deliver(t.id, logs);
@@ -150,14 +150,13 @@ it('pauses the domain and the mailer once above the bounce rate, with one SENDIN
     window: 20,
     threshold: 0.05,
   });
-  expect(await openPause(db, t.id, 'mailer', 'ma')).toMatchObject({
-    metric: 'invalid_recipient_bounce_rate',
-  });
+  // The domain pause stops this traffic: its mailer is not paused for the same bounces.
+  expect(await openPause(db, t.id, 'mailer', 'ma')).toBeNull();
   // More bounces while paused: no second pause, no second event.
   await bounce(t.id, logs[2]!);
   await bounce(t.id, logs[3]!);
   const events = await pausedEvents(t.id);
-  expect(events.map((e) => e.details.scope).sort()).toEqual(['domain', 'mailer']);
+  expect(events.map((e) => e.details.scope)).toEqual(['domain']);
   expect(events.find((e) => e.details.scope === 'domain')).toMatchObject({
     event: 'SENDING_PAUSED',
     success: false,
@@ -169,22 +168,38 @@ it('pauses the domain and the mailer once above the bounce rate, with one SENDIN
       threshold: 0.05,
     },
   });
-  expect(events.find((e) => e.details.scope === 'mailer')?.details).toMatchObject({
-    mailer_id: 'ma',
-    domain: 'rep-a.example',
-  });
 
   // Resume: closed, and the old bounces (copies sent before the mark) no longer count.
-  expect(await resumeSending(db, t.id, 'domain', 'rep-a.example')).toBe(true);
-  expect(await resumeSending(db, t.id, 'domain', 'rep-a.example')).toBe(false);
+  expect(await resumeSending(db, t.id, 'domain', 'rep-a.example', 20)).toBe(true);
+  expect(await resumeSending(db, t.id, 'domain', 'rep-a.example', 20)).toBe(false);
   await bounce(t.id, logs[4]!);
   expect(await openPause(db, t.id, 'domain', 'rep-a.example')).toBeNull();
+  // Nor does the mailer pause on them (they were cleared for every scope).
+  expect(await openPause(db, t.id, 'mailer', 'ma')).toBeNull();
+  expect(await readWindow(db, t.id, 'mailer', 'ma', 20)).toMatchObject({ sent: 0 });
   expect(await readWindow(db, t.id, 'domain', 'rep-a.example', 20)).toEqual({
     sent: 0,
     invalidRecipientBounces: 0,
     complaints: 0,
   });
-  expect(await pausedEvents(t.id)).toHaveLength(2);
+  expect(await pausedEvents(t.id)).toHaveLength(1);
+});
+
+it('pauses a mailer whose mail goes bad across From domains none of which reaches the volume', async () => {
+  const t = await createTenant(db, { name: 'rep-e', tier: 'standard' });
+  const logs: Log[] = [];
+  for (let i = 0; i < 10; i++) logs.push(...(await accept(t.id, `a@d${i}.rep-e.example`, 'me', 1)));
+  await deliver(t.id, logs);
+  await bounce(t.id, logs[3]!);
+  expect(await openPause(db, t.id, 'mailer', 'me')).toMatchObject({
+    metric: 'invalid_recipient_bounce_rate',
+    rate: 0.1,
+    window: 10,
+  });
+  expect(await openPause(db, t.id, 'domain', 'd3.rep-e.example')).toBeNull();
+  expect((await pausedEvents(t.id)).map((e) => e.details)).toEqual([
+    expect.objectContaining({ scope: 'mailer', mailer_id: 'me', domain: 'd3.rep-e.example', window: 10 }),
+  ]);
 });
 
 it('counts a final 5xx of an invalid recipient at send; never pauses below PAUSE_MIN_VOLUME', async () => {
