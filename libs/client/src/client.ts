@@ -14,6 +14,7 @@ import type {
   CreateSparkPostMailerSchema,
   CreateTemplateResponse,
   CreateTemplateSchema,
+  DomainReputationResponse,
   DomainResponse,
   EMAIL_LOG_STATUSES,
   EmailLogEntry,
@@ -341,6 +342,20 @@ export class Mailyard {
       paginate(async (pageToken) => {
         const p = await this.domains.list({ ...params, pageToken });
         return { items: p.data, nextPageToken: p.nextPageToken };
+      }),
+  };
+
+  /** Sender reputation and automatic pause (docs/deliverability.md "Reputation and automatic pause"). */
+  readonly reputation = {
+    /** GET /v1/domain/{domain}/reputation: rates over the last REPUTATION_WINDOW copies, thresholds, pauses. */
+    get: (domain: string) =>
+      this.req<DomainReputationResponse>({ method: 'GET', path: `/v1/domain/${enc(domain)}/reputation` }),
+    /** POST /v1/domain/{domain}/resume: ends the domain's pause (a mailer's: mailers.enable). */
+    resume: (domain: string) =>
+      this.req<DomainReputationResponse>({
+        method: 'POST',
+        path: `/v1/domain/${enc(domain)}/resume`,
+        idempotent: true,
       }),
   };
 

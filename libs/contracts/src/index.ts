@@ -39,3 +39,4 @@ export * from './api/oauth';
 export * from './mailers/oauth-grant-store';
 export * from './api/keys';
 export * from './api/audit';
+export * from './api/reputation';
