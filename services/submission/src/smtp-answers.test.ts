@@ -19,6 +19,7 @@ test('a paused sender (422) is a permanent 550 5.7.1 with the API text: it lasts
   });
   expect(answerForRefusal(422, text)).toEqual({
     code: 550,
-    message: '5.7.1 Sending is paused for example.com: 6.2% invalid-recipient bounces over the last 1000 emails',
+    message:
+      '5.7.1 Sending is paused for example.com: 6.2% invalid-recipient bounces over the last 1000 emails',
   });
 });

@@ -15,9 +15,9 @@ import {
   MAILER_DEACTIVATED_EVENT,
   MAILER_WEBHOOK_MESSAGE,
   MailerDeactivatedEventSchema,
+  MailerWebhookMessageSchema,
   SENDING_PAUSED_EVENT,
   SendingPausedEventSchema,
-  MailerWebhookMessageSchema,
   decodeEmailEventMessage,
 } from '@mailyard/contracts';
 import { type Delivery, type Logger, PermanentError } from '@mailyard/platform';

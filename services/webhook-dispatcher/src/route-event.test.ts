@@ -245,7 +245,9 @@ describe('routeEvents', () => {
       traceparent: 'tp-p',
     });
     expect(routeEvents([paused], hooks({ emailEvent: null }))).toEqual([]);
-    expect(routeEvents([paused], hooks({ emailEvent: { id: 'e', active: false, events: null } }))).toEqual([]);
+    expect(routeEvents([paused], hooks({ emailEvent: { id: 'e', active: false, events: null } }))).toEqual(
+      [],
+    );
   });
 
   it('DOMAIN_VERIFICATION is a single object with the webhook id', () => {
