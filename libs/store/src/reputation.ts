@@ -127,7 +127,8 @@ export async function evaluatePausesIn(
     if (!scopes.has(d) && t.domain !== '')
       scopes.set(d, { tenantId: t.tenant_id, scope: 'domain', key: t.domain, domains: [t.domain] });
   }
-  for (const t of touched) {
+  // Sorted, so concurrent evaluations take the open-pause index entries in one order (no deadlock).
+  for (const t of [...touched].sort((a, b) => a.mailer_id.localeCompare(b.mailer_id))) {
     const m = `${t.tenant_id}\0mailer\0${t.mailer_id}`;
     const entry = scopes.get(m) ?? {
       tenantId: t.tenant_id,
