@@ -8,10 +8,12 @@
 -- SMTP_ERROR itself) or a MAIL_SPAM of that log row is recorded. A scope's window is its last
 -- REPUTATION_WINDOW rows (index scan of (tenant_id, domain|mailer_id, seq DESC) with LIMIT). The
 -- rows go with their log row (ON DELETE CASCADE: log retention bounds the table).
+-- Keyed by log_id (the upsert's and the cascade's key); seq is not indexed on its own (three index
+-- entries per copy sent: the key and the two scope indexes).
 CREATE TABLE reputation_sends (
-  seq             bigserial PRIMARY KEY,
+  log_id          text PRIMARY KEY REFERENCES email_logs(id) ON DELETE CASCADE,
+  seq             bigserial NOT NULL,
   tenant_id       text NOT NULL,
-  log_id          text NOT NULL UNIQUE REFERENCES email_logs(id) ON DELETE CASCADE,
   domain          text NOT NULL,
   mailer_id       text NOT NULL,
   sent_at         timestamptz NOT NULL DEFAULT now(),

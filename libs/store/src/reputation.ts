@@ -201,7 +201,7 @@ export async function resumeSending(
      ), cleared AS (
        UPDATE reputation_sends SET cleared = true
         WHERE EXISTS (SELECT 1 FROM closed)
-          AND seq IN (SELECT seq FROM reputation_sends WHERE tenant_id = $1 AND ${col} = $3 AND NOT cleared
+          AND log_id IN (SELECT log_id FROM reputation_sends WHERE tenant_id = $1 AND ${col} = $3 AND NOT cleared
                        ORDER BY seq DESC LIMIT $4)
      )
      SELECT count(*)::int AS closed FROM closed`,
