@@ -15,6 +15,7 @@ import type {
   CreateTemplateResponse,
   CreateTemplateSchema,
   DmarcSummaryResponse,
+  DomainReputationResponse,
   DomainResponse,
   EMAIL_LOG_STATUSES,
   EmailLogEntry,
@@ -366,6 +367,20 @@ export class Mailyard {
         method: 'GET',
         path: `/v1/domain/${enc(domain)}/tls-reports`,
         query: { ...params },
+      }),
+  };
+
+  /** Sender reputation and automatic pause (docs/deliverability.md "Reputation and automatic pause"). */
+  readonly reputation = {
+    /** GET /v1/domain/{domain}/reputation: rates over the last REPUTATION_WINDOW copies, thresholds, pauses. */
+    get: (domain: string) =>
+      this.req<DomainReputationResponse>({ method: 'GET', path: `/v1/domain/${enc(domain)}/reputation` }),
+    /** POST /v1/domain/{domain}/resume: ends the domain's pause (a mailer's: mailers.enable). */
+    resume: (domain: string) =>
+      this.req<DomainReputationResponse>({
+        method: 'POST',
+        path: `/v1/domain/${enc(domain)}/resume`,
+        idempotent: true,
       }),
   };
 

@@ -33,6 +33,14 @@
  * read from the flag as the statement's snapshot sees it, which is exact because every writer of
  * a (ref_id, event) holds its advisory lock (below) from before the statement to its commit.
  *
+ * Reputation (migration 0037, reputation.ts): the same statement inserts a `reputation_sends` row
+ * per recipient of a newly recorded MAIL_DELIVERED or final SMTP_ERROR (one per log row: the
+ * window's denominator; a final SMTP_ERROR of an invalid recipient flagged at once) and flags the
+ * row of a newly recorded invalid-recipient MAIL_BOUNCE or MAIL_SPAM (inserting it when the copy
+ * has none yet, e.g. a provider's bounce with no delivery before it); a redelivered event counts
+ * nothing. When a bounce or complaint was counted, the touched scopes are evaluated in the same
+ * transaction (evaluatePausesIn): a pause and its SENDING_PAUSED outbox row commit with the event.
+ *
  * Stamps (docs/architecture.md, reliability 2): `details.event_at` is assigned here, with
  * microsecond precision, strictly after every earlier event of the same (ref_id, event), and
  * strictly increasing within one batch: a transaction-scoped advisory lock per (ref_id, event)
@@ -47,7 +55,9 @@ import {
   type BusEnvelope,
   BusMessages,
   type EmailEvent,
+  type ReputationSettings,
   isTerminalSendEvent,
+  reputationSignalOf,
   statsCounterOf,
   statusForEvent,
   statusRankSql,
@@ -62,6 +72,7 @@ import {
 } from '@mailyard/platform';
 import { lockUnfinishedLogRows } from './email-logs';
 import { messageGroups } from './event-message-groups';
+import { evaluatePausesIn, reputationSettings } from './reputation';
 import { statsRollupUpsertSql } from './stats-rollup-sql';
 import {
   TRACKED_RECIPIENT_SELECT,
@@ -108,6 +119,8 @@ export interface RecordOptions {
    * (libs/contracts email-event-message.ts; the send service's SEND_EVENTS_PER_MESSAGE).
    */
   eventsPerMessage?: number;
+  /** Pause thresholds (docs/deliverability.md); default: the process's (setReputationSettings). */
+  reputation?: ReputationSettings;
 }
 
 const rank = statusRankSql;
@@ -138,9 +151,9 @@ const SQL = `
 WITH input AS (
   SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[],
                        $8::boolean[], $9::jsonb[], $10::int[], $11::jsonb[], $12::text[], $13::text[],
-                       $14::text[], $15::int[], $16::boolean[], $24::timestamptz[], $25::text[])
+                       $14::text[], $15::int[], $16::boolean[], $24::timestamptz[], $25::text[], $26::text[])
     AS t(k, tenant_id, ref_id, copy_id, event, attempt, recipient_key, repeated, payload, grp,
-         message, traceparent, new_status, message_id, counted_attempt, terminal, given_at, counter)
+         message, traceparent, new_status, message_id, counted_attempt, terminal, given_at, counter, signal)
 ),
 links AS (
   SELECT * FROM unnest($17::int[], $18::text[], $19::text[]) AS r(k, log_id, reason)
@@ -230,6 +243,17 @@ counted AS (
 ),
 stats AS (
   ${STATS}
+),
+rep AS (
+  INSERT INTO reputation_sends AS s (tenant_id, log_id, domain, mailer_id, invalid_bounce, complaint)
+  SELECT f.tenant_id, u.id, min(u.sending_domain), min(u.mailer_id),
+         bool_or(f.signal IS NOT DISTINCT FROM 'invalid_bounce'), bool_or(f.signal IS NOT DISTINCT FROM 'complaint')
+    FROM links r JOIN fresh f ON f.k = r.k JOIN logs u ON u.id = r.log_id
+   WHERE (f.terminal AND f.event IN ('MAIL_DELIVERED', 'SMTP_ERROR')) OR f.signal IS NOT NULL
+   GROUP BY f.tenant_id, u.id
+   ORDER BY u.id
+  ON CONFLICT (log_id) DO UPDATE SET invalid_bounce = s.invalid_bounce OR EXCLUDED.invalid_bounce,
+                                     complaint = s.complaint OR EXCLUDED.complaint
 ),
 wire AS (
   SELECT f.grp, min(f.k) AS k0,
@@ -349,6 +373,7 @@ export async function recordEmailEventBatchIn(
       reason: x.failureReason ?? i.event.details.failed_reason,
     })),
   );
+  const signals = col((i) => reputationSignalOf(i.event));
   const { rows } = await tx.query<{ k: number; stamp: string }>(SQL, [
     items.map((_, k) => k),
     col((i) => i.record.tenantId),
@@ -382,6 +407,7 @@ export async function recordEmailEventBatchIn(
     messages.groups.map((g) => g.envelope !== null),
     col((i) => i.record.eventAt?.toISOString() ?? null),
     col((i) => statsCounterOf(i.event.event, i.event.details.retry_scheduled)),
+    signals,
   ]);
   // The row as inserted is the item's event with its stamp (jsonb_set above): rebuilt here rather
   // than read back and parsed.
@@ -389,6 +415,12 @@ export async function recordEmailEventBatchIn(
     const { index, event } = items[k]!;
     out[index] = { ...event, details: { ...event.details, event_at: stamp } };
   }
+  // Reputation: only a recorded bounce or complaint can tip a scope over (a delivery only adds
+  // to the denominator), so the windows are read only then.
+  const counted = rows.flatMap(({ k }) =>
+    signals[k] ? items[k]!.record.recipients.map((x) => x.logId) : [],
+  );
+  if (counted.length > 0) await evaluatePausesIn(tx, counted, opts.reputation ?? reputationSettings());
   return out;
 }
 
@@ -402,8 +434,12 @@ export function recordEmailEventBatch(
 }
 
 /** Records `records` inside `tx`; returns the events actually recorded, stamped, in input order. */
-export async function recordEmailEventsIn(tx: Queryable, records: EmailEventRecord[]): Promise<EmailEvent[]> {
-  return (await recordEmailEventBatchIn(tx, records)).filter((e): e is EmailEvent => e !== null);
+export async function recordEmailEventsIn(
+  tx: Queryable,
+  records: EmailEventRecord[],
+  opts: RecordOptions = {},
+): Promise<EmailEvent[]> {
+  return (await recordEmailEventBatchIn(tx, records, opts)).filter((e): e is EmailEvent => e !== null);
 }
 
 /** Records `records` in a transaction of their own (see recordEmailEventsIn). */

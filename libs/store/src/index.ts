@@ -29,6 +29,7 @@ export * from './deliverability-reports';
 export * from './provider-callbacks';
 export * from './scheduled-sends';
 export * from './retention';
+export * from './reputation';
 export * from './send-accept/accept-send';
 export {
   SendGroupCommit,

@@ -17,7 +17,8 @@
  * Rules run in order: `sends` after `email_logs`, so a send goes in the sweep its last log row went.
  * Cascades (foreign keys ON DELETE CASCADE) take what belongs to a removed row: a delivery's attempts,
  * the replays that share its body (body_of, migration 0026; only once every one of them has expired
- * too, see the rule), a send's log rows (none are left by then).
+ * too, see the rule), a send's log rows (none are left by then), a log row's reputation row
+ * (reputation_sends, migration 0037: the reputation windows are bounded by log retention).
  */
 import type { Queryable } from '@mailyard/platform';
 

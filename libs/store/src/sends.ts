@@ -7,6 +7,7 @@ import {
 } from '@mailyard/contracts';
 import { type OutboxRow, type Queryable, outboxInsertSql, outboxParams } from '@mailyard/platform';
 import { type QueuedRecipient, queuedLogColumns } from './email-logs';
+import { type OpenPause, toOpenPause } from './reputation';
 import { statsRollupUpsertSql } from './stats-rollup-sql';
 
 /** What a send holds, as accepted and as read back. */
@@ -54,6 +55,8 @@ export interface SendAcceptContext {
   mailer: SendingMailerStatus | null;
   /** Undefined when no template was named; null when the tenant has no such template. */
   template: { subject: string; content: Content[] } | null | undefined;
+  /** An open pause of the From domain or the mailer (reputation.ts), read in the same round trip. */
+  pause: OpenPause | null;
 }
 
 /** A message for the transactional outbox, built by libs/platform outboxMessage, written with the send. */
@@ -146,6 +149,8 @@ export interface AcceptContextKey {
   tenantId: string;
   mailerId: string;
   templateId: string | undefined;
+  /** The send's From domain: an open pause of it (or of the mailer) refuses the send. */
+  fromDomain?: string;
 }
 
 /** Accepted sends (table `sends`), always scoped to one tenant. */
@@ -189,8 +194,9 @@ export const sends = {
     tenantId: string,
     mailerId: string,
     templateId: string | undefined,
+    fromDomain?: string,
   ): Promise<SendAcceptContext> {
-    return (await sends.acceptContexts(db, [{ tenantId, mailerId, templateId }]))[0]!;
+    return (await sends.acceptContexts(db, [{ tenantId, mailerId, templateId, fromDomain }]))[0]!;
   },
 
   /** acceptContext for any number of sends in one round trip (the gateway's group commit); in order. */
@@ -205,14 +211,28 @@ export const sends = {
       template_id: string | null;
       subject: string;
       content: Content[];
+      pause: (Omit<Parameters<typeof toOpenPause>[0], 'paused_at'> & { paused_at: string }) | null;
     }>(
       `SELECT w.k, m.config_type, m.state, m.deleted_at IS NOT NULL AS deleted, d.name AS domain, d.verified,
-              t.id AS template_id, t.subject, t.content
-         FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS w (tenant_id, mailer_id, template_id, k)
+              t.id AS template_id, t.subject, t.content, p.pause
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY
+              AS w (tenant_id, mailer_id, template_id, from_domain, k)
          LEFT JOIN mailers m ON m.tenant_id = w.tenant_id AND m.id = w.mailer_id
          LEFT JOIN domains d ON d.id = m.id
-         LEFT JOIN templates t ON t.tenant_id = w.tenant_id AND t.id = w.template_id`,
-      [keys.map((k) => k.tenantId), keys.map((k) => k.mailerId), keys.map((k) => k.templateId ?? null)],
+         LEFT JOIN templates t ON t.tenant_id = w.tenant_id AND t.id = w.template_id
+         LEFT JOIN LATERAL (
+           SELECT to_jsonb(sp) AS pause FROM (
+             SELECT scope, key, metric, rate, window_n, threshold, paused_at FROM sending_pauses
+              WHERE tenant_id = w.tenant_id AND resumed_at IS NULL
+                AND ((scope = 'domain' AND key = w.from_domain) OR (scope = 'mailer' AND key = w.mailer_id))
+              ORDER BY scope LIMIT 1) sp
+         ) p ON true`,
+      [
+        keys.map((k) => k.tenantId),
+        keys.map((k) => k.mailerId),
+        keys.map((k) => k.templateId ?? null),
+        keys.map((k) => k.fromDomain?.toLowerCase() ?? null),
+      ],
     );
     const out: SendAcceptContext[] = [];
     for (const r of rows) {
@@ -233,7 +253,8 @@ export const sends = {
                 verified: r.verified === true,
               }
             : { kind: 'smtp', configType: r.config_type, state };
-      out[r.k - 1] = { mailer, template };
+      const pause = r.pause ? toOpenPause({ ...r.pause, paused_at: new Date(r.pause.paused_at) }) : null;
+      out[r.k - 1] = { mailer, template, pause };
     }
     return out;
   },

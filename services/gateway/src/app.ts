@@ -29,6 +29,7 @@ import type { KeyUsage } from './auth/key-usage';
 import { backfillRoutes } from './backfill/routes';
 import { dashboardRoutes } from './dashboard/routes';
 import { domainReportRoutes } from './domains/report-routes';
+import { reputationRoutes } from './domains/reputation-routes';
 import { domainRoutes } from './domains/routes';
 import { EventHub } from './events-stream/event-hub';
 import { eventStreamRoutes } from './events-stream/routes';
@@ -134,6 +135,7 @@ export function buildGatewayApp(
       app.use(prefixedRouter(templateRoutes(db)));
       app.use(prefixedRouter(domainRoutes(ctx, { onOutboxWrite: hooks.onOutboxWrite })));
       app.use(prefixedRouter(domainReportRoutes(db)));
+      app.use(prefixedRouter(reputationRoutes(ctx)));
       app.use(prefixedRouter(mailerRoutes(ctx)));
       app.use(prefixedRouter(oauthRoutes(ctx)));
       app.use(prefixedRouter(logRoutes(db)));

@@ -8,12 +8,14 @@ import {
   PermanentError,
   type RunningService,
   type ServiceContext,
+  reputationSettingsOf,
   returnPathKey,
   startOutboxRelay,
   storeReadiness,
 } from '@mailyard/platform';
 import { ByteBudget } from '@mailyard/platform';
 import type { StoredInboundMessage } from '@mailyard/store';
+import { setReputationSettings } from '@mailyard/store';
 import { authenticationResults, createAuthResolver } from './authenticate';
 import { boundedWork } from './bounded-work';
 import { inboundRoundTrips } from './group-commit';
@@ -45,6 +47,8 @@ export { inboundSettings } from './settings';
 export async function start(ctx: ServiceContext): Promise<InboundService> {
   const { config, logger, db, bus } = ctx;
   const settings = inboundSettings(config);
+  // The thresholds the event writer pauses senders with (docs/deliverability.md).
+  setReputationSettings(reputationSettingsOf(config));
   if (!settings.tls && config.NODE_ENV === 'production')
     logger.warn('INBOUND_TLS_CERT/INBOUND_TLS_KEY not set: STARTTLS uses a self-signed certificate');
   const relay = startOutboxRelay(ctx);

@@ -3,11 +3,12 @@ import {
   type OutboxRelay,
   type RunningService,
   type ServiceContext,
+  reputationSettingsOf,
   startOutboxRelay,
 } from '@mailyard/platform';
 import { ByteBudget } from '@mailyard/platform';
 import { type OAuthAccessTokens, oauthAccessTokens } from '@mailyard/providers';
-import { oauthGrantStore } from '@mailyard/store';
+import { oauthGrantStore, setReputationSettings } from '@mailyard/store';
 import { type ConsumerDeps, createSendHandler } from './consumer';
 import { EventWriter } from './emit-event';
 import { CopyLoader, RequestCache } from './load-copy';
@@ -80,6 +81,8 @@ export function sendTokens(
 export async function start(ctx: ServiceContext): Promise<RunningService> {
   const { config, logger, db, bus } = ctx;
   const settings = sendSettings(config);
+  // The thresholds the event writer pauses senders with (docs/deliverability.md).
+  setReputationSettings(reputationSettingsOf(config));
   // Started below, once the queue is bound; a wake before then has nothing to wake (the relay's
   // first poll takes every row committed until it starts).
   let relay: OutboxRelay | null = null;

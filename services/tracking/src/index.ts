@@ -5,9 +5,11 @@ import {
   closeServer,
   linkTokenKey,
   listen,
+  reputationSettingsOf,
   startOutboxRelay,
   storeReadiness,
 } from '@mailyard/platform';
+import { setReputationSettings } from '@mailyard/store';
 import { buildTrackingApp } from './app';
 import { startCallbackWorker } from './callbacks/sparkpost-worker';
 import { openGeoLookup } from './geoip';
@@ -26,6 +28,8 @@ export { trackingSettings } from './settings';
 export async function start(ctx: ServiceContext): Promise<RunningService> {
   const { config, logger, db } = ctx;
   const settings = trackingSettings(config);
+  // The thresholds the event writer pauses senders with (docs/deliverability.md).
+  setReputationSettings(reputationSettingsOf(config));
   const geo = await openGeoLookup(settings.geoipDb);
   const relay = startOutboxRelay(ctx);
   const readiness = storeReadiness(ctx);

@@ -16,6 +16,8 @@ import {
   MAILER_WEBHOOK_MESSAGE,
   MailerDeactivatedEventSchema,
   MailerWebhookMessageSchema,
+  SENDING_PAUSED_EVENT,
+  SendingPausedEventSchema,
   decodeEmailEventMessage,
 } from '@mailyard/contracts';
 import { type Delivery, type Logger, PermanentError } from '@mailyard/platform';
@@ -81,6 +83,8 @@ function toDispatchEvent(
       return { kind: 'domain', event: parse(DomainVerificationEventSchema), ...common };
     case MAILER_DEACTIVATED_EVENT:
       return { kind: 'mailer', event: parse(MailerDeactivatedEventSchema), ...common };
+    case SENDING_PAUSED_EVENT:
+      return { kind: 'paused', event: parse(SendingPausedEventSchema), ...common };
     case MAILER_WEBHOOK_MESSAGE:
       return { kind: 'mailer-object', message: parse(MailerWebhookMessageSchema), ...common };
     default:

@@ -213,6 +213,43 @@ describe('routeEvents', () => {
     expect(own.map((d) => d.targetKind)).toEqual(['mailer']);
   });
 
+  it('SENDING_PAUSED goes alone, as a one-element array, to the EMAIL_EVENT webhook, toggles bypassed', () => {
+    const paused: DispatchEvent = {
+      kind: 'paused',
+      occurredAt: '2026-01-01T00:00:04.000Z',
+      traceparent: 'tp-p',
+      event: {
+        event: 'SENDING_PAUSED',
+        success: false,
+        details: {
+          scope: 'domain',
+          domain: 'example.com',
+          metric: 'invalid_recipient_bounce_rate',
+          rate: 0.062,
+          window: 1000,
+          threshold: 0.05,
+          paused_at: '2026-01-01T00:00:04.000Z',
+        },
+      },
+    };
+    const out = routeEvents(
+      [email('MAIL_DELIVERED', '2026-01-01T00:00:01.000Z'), paused],
+      hooks({ emailEvent: { id: 'e', active: true, events: toggles({ delivery: true }) } }),
+    );
+    expect(out).toHaveLength(2);
+    expect(out[1]).toEqual({
+      targetKind: 'webhook',
+      webhookId: 'e',
+      eventTypes: ['SENDING_PAUSED'],
+      body: [(paused as { event: unknown }).event],
+      traceparent: 'tp-p',
+    });
+    expect(routeEvents([paused], hooks({ emailEvent: null }))).toEqual([]);
+    expect(routeEvents([paused], hooks({ emailEvent: { id: 'e', active: false, events: null } }))).toEqual(
+      [],
+    );
+  });
+
   it('DOMAIN_VERIFICATION is a single object with the webhook id', () => {
     const out = routeEvents(
       [domain('2026-01-01T00:00:01.000Z'), domain('2026-01-01T00:00:02.000Z')],

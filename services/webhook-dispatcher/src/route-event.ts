@@ -14,6 +14,9 @@
  *   the SMTP-only shape (a one-element array, toggles bypassed): the spec routes it only to a
  *   webhook the mailer may not have, and a deactivation nobody hears of is a silent outage.
  *   It carries no webhook_id (the spec lists it among the fields this event does not have).
+ * - SENDING_PAUSED (docs/deliverability.md "Reputation and automatic pause") goes to the tenant's
+ *   EMAIL_EVENT webhook whatever the toggles say, as its own one-element array, exactly like
+ *   MAILER_DEACTIVATED of an SMTP-only config (no webhook_id either); no EMAIL_EVENT webhook: nobody.
  * - MAILER_WEBHOOK bodies (INCOMING_EMAIL of IMAP backfill and live sync, HISTORY_BACKFILL_*,
  *   IMAP_ERROR) go alone, as a single object, to the mailer's own incoming webhook with their
  *   extra headers; a mailer without one gets nothing.
@@ -27,6 +30,7 @@ import {
   type EmailEvent,
   type MailerDeactivatedEvent,
   type MailerWebhookMessage,
+  type SendingPausedEvent,
   type WebhookEventToggles,
   isImapCapable,
 } from '@mailyard/contracts';
@@ -41,6 +45,7 @@ export type DispatchEvent =
   | (Common & { kind: 'email'; event: EmailEvent })
   | (Common & { kind: 'domain'; event: DomainVerificationEvent })
   | (Common & { kind: 'mailer'; event: MailerDeactivatedEvent })
+  | (Common & { kind: 'paused'; event: SendingPausedEvent })
   | (Common & { kind: 'mailer-object'; message: MailerWebhookMessage });
 
 export interface RouteWebhook {
@@ -107,14 +112,11 @@ export function routeEvents(
           return;
         }
         // SMTP-only, or IMAP-capable without its own webhook: the tenant's EMAIL_EVENT webhook.
-        if (!emailHook) return;
-        out.push({
-          targetKind: 'webhook',
-          webhookId: emailHook.id,
-          eventTypes: [e.event.event],
-          body: [e.event],
-          ...(e.traceparent ? { traceparent: e.traceparent } : {}),
-        });
+        if (emailHook) out.push(alone(emailHook.id, e.event, e.traceparent));
+        return;
+      }
+      case 'paused': {
+        if (emailHook) out.push(alone(emailHook.id, e.event, e.traceparent));
         return;
       }
       case 'mailer-object': {
@@ -152,6 +154,21 @@ export function routeEvents(
     out.unshift(...bodies);
   }
   return out;
+}
+
+/** An event alone in a one-element array to the EMAIL_EVENT webhook, toggles bypassed. */
+function alone(
+  webhookId: string,
+  event: MailerDeactivatedEvent | SendingPausedEvent,
+  traceparent?: string,
+): PlannedDelivery {
+  return {
+    targetKind: 'webhook',
+    webhookId,
+    eventTypes: [event.event],
+    body: [event],
+    ...(traceparent ? { traceparent } : {}),
+  };
 }
 
 function single(

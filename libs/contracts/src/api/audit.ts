@@ -18,6 +18,7 @@ export const AUDIT_ACTIONS = [
   'rotate',
   'replay',
   'cancel',
+  'resume',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -48,6 +48,12 @@ import {
   type SendEmailMessage,
   SendEmailMessageSchema,
 } from './send-command';
+import {
+  SENDING_PAUSED_EVENT,
+  SENDING_PAUSED_EVENT_VERSION,
+  type SendingPausedEvent,
+  SendingPausedEventSchema,
+} from './sending-paused';
 import { Exchange, type ExchangeName, RoutingKey } from './topics';
 
 export interface BusMessageDef<T> {
@@ -104,6 +110,14 @@ export const BusMessages = {
     exchange: Exchange.events,
     routingKey: () => RoutingKey.mailerDeactivated,
   } satisfies BusMessageDef<MailerDeactivatedEvent>,
+  /** SENDING_PAUSED (see sending-paused.ts). */
+  sendingPaused: {
+    name: SENDING_PAUSED_EVENT,
+    version: SENDING_PAUSED_EVENT_VERSION,
+    schema: SendingPausedEventSchema,
+    exchange: Exchange.events,
+    routingKey: () => RoutingKey.sendingPaused,
+  } satisfies BusMessageDef<SendingPausedEvent>,
   /** `inbound.message`: a raw message the MX service stored, to parse, route and post. */
   inboundMessageStored: {
     name: INBOUND_MESSAGE_STORED,

@@ -11,6 +11,7 @@ export const RoutingKey = {
   emailEvent: (event: string) => `email.${event.toLowerCase()}`,
   domainVerification: 'domain.verification',
   mailerDeactivated: 'mailer.deactivated',
+  sendingPaused: 'sending.paused',
   mailerWebhook: 'mailer.webhook',
 } as const;
 
@@ -32,13 +33,14 @@ export interface QueueDeclaration {
  */
 export const WorkQueues = {
   send: { queue: Queue.send, bindings: [{ exchange: Exchange.commands, routingKey: RoutingKey.sendEmail }] },
-  /** Every email event, DOMAIN_VERIFICATION and MAILER_DEACTIVATED (services/webhook-dispatcher). */
+  /** Every email event, DOMAIN_VERIFICATION, MAILER_DEACTIVATED and SENDING_PAUSED (services/webhook-dispatcher). */
   webhookDispatcher: {
     queue: Queue.webhookDispatcher,
     bindings: [
       { exchange: Exchange.events, routingKey: 'email.#' },
       { exchange: Exchange.events, routingKey: RoutingKey.domainVerification },
       { exchange: Exchange.events, routingKey: RoutingKey.mailerDeactivated },
+      { exchange: Exchange.events, routingKey: RoutingKey.sendingPaused },
       { exchange: Exchange.events, routingKey: RoutingKey.mailerWebhook },
     ],
   },

@@ -1,3 +1,4 @@
+import { REPUTATION_DEFAULTS, type ReputationSettings } from '@mailyard/contracts';
 /**
  * The platform's core settings: what every process needs (ports and public URLs, logging, store
  * URLs, secrets, DNS, the shared outbound-target opt-outs). Each service parses its own variables
@@ -6,7 +7,17 @@
  * the dispatcher and such. Any invalid value, core or service, is one ConfigError line.
  */
 import { z } from 'zod';
-import { commaList, flag, integer, isDnsServer, optionalUrl, port, positiveInt, secretValue } from './fields';
+import {
+  commaList,
+  flag,
+  fraction,
+  integer,
+  isDnsServer,
+  optionalUrl,
+  port,
+  positiveInt,
+  secretValue,
+} from './fields';
 
 /** Thrown for an invalid environment; its message is the one line printed before exiting. */
 export class ConfigError extends Error {
@@ -63,6 +74,14 @@ export const EnvSchema = z.object({
   ),
   DNS_TIMEOUT_MS: positiveInt(2000),
   DNS_TRIES: positiveInt(2),
+  // Reputation and automatic pause (docs/deliverability.md): read by every process that records
+  // bounces and complaints (send, tracking, inbound-smtp) and by the gateway's reputation routes.
+  REPUTATION_WINDOW: positiveInt(REPUTATION_DEFAULTS.window).refine((n) => n <= 100_000, {
+    message: 'must be at most 100000',
+  }),
+  PAUSE_BOUNCE_RATE: fraction(REPUTATION_DEFAULTS.bounceRate),
+  PAUSE_COMPLAINT_RATE: fraction(REPUTATION_DEFAULTS.complaintRate),
+  PAUSE_MIN_VOLUME: positiveInt(REPUTATION_DEFAULTS.minVolume),
 });
 
 export type CoreConfig = z.infer<typeof EnvSchema>;
@@ -104,6 +123,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 /** The domain of the service's own addresses: BOUNCE_DOMAIN, else SERVICE_DOMAIN (lowercase). */
 export function bounceDomain(config: Pick<CoreConfig, 'BOUNCE_DOMAIN' | 'SERVICE_DOMAIN'>): string {
   return (config.BOUNCE_DOMAIN ?? config.SERVICE_DOMAIN).toLowerCase();
+}
+
+/** The pause thresholds of the core settings (REPUTATION_WINDOW, PAUSE_*). */
+export function reputationSettingsOf(
+  config: Pick<
+    CoreConfig,
+    'REPUTATION_WINDOW' | 'PAUSE_BOUNCE_RATE' | 'PAUSE_COMPLAINT_RATE' | 'PAUSE_MIN_VOLUME'
+  >,
+): ReputationSettings {
+  return {
+    window: config.REPUTATION_WINDOW,
+    bounceRate: config.PAUSE_BOUNCE_RATE,
+    complaintRate: config.PAUSE_COMPLAINT_RATE,
+    minVolume: config.PAUSE_MIN_VOLUME,
+  };
 }
 
 /** Overrides for tests and the launcher: merges over process.env. */

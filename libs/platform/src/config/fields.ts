@@ -31,6 +31,14 @@ export const positiveNumber = (fallback: number) =>
     .number({ invalid_type_error: 'must be a positive number' })
     .refine((n) => Number.isFinite(n) && n > 0, { message: 'must be a positive number' })
     .default(fallback);
+/** A fraction above 0 and at most 1 (a rate threshold). */
+export const fraction = (fallback: number) =>
+  z.coerce
+    .number({ invalid_type_error: 'must be a number above 0 and at most 1' })
+    .refine((n) => Number.isFinite(n) && n > 0 && n <= 1, {
+      message: 'must be a number above 0 and at most 1',
+    })
+    .default(fallback);
 const onOff = z.enum(['0', '1', 'true', 'false', '']);
 const isOn = (v: string) => v === '1' || v === 'true';
 /** A switch that is off unless set to 1 or true. */

@@ -5,6 +5,7 @@ import {
   type StoredSendRequest,
   domainOf,
   messageSizeBytes,
+  pausedMessage,
   planCopies,
   releaseAtMs,
   ulid,
@@ -109,14 +110,23 @@ export async function acceptSend(
   const releaseAt = releaseAtMs(request.send_at, Date.now());
   // Mailer and template in one round trip; checked in the documented order (template first).
   const group = key === null && releaseAt === null ? deps.group : undefined;
+  const fromDomain = domainOf(request.from.email).toLowerCase();
   const context = group
-    ? await group.context({ tenantId, mailerId: request.mailer_id, templateId: request.template_id })
-    : await sends.acceptContext(db, tenantId, request.mailer_id, request.template_id);
+    ? await group.context({
+        tenantId,
+        mailerId: request.mailer_id,
+        templateId: request.template_id,
+        fromDomain,
+      })
+    : await sends.acceptContext(db, tenantId, request.mailer_id, request.template_id, fromDomain);
   const body = resolveBody(request, context.template);
   if (messageSizeBytes(body.content, request.attachments) > SEND_LIMITS.maxMessageBytes) {
     throw new HttpError(413, ErrorText.messageTooLarge);
   }
   assertMailerCanSend(context.mailer, request.from.email);
+  // A paused domain or mailer (docs/deliverability.md "Reputation and automatic pause"): read in
+  // the context's round trip, no cache, so a pause holds from the next send on.
+  if (context.pause) throw unprocessable(pausedMessage(context.pause));
 
   const refId = ulid();
   const stored: StoredSendRequest = { ...request, ...body };

@@ -72,9 +72,10 @@ export class SendGroupCommit {
   }
 }
 
-/** One query for the distinct (tenant, mailer, template) keys of the batch. */
+/** One query for the distinct (tenant, mailer, template, From domain) keys of the batch. */
 async function loadContexts(db: Db, keys: AcceptContextKey[]): Promise<SendAcceptContext[]> {
-  const id = (k: AcceptContextKey) => `${k.tenantId}\u0000${k.mailerId}\u0000${k.templateId ?? ''}`;
+  const id = (k: AcceptContextKey) =>
+    `${k.tenantId}\u0000${k.mailerId}\u0000${k.templateId ?? ''}\u0000${k.fromDomain ?? ''}`;
   const distinct = new Map<string, AcceptContextKey>();
   for (const k of keys) if (!distinct.has(id(k))) distinct.set(id(k), k);
   const unique = [...distinct.values()];

@@ -65,6 +65,7 @@ export const AUDIT_TABLE: Readonly<Record<string, AuditRule>> = {
   'POST /v1/domain/add': rule('create', 'domain', answer('data.domain')),
   'PUT /v1/domain/verify/:domain': rule('verify', 'domain', param('domain')),
   'DELETE /v1/domain/:domain': rule('delete', 'domain', param('domain')),
+  'POST /v1/domain/:domain/resume': rule('resume', 'domain', param('domain')),
   // Mailers (the verify routes check the credentials, then create the mailer)
   'POST /v1/mailer/smtp': rule('create', 'mailer', answer('mailer_id')),
   'POST /v1/smtpbasic/verify': rule('create', 'mailer', answer('mailer_id')),

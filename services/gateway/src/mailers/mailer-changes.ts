@@ -24,6 +24,7 @@ import {
   type StoredMailer,
   mailers,
   reactivateMailer,
+  resumeSending,
 } from '@mailyard/store';
 import type { MailerLogin } from './mailer-login';
 
@@ -33,6 +34,8 @@ export interface MailerChangeDeps {
   login: MailerLogin;
   /** Throws the 422 when a mailer may not connect to `host` (host-guard.ts). */
   assertHost: (host: string) => Promise<void>;
+  /** REPUTATION_WINDOW: how many of a resumed mailer's copies its resume clears. */
+  reputationWindow: number;
 }
 
 export async function loadMailer(db: Db, tenantId: string, id: string): Promise<StoredMailer> {
@@ -151,9 +154,15 @@ export async function enableMailer(
   deps: MailerChangeDeps,
   tenantId: string,
   id: string,
-): Promise<{ already: boolean }> {
+): Promise<{ already: boolean; resumed: boolean }> {
   const mailer = await loadMailer(deps.db, tenantId, id);
-  if (mailer.state === 'active') return { already: true };
+  // A sending pause (docs/deliverability.md "Reputation and automatic pause") is not a mailer
+  // state: enable resumes it too, once the mailer is active (an active mailer: only that).
+  const resume = () => resumeSending(deps.db, tenantId, 'mailer', id, deps.reputationWindow);
+  if (mailer.state === 'active') {
+    const resumed = await resume();
+    return { already: !resumed, resumed };
+  }
   const { passwordProtocol, credential } = mailerCapabilities(mailer.configType);
   // The host may resolve elsewhere since it was saved: checked again before it is used again.
   if (passwordProtocol) await deps.assertHost((mailer.config as MailerConnection).host);
@@ -174,5 +183,5 @@ export async function enableMailer(
     if ((await reactivateMailer(deps.db, tenantId, id)) === 'not_found')
       throw notFound(MailerErrorText.mailerNotFound);
   }
-  return { already: false };
+  return { already: false, resumed: await resume() };
 }

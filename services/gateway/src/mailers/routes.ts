@@ -19,7 +19,13 @@ import {
   UpdateSparkPostMailerSchema,
   defaultSmtpPort,
 } from '@mailyard/contracts';
-import { badRequest, notFound, parseOrThrow, trackingBaseUrl } from '@mailyard/platform';
+import {
+  badRequest,
+  notFound,
+  parseOrThrow,
+  reputationSettingsOf,
+  trackingBaseUrl,
+} from '@mailyard/platform';
 import { mailers } from '@mailyard/store';
 import { type Request, type Response, Router } from 'express';
 import { tenantOf } from '../auth/api-key-auth';
@@ -58,6 +64,7 @@ export function mailerRoutes(ctx: Pick<GatewayContext, 'db' | 'config' | 'sealer
     }),
     // Tenants must not reach internal hosts through a mailer (SSRF), unless the operator allows it.
     assertHost: (host) => assertMailerHost(host, config),
+    reputationWindow: reputationSettingsOf(config).window,
   };
   const insecureWebhooks = config.WEBHOOK_ALLOW_INSECURE;
   const tracking = trackingBaseUrl(config);
@@ -179,8 +186,12 @@ export function mailerRoutes(ctx: Pick<GatewayContext, 'db' | 'config' | 'sealer
   /** Manual enable: disabled -> active; a deactivated mailer is re-authenticated first (mailer-changes.ts). */
   router.post('/v1/mailer/:mailer_id/enable', async (req, res) => {
     const id = idParam(req);
-    const { already } = await enableMailer(deps, tenantOf(res).tenantId, id);
-    const message = already ? 'Mailer was already active' : 'Mailer enabled';
+    const { already, resumed } = await enableMailer(deps, tenantOf(res).tenantId, id);
+    const message = already
+      ? 'Mailer was already active'
+      : resumed
+        ? 'Mailer enabled; sending resumed'
+        : 'Mailer enabled';
     res.json({ success: true, mailer_id: id, state: 'active', message });
   });
 

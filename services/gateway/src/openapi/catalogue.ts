@@ -124,6 +124,37 @@ const imapCreate = {
   },
   webhook: { url: 'https://hooks.example.com/inbox', method: 'POST' },
 };
+const reputationData = {
+  domain: 'example.com',
+  window: 1000,
+  sent: 1000,
+  invalid_recipient_bounces: 62,
+  complaints: 0,
+  bounce_rate: 0.062,
+  complaint_rate: 0,
+  thresholds: { bounce_rate: 0.05, complaint_rate: 0.001, min_volume: 500 },
+  paused: {
+    scope: 'domain',
+    metric: 'invalid_recipient_bounce_rate',
+    rate: 0.062,
+    window: 1000,
+    threshold: 0.05,
+    paused_at: '2026-01-01T00:00:00.000Z',
+    message: 'Sending is paused for example.com: 6.2% invalid-recipient bounces over the last 1000 emails',
+  },
+  mailers: [
+    {
+      mailer_id: 'domain_01JD5K7ZQ3X0V8Y2N4M6P8R0TC',
+      sent: 1000,
+      invalid_recipient_bounces: 62,
+      complaints: 0,
+      bounce_rate: 0.062,
+      complaint_rate: 0,
+      paused: null,
+    },
+  ],
+};
+
 const domainData = {
   domain: 'example.com',
   unicode_domain: 'example.com',
@@ -677,6 +708,30 @@ export const OPERATIONS: Operation[] = [
           ],
         },
       } satisfies TlsReportsResponse,
+    },
+    errors: [400, 404],
+  },
+  // Reputation and automatic pause (docs/deliverability.md)
+  {
+    method: 'GET',
+    path: '/v1/domain/:domain/reputation',
+    tag: 'Domains',
+    summary:
+      'Invalid-recipient bounce and complaint rates of a sending domain and its mailers, and any pause',
+    auth: 'apiKey',
+    success: { status: 200, description: 'The reputation', example: { success: true, data: reputationData } },
+    errors: [400, 404],
+  },
+  {
+    method: 'POST',
+    path: '/v1/domain/:domain/resume',
+    tag: 'Domains',
+    summary: 'Resume sending from a paused domain (its current window is cleared)',
+    auth: 'apiKey',
+    success: {
+      status: 200,
+      description: 'Resumed (or was not paused)',
+      example: { success: true, message: 'Sending resumed', data: reputationData },
     },
     errors: [400, 404],
   },

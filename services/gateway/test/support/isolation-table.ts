@@ -300,6 +300,13 @@ export const ISOLATION_TABLE: Record<string, Row> = {
   'GET /v1/domain/:domain/tls-reports': row(
     refused("reads A's TLS report summary", ({ a }) => `/v1/domain/${a.domain}/tls-reports`, domainNotFound),
   ),
+  // Reputation and automatic pause
+  'GET /v1/domain/:domain/reputation': row(
+    refused("reads A's domain reputation", ({ a }) => `/v1/domain/${a.domain}/reputation`, domainNotFound),
+  ),
+  'POST /v1/domain/:domain/resume': row(
+    refused("resumes A's domain", ({ a }) => `/v1/domain/${a.domain}/resume`, domainNotFound),
+  ),
   // Mailers
   'POST /v1/mailer/smtp': { exempt: CREATES },
   'POST /v1/smtpbasic/verify': { exempt: CREATES },
