@@ -69,6 +69,7 @@ const DEFAULTS: Record<RetentionSetting, number> = {
   RETENTION_INBOUND_RAW: 7 * DAY,
   RETENTION_WEBHOOK_DELIVERIES: 30 * DAY,
   RETENTION_AUDIT: 365 * DAY,
+  RETENTION_REPORTS: 180 * DAY,
 };
 const KEEP_ALL = '36500d';
 
@@ -105,6 +106,7 @@ async function main(): Promise<void> {
         RETENTION_INBOUND_RAW: KEEP_ALL,
         RETENTION_WEBHOOK_DELIVERIES: KEEP_ALL,
         RETENTION_AUDIT: KEEP_ALL,
+        RETENTION_REPORTS: KEEP_ALL,
         RETENTION_SWEEP_INTERVAL: KEEP_ALL,
       },
       null,

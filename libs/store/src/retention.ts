@@ -28,7 +28,8 @@ export type RetentionSetting =
   | 'RETENTION_EVENTS'
   | 'RETENTION_INBOUND_RAW'
   | 'RETENTION_WEBHOOK_DELIVERIES'
-  | 'RETENTION_AUDIT';
+  | 'RETENTION_AUDIT'
+  | 'RETENTION_REPORTS';
 
 export interface RetentionRule {
   /** The table (also the name in metrics and logs). */
@@ -86,6 +87,10 @@ export const RETENTION_RULES: readonly RetentionRule[] = [
   },
   // The audit log (migration 0030; its time column is indexed there, audit_log_at_idx).
   { table: 'audit_log', timeColumn: 'at', setting: 'RETENTION_AUDIT' },
+  // DMARC aggregate and TLS-RPT reports (migration 0036, received_at indexed there); their rows
+  // and policies go with them (ON DELETE CASCADE).
+  { table: 'dmarc_reports', timeColumn: 'received_at', setting: 'RETENTION_REPORTS' },
+  { table: 'tls_reports', timeColumn: 'received_at', setting: 'RETENTION_REPORTS' },
   {
     // Provider callback batches (migration 0028) once processed: their events are email events
     // by then, so they are kept as long as those. A batch not yet processed stays.

@@ -19,6 +19,8 @@ export const RetentionEnvObject = z.object({
   RETENTION_WEBHOOK_DELIVERIES: duration('30d'),
   /** The audit log. */
   RETENTION_AUDIT: duration('365d'),
+  /** DMARC aggregate and TLS-RPT reports, counted from when the MX received them. */
+  RETENTION_REPORTS: duration('180d'),
   /** How often the sweeper runs (one replica per pass, leased). */
   RETENTION_SWEEP_INTERVAL: duration('1h'),
 });

@@ -7,11 +7,21 @@
  * Sweeps are driven directly with a clock the test passes (no waiting for the interval).
  */
 import { ulid } from '@mailyard/contracts';
-import { type Db, type Kv, createLogger, metricsRegistry } from '@mailyard/platform';
+import {
+  type Db,
+  type Kv,
+  Sealer,
+  createLogger,
+  generateSecretKey,
+  metricsRegistry,
+  parseSecretKey,
+} from '@mailyard/platform';
 import { type RetentionSetting, createTenant } from '@mailyard/store';
+import { dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
 import { retentionJob } from '../../src/retention/job';
 import type { RetentionSettings } from '../../src/retention/settings';
 import { sweepExpired } from '../../src/retention/sweep';
+import { insertDmarcReport, insertTlsReport } from './report-rows';
 
 const logger = createLogger('retention-test', process.env.TEST_LOG_LEVEL ?? 'error');
 const S = 1000;
@@ -22,6 +32,7 @@ const every = (ms: number): Record<RetentionSetting, number> => ({
   RETENTION_INBOUND_RAW: ms,
   RETENTION_WEBHOOK_DELIVERIES: ms,
   RETENTION_AUDIT: ms,
+  RETENTION_REPORTS: ms,
 });
 
 export function retentionSuite(open: () => { db: () => Db; kv: () => Kv }) {
@@ -229,6 +240,46 @@ export function retentionSuite(open: () => { db: () => Db; kv: () => Kv }) {
     await sweepExpired({ db, logger, durations: every(S), now });
     expect(await exists('audit_log', 'id', oldAudit)).toBe(false);
     expect(await exists('audit_log', 'id', youngAudit)).toBe(true);
+  });
+
+  it('expires DMARC and TLS reports by RETENTION_REPORTS, their rows with them', async () => {
+    const now = new Date();
+    const receivedAt = (at: Date) => (table: string, id: string) =>
+      db.query(`UPDATE ${table} SET received_at = $2 WHERE id = $1`, [id, at]);
+    const sealer = new Sealer(parseSecretKey(generateSecretKey()));
+    const domainId = await insertDomainMailer(db, sealer, tenantId, {
+      domain: `reports-${ulid().toLowerCase()}.test`,
+      key: dkimKeyPair(),
+    });
+    const dmarc = () =>
+      insertDmarcReport(db, {
+        tenantId,
+        domainId,
+        orgName: 'google.com',
+        begin: '2026-01-01T00:00:00Z',
+        end: '2026-01-01T23:59:59Z',
+        rows: [{ source_ip: '192.0.2.1', count: 3, dkim: 'pass', spf: 'pass' }],
+      });
+    const tls = () =>
+      insertTlsReport(db, {
+        tenantId,
+        domainId,
+        orgName: 'Google Inc.',
+        start: '2026-01-01T00:00:00Z',
+        end: '2026-01-01T23:59:59Z',
+        policies: [{ successful: 10, failed: 0 }],
+      });
+    const [oldDmarc, youngDmarc, oldTls] = [await dmarc(), await dmarc(), await tls()];
+    await receivedAt(new Date(now.getTime() - 3600 * S))('dmarc_reports', oldDmarc);
+    await receivedAt(new Date(now.getTime() - 3600 * S))('tls_reports', oldTls);
+    await sweepExpired({ db, logger, durations: { ...every(S), RETENTION_REPORTS: 7200 * S }, now });
+    expect(await exists('dmarc_reports', 'id', oldDmarc)).toBe(true);
+    await sweepExpired({ db, logger, durations: every(S), now });
+    expect(await exists('dmarc_reports', 'id', oldDmarc)).toBe(false);
+    expect(await exists('dmarc_report_rows', 'report_id', oldDmarc)).toBe(false);
+    expect(await exists('tls_reports', 'id', oldTls)).toBe(false);
+    expect(await exists('tls_report_policies', 'report_id', oldTls)).toBe(false);
+    expect(await exists('dmarc_reports', 'id', youngDmarc)).toBe(true);
   });
 
   it('keeps a shared body while a replay that uses it is younger or still due', async () => {
