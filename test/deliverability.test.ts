@@ -21,16 +21,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import type { EmailEvent } from '@mailyard/contracts';
-import { buildGatewayApp } from '@mailyard/gateway';
 import { start as startInbound } from '@mailyard/inbound-smtp';
-import {
-  type RunningService,
-  type ServiceContext,
-  closeContext,
-  configFrom,
-  createLogger,
-  openContext,
-} from '@mailyard/platform';
 import { start as startSend } from '@mailyard/send';
 import { createTenant } from '@mailyard/store';
 import { dkimKeyPair, insertDomainMailer } from '@mailyard/testkit/fixtures';
@@ -41,6 +32,7 @@ import { type Stores, createStores } from '@mailyard/testkit/stores';
 import { eventually } from '@mailyard/testkit/webhooks';
 import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
 import request from 'supertest';
+import { type OnContext, TEST_SETTINGS, startOnContext } from './support/send-stack';
 
 jest.setTimeout(180_000);
 const run = promisify(execFile);
@@ -53,9 +45,8 @@ const REFUSAL = '550 5.1.1 <nobody@recipient.example>: Recipient address rejecte
 let stores: Stores;
 let relay: SmtpReceiver;
 let hooks: WebhookReceiver;
-let ctx: ServiceContext;
-let services: RunningService[] = [];
-let app: ReturnType<typeof buildGatewayApp>;
+let stack: OnContext;
+let app: OnContext['app'];
 let inboundPort = 0;
 let auth: Record<string, string>;
 let mailerId = '';
@@ -70,9 +61,7 @@ beforeAll(async () => {
   inboundPort = await freePort();
   const env = {
     ...stores.env,
-    LOG_LEVEL: 'error',
-    OUTBOX_POLL_MS: '50',
-    API_KEY_CACHE_MS: '0',
+    ...TEST_SETTINGS,
     SMTP_RELAY_URL: `smtp://127.0.0.1:${relay.port}`,
     SERVICE_DOMAIN,
     SMTP_PORT: String(inboundPort),
@@ -85,12 +74,12 @@ beforeAll(async () => {
     PAUSE_MIN_VOLUME: '10',
     PAUSE_BOUNCE_RATE: '0.05',
   };
-  ctx = await openContext(configFrom(env), createLogger('deliverability-test', 'error'));
-  services = [await startSend(ctx), await startDispatcher(ctx), await startInbound(ctx)];
-  app = buildGatewayApp(ctx);
-  const tenant = await createTenant(ctx.db, { name: 'deliverability', tier: 'enterprise' });
+  stack = await startOnContext('deliverability-test', env, [startSend, startDispatcher, startInbound]);
+  app = stack.app;
+  const { db, sealer } = stack.ctx;
+  const tenant = await createTenant(db, { name: 'deliverability', tier: 'enterprise' });
   auth = { Authorization: `Bearer ${tenant.apiKey}` };
-  mailerId = await insertDomainMailer(ctx.db, ctx.sealer, tenant.id, { domain: DOMAIN, key: dkimKeyPair() });
+  mailerId = await insertDomainMailer(db, sealer, tenant.id, { domain: DOMAIN, key: dkimKeyPair() });
   await request(app)
     .post('/v1/webhook/register')
     .set(auth)
@@ -104,8 +93,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const s of services.reverse()) await s.stop();
-  if (ctx) await closeContext(ctx);
+  await stack?.stop();
   await relay?.close();
   await hooks?.close();
   await stores?.drop();
