@@ -18,7 +18,7 @@ import { type Db, badRequest, notFound } from '@mailyard/platform';
 import { deliverabilitySummary, domains } from '@mailyard/store';
 import { type Request, type Response, Router } from 'express';
 import { tenantOf } from '../auth/api-key-auth';
-import { domainParam } from './routes';
+import { domainParam } from './domain-param';
 
 /** The query's range and the tenant's domain of the path; 400 / 404 with the spec's envelope. */
 async function reportRequest(db: Db, req: Request, res: Response) {

@@ -29,14 +29,7 @@ import {
 import { type Request, Router } from 'express';
 import { tenantOf } from '../auth/api-key-auth';
 import type { GatewayContext } from '../settings';
-
-function domainParam(req: Request): string {
-  const raw = req.params.domain;
-  if (typeof raw !== 'string' || !raw) throw badRequest(DomainErrorText.domainRequired);
-  const name = normalizeDomainName(raw);
-  if (!name) throw badRequest(DomainErrorText.invalidDomain);
-  return name.ascii;
-}
+import { domainParam } from './domain-param';
 
 const pauseView = (p: OpenPause | null): ReputationPause | null =>
   p && {

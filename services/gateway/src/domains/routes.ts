@@ -13,17 +13,10 @@ import { tenantOf } from '../auth/api-key-auth';
 import { readPage } from '../paging/read-page';
 import type { GatewayContext } from '../settings';
 import { dnsSettings, expectedRecords, generateDkimKeyPair } from './dns-records';
+import { domainParam } from './domain-param';
 import { toDomainData } from './domain-view';
 import { checkTiming, firstCheck, nextCheck } from './schedule';
 import { checkDomainDns } from './verify-domain';
-
-export function domainParam(req: Request): string {
-  const raw = req.params.domain;
-  if (typeof raw !== 'string' || !raw) throw badRequest(DomainErrorText.domainRequired);
-  const name = normalizeDomainName(raw);
-  if (!name) throw badRequest(DomainErrorText.invalidDomain);
-  return name.ascii;
-}
 
 /**
  * Sending domains (docs/api/domains.md): add (DKIM key + DNS
