@@ -12,10 +12,8 @@ import {
   type EmailEvent,
   IdPrefix,
   type ReputationSettings,
-  type StoredSendRequest,
   emptyTracking,
   newId,
-  ulid,
 } from '@mailyard/contracts';
 import { buildGatewayApp } from '@mailyard/gateway';
 import {
@@ -28,7 +26,8 @@ import {
   openContext,
   startOutboxRelay,
 } from '@mailyard/platform';
-import { type EmailEventRecord, createTenant, mailers, recordEmailEventBatch, sends } from '@mailyard/store';
+import { type EmailEventRecord, createTenant, mailers, recordEmailEventBatch } from '@mailyard/store';
+import { type CopyLog, insertCopies } from '@mailyard/testkit/fixtures';
 import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
 import { type SharedStores, createSharedStores } from '@mailyard/testkit/stores';
 import { eventually } from '@mailyard/testkit/webhooks';
@@ -121,46 +120,11 @@ async function account(): Promise<Account> {
   return { tenantId: t.id, key: t.apiKey, path, mailerId };
 }
 
-interface Log {
-  id: string;
-  copyId: string;
-  email: string;
-  refId: string;
-}
+type Log = CopyLog;
 
-/** `n` copies sent from `from` by `a`'s mailer (one send), as the gateway stores them. */
+/** `n` copies sent from `from` by `a`'s mailer (one send), as the gateway stores them, delivered. */
 async function sent(a: Account, from: string, n: number): Promise<Log[]> {
-  const refId = ulid();
-  const to = Array.from({ length: n }, (_, i) => `r${i}@x.test`);
-  await sends.insertAcceptedBatch(ctx.db, [
-    {
-      send: {
-        refId,
-        tenantId: a.tenantId,
-        mailerId: a.mailerId,
-        campaignId: null,
-        customArgs: null,
-        request: {
-          from: { email: from },
-          to: to.map((email) => ({ email })),
-          subject: 's',
-          content: [],
-        } as unknown as StoredSendRequest,
-      },
-      recipients: to.map((email, i) => ({
-        copyId: `${refId}.${i + 1}`,
-        recipient: email,
-        recipientDomain: 'x.test',
-        recipientType: 'to' as const,
-      })),
-      outbox: [],
-    },
-  ]);
-  const { rows } = await ctx.db.query<{ id: string; copy_id: string; recipient: string }>(
-    'SELECT id, copy_id, recipient FROM email_logs WHERE ref_id = $1 ORDER BY copy_id',
-    [refId],
-  );
-  const logs = rows.map((r) => ({ id: r.id, copyId: r.copy_id, email: r.recipient, refId }));
+  const logs = await insertCopies(ctx.db, { tenantId: a.tenantId, mailerId: a.mailerId, from, n });
   await record(a, logs, 'MAIL_DELIVERED');
   return logs;
 }

@@ -136,6 +136,56 @@ export function bareSendRow(refId: string, tenantId: string): Parameters<typeof 
   };
 }
 
+/** One recipient's email log row of a send written by insertCopies. */
+export interface CopyLog {
+  id: string;
+  copyId: string;
+  email: string;
+  refId: string;
+}
+
+/**
+ * `n` QUEUED copies of one send from `from` through `mailerId` (recipients `r<i>-<ulid>@x.test`),
+ * written by the gateway's statement with no outbox commands: for tests that record the copies'
+ * events themselves (reputation, stats). Their log rows, in copy order.
+ */
+export async function insertCopies(
+  db: Db,
+  o: { tenantId: string; mailerId: string; from: string; n: number },
+): Promise<CopyLog[]> {
+  const refId = ulid();
+  const to = Array.from({ length: o.n }, (_, i) => `r${i}-${ulid().toLowerCase()}@x.test`);
+  await sends.insertAcceptedBatch(db, [
+    {
+      send: {
+        refId,
+        tenantId: o.tenantId,
+        mailerId: o.mailerId,
+        campaignId: null,
+        customArgs: null,
+        request: {
+          from: { email: o.from },
+          to: to.map((email) => ({ email })),
+          subject: 's',
+          content: [],
+        } as unknown as StoredSendRequest,
+      },
+      recipients: to.map((email, i) => ({
+        copyId: `${refId}.${i + 1}`,
+        recipient: email,
+        recipientDomain: 'x.test',
+        recipientType: 'to' as const,
+      })),
+      outbox: [],
+    },
+  ]);
+  const { rows } = await db.query<{ id: string; copy_id: string; recipient: string }>(
+    'SELECT id, copy_id, recipient FROM email_logs WHERE ref_id = $1 ORDER BY copy_id',
+    [refId],
+  );
+  return rows.map((r) => ({ id: r.id, copyId: r.copy_id, email: r.recipient, refId }));
+}
+
 export interface Accepted {
   refId: string;
   copyIds: string[];

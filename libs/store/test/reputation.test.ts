@@ -9,11 +9,10 @@ import {
   type BounceCategory,
   type EmailEvent,
   type ReputationSettings,
-  type StoredSendRequest,
   emptyTracking,
-  ulid,
 } from '@mailyard/contracts';
 import type { Db } from '@mailyard/platform';
+import { type CopyLog, insertCopies } from '@mailyard/testkit/fixtures';
 import { useMigratedDatabase } from '@mailyard/testkit/migrated-database';
 import {
   type EmailEventRecord,
@@ -22,7 +21,6 @@ import {
   readWindow,
   recordEmailEventBatch,
   resumeSending,
-  sends,
 } from '../src';
 
 const database = useMigratedDatabase();
@@ -33,46 +31,10 @@ beforeAll(() => {
 
 const settings: ReputationSettings = { window: 20, bounceRate: 0.05, complaintRate: 0.001, minVolume: 10 };
 
-interface Log {
-  id: string;
-  copyId: string;
-  email: string;
-  refId: string;
-}
+type Log = CopyLog;
 
-async function accept(tenantId: string, from: string, mailerId: string, n: number): Promise<Log[]> {
-  const refId = ulid();
-  const to = Array.from({ length: n }, (_, i) => `r${i}-${ulid().toLowerCase()}@x.test`);
-  await sends.insertAcceptedBatch(db, [
-    {
-      send: {
-        refId,
-        tenantId,
-        mailerId,
-        campaignId: null,
-        customArgs: null,
-        request: {
-          from: { email: from },
-          to: to.map((email) => ({ email })),
-          subject: 's',
-          content: [],
-        } as unknown as StoredSendRequest,
-      },
-      recipients: to.map((email, i) => ({
-        copyId: `${refId}.${i + 1}`,
-        recipient: email,
-        recipientDomain: 'x.test',
-        recipientType: 'to' as const,
-      })),
-      outbox: [],
-    },
-  ]);
-  const { rows } = await db.query<{ id: string; copy_id: string; recipient: string }>(
-    'SELECT id, copy_id, recipient FROM email_logs WHERE ref_id = $1 ORDER BY copy_id',
-    [refId],
-  );
-  return rows.map((r) => ({ id: r.id, copyId: r.copy_id, email: r.recipient, refId }));
-}
+const accept = (tenantId: string, from: string, mailerId: string, n: number): Promise<Log[]> =>
+  insertCopies(db, { tenantId, mailerId, from, n });
 
 function record(
   tenantId: string,
