@@ -1,7 +1,8 @@
 /**
  * How much this process's memory grew at most while something ran (an attack on a bound): the
  * V8 heap in use plus ArrayBuffers (Buffers: where a literal, a line or a message body would be
- * held), sampled every `everyMs` against the value when watching began. A sampler, not a wait:
+ * held), sampled every `everyMs` against the lowest value seen since watching began (memory of
+ * the process's earlier work, freed meanwhile, does not hide growth). A sampler, not a wait:
  * tests still wait for conditions (eventually.ts).
  *
  * What is measured is memory HELD, not garbage: a sample over `gcAbove` bytes of growth forces
@@ -29,15 +30,18 @@ const held = () => {
 
 export function watchMemory(everyMs = 20, gcAbove = 16 * 1024 * 1024): MemoryWatch {
   gc();
-  const base = held();
+  // The lowest level seen: memory of the process's earlier work (a previous test file's
+  // environment, torn down lazily) may be freed while watching; growth counts from the floor.
+  let low = held();
   let peak = 0;
   const sample = () => {
-    let growth = held() - base;
-    if (growth > gcAbove) {
+    let now = held();
+    if (now - low > gcAbove) {
       gc();
-      growth = held() - base;
+      now = held();
     }
-    peak = Math.max(peak, growth);
+    low = Math.min(low, now);
+    peak = Math.max(peak, now - low);
   };
   const timer = setInterval(sample, everyMs);
   timer.unref();

@@ -7,12 +7,12 @@ describe('watchMemory', () => {
   it('counts data held while watching', async () => {
     const watch = watchMemory();
     const held: Buffer[] = [];
-    for (let i = 0; i < 64; i++) {
+    for (let i = 0; i < 128; i++) {
       held.push(Buffer.alloc(MiB, 1));
       await turn();
     }
-    expect(watch.stop()).toBeGreaterThanOrEqual(60 * MiB);
-    expect(held).toHaveLength(64);
+    expect(watch.stop()).toBeGreaterThanOrEqual(96 * MiB);
+    expect(held).toHaveLength(128);
   });
 
   it('does not count garbage: 512 MB allocated and dropped a megabyte at a time', async () => {
@@ -24,5 +24,19 @@ describe('watchMemory', () => {
     }
     expect(watch.stop()).toBeLessThan(32 * MiB);
     expect(last).toBeGreaterThan(0);
+  });
+
+  it('counts data held while memory from before the watch is freed (a torn-down earlier file)', async () => {
+    let earlier: Buffer[] | null = Array.from({ length: 96 }, () => Buffer.alloc(MiB, 2));
+    const watch = watchMemory();
+    await turn();
+    earlier = null;
+    const held: Buffer[] = [];
+    for (let i = 0; i < 128; i++) {
+      held.push(Buffer.alloc(MiB, 1));
+      await turn();
+    }
+    expect(watch.stop()).toBeGreaterThanOrEqual(96 * MiB);
+    expect([earlier, held.length]).toEqual([null, 128]);
   });
 });
