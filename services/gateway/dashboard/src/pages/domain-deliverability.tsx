@@ -46,8 +46,8 @@ function Reputation({ api, domain }: { api: Mailyard; domain: string }) {
         {(r: DomainReputation) => (
           <>
             {r.paused ? (
-              <div class="paused" role="alert">
-                <p>
+              <div class="paused">
+                <p role="alert">
                   <strong>Sending is paused.</strong> {r.paused.message}
                 </p>
                 <ActionButton
