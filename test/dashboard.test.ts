@@ -323,7 +323,7 @@ describe('the dashboard in Chromium', () => {
     const paused = page.getByRole('alert').filter({ hasText: message });
     await paused.waitFor();
     expect(await page.locator('.deliverability .totals').first().innerText()).toMatch(
-      /Invalid-recipient bounces\s+0\.0% \(pause above 5\.0%\)/,
+      /Invalid-recipient bounces \(pause above 5\.0%\)\s+0\.0%\s+Complaints \(pause above 0\.10%\)\s+0\.0%/,
     );
     // DMARC: 1 report, 200 messages, 180 passing (90.0%), and its two sources, largest first.
     const dmarc = page.locator('.deliverability .totals').nth(1);

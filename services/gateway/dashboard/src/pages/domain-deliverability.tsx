@@ -48,7 +48,7 @@ function Reputation({ api, domain }: { api: Mailyard; domain: string }) {
             {r.paused ? (
               <div class="paused">
                 <p role="alert">
-                  <strong>Sending is paused.</strong> {r.paused.message}
+                  <strong>{r.paused.message}</strong>
                 </p>
                 <ActionButton
                   label="Resume sending"
@@ -62,10 +62,10 @@ function Reputation({ api, domain }: { api: Mailyard; domain: string }) {
               rows={[
                 ['Sent in window', `${count(r.sent)} of ${count(r.window)}`],
                 [
-                  'Invalid-recipient bounces',
-                  `${pct(r.bounce_rate)} (pause above ${pct(r.thresholds.bounce_rate)})`,
+                  `Invalid-recipient bounces (pause above ${pct(r.thresholds.bounce_rate)})`,
+                  pct(r.bounce_rate),
                 ],
-                ['Complaints', `${pct(r.complaint_rate)} (pause above ${pct(r.thresholds.complaint_rate)})`],
+                [`Complaints (pause above ${pct(r.thresholds.complaint_rate)})`, pct(r.complaint_rate)],
               ]}
             />
             <p class="muted">
