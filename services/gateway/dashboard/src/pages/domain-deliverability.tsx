@@ -1,5 +1,5 @@
 /**
- * A domain card's deliverability (docs/dashboard.md "Domains", docs/deliverability.md): its
+ * A domain card's deliverability (docs/dashboard.md "Pages", docs/deliverability.md): its
  * reputation (rates against the pause thresholds; a pause shown as an alert with its message and
  * `Resume sending`), the DMARC aggregate reports and the TLS-RPT reports of the last 30 days.
  * Three GETs per domain (reputation, dmarc, tls-reports) through @mailyard/client, made only while
