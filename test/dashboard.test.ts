@@ -5,7 +5,9 @@
  * defaults, with a real SMTP server receiving the mail and a real HTTP server receiving webhooks.
  * Sign-in refuses a wrong key and accepts the right one; the navigation names every page; a sent
  * email is listed in Messages and its page shows the delivery; a webhook delivery is replayed; a
- * suppression is added and removed; a domain's records are shown; Overview draws its chart;
+ * suppression is added and removed; a domain's records are shown with its deliverability (a
+ * pause, seeded straight into the embedded database with the server stopped, and its DMARC and
+ * TLS reports; `Resume sending` ends the pause); Overview draws its chart;
  * Sign out returns to the form; /docs renders the API with "Try it out". Throughout: no console
  * error, no page error, no request to another host. Screenshots go to docs/dashboard/ when run
  * with DASHBOARD_SCREENSHOTS=1 (a temporary folder otherwise, so a test run changes no tracked file).
@@ -16,6 +18,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Mailyard } from '@mailyard/client';
+import { openDatabase } from '@mailyard/platform';
 import {
   type Browser,
   type BrowserContext,
@@ -29,6 +32,7 @@ import { parseMessage } from '@mailyard/testkit/mime';
 import { type SmtpReceiver, startSmtpReceiver } from '@mailyard/testkit/peers/smtp-receiver';
 import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
 import { REPO_ROOT, type Spawned, apiUrl, freePort, spawnCompiled } from '@mailyard/testkit/process';
+import { insertDmarcReport, insertTlsReport } from '../services/gateway/test/support/report-rows';
 
 jest.setTimeout(300_000);
 
@@ -64,7 +68,7 @@ beforeAll(async () => {
     startSmtpReceiver({ auth: { user: 'dash-user', pass: 'dash-pass' } }),
     startWebhookReceiver(),
   ]);
-  server = spawnCompiled('mailyard', {
+  const env = {
     DATA_DIR: dataDir,
     PORT: '0',
     // A known port: the open pixel's URL is http://127.0.0.1:<TRACKING_PORT>/o/... (embedded default).
@@ -76,10 +80,14 @@ beforeAll(async () => {
     BOOTSTRAP_API_KEY: KEY,
     MAILER_ALLOW_PRIVATE_HOSTS: '1',
     WEBHOOK_ALLOW_INSECURE: '1',
-  });
-  await server.waitFor(/Mailyard mailyard started \(embedded mode\)[\s\S]*kv:/, 240_000);
-  api = apiUrl(server).replace('localhost', '127.0.0.1');
-  client = new Mailyard({ apiKey: KEY, basePath: api });
+  };
+  const start = async () => {
+    server = spawnCompiled('mailyard', env);
+    await server.waitFor(/Mailyard mailyard started \(embedded mode\)[\s\S]*kv:/, 240_000);
+    api = apiUrl(server).replace('localhost', '127.0.0.1');
+    client = new Mailyard({ apiKey: KEY, basePath: api });
+  };
+  await start();
 
   // What the pages will show: a delivered email, its webhook delivery, a domain.
   const { mailer_id } = await client.mailers.createSmtp({
@@ -128,18 +136,70 @@ beforeAll(async () => {
   );
   await client.domains.add({ domain: 'news.dash.test' });
 
+  // Its deliverability: a pause and a DMARC and a TLS report of yesterday, as the reputation
+  // writer and the MX intake store them. PGlite serves one process: the server stops meanwhile.
+  await stop();
+  const db = await openDatabase({ DATA_DIR: dataDir, DATABASE_URL: '', DB_POOL_SIZE: 1 });
+  try {
+    const { rows } = await db.query<{ id: string; tenant_id: string }>(
+      "SELECT id, tenant_id FROM domains WHERE name = 'news.dash.test'",
+    );
+    const { id: domainId, tenant_id: tenantId } = rows[0]!;
+    await db.query(
+      `INSERT INTO sending_pauses (tenant_id, scope, key, metric, rate, window_n, threshold)
+       VALUES ($1, 'domain', 'news.dash.test', 'invalid_recipient_bounce_rate', 0.062, 1000, 0.05)`,
+      [tenantId],
+    );
+    const day = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    await insertDmarcReport(db, {
+      tenantId,
+      domainId,
+      orgName: 'google.com',
+      begin: `${day}T00:00:00Z`,
+      end: `${day}T23:59:59Z`,
+      rows: [
+        { source_ip: '192.0.2.10', count: 180, dkim: 'pass', spf: 'pass', header_from: 'news.dash.test' },
+        { source_ip: '198.51.100.7', count: 20, disposition: 'quarantine', dkim: 'fail', spf: 'fail' },
+      ],
+    });
+    await insertTlsReport(db, {
+      tenantId,
+      domainId,
+      orgName: 'google.com',
+      start: `${day}T00:00:00Z`,
+      end: `${day}T23:59:59Z`,
+      policies: [
+        {
+          successful: 4200,
+          failed: 12,
+          failureDetails: [
+            { result_type: 'certificate-expired', failed_session_count: 10 },
+            { result_type: 'starttls-not-supported', failed_session_count: 2 },
+          ],
+        },
+      ],
+    });
+  } finally {
+    await db.close();
+  }
+  await start();
+
   browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1180, height: 760 }, colorScheme: 'light' });
   page = await context.newPage();
   watched = await watch(context, page);
 });
 
-afterAll(async () => {
-  await browser?.close();
+async function stop() {
   if (server && server.child.exitCode === null && server.child.signalCode === null) {
     server.child.kill('SIGTERM');
     await server.exited;
   }
+}
+
+afterAll(async () => {
+  await browser?.close();
+  await stop();
   await Promise.all([smtp?.close(), hooks?.close()]);
   rmSync(dataDir, { recursive: true, force: true });
   if (process.env.DASHBOARD_SCREENSHOTS !== '1') rmSync(SHOTS, { recursive: true, force: true });
@@ -255,6 +315,59 @@ describe('the dashboard in Chromium', () => {
     // A DataTable with a caption names its table.
     expect(await page.getByRole('table', { name: 'Records to publish' }).count()).toBe(1);
     await shot('domains');
+  });
+
+  it("shows the domain's deliverability: its pause, DMARC and TLS reports; Resume sending ends the pause", async () => {
+    const message =
+      'Sending is paused for news.dash.test: 6.2% invalid-recipient bounces over the last 1000 emails';
+    const paused = page.getByRole('alert').filter({ hasText: message });
+    await paused.waitFor();
+    expect(await page.locator('.deliverability .totals').first().innerText()).toMatch(
+      /Invalid-recipient bounces \(pause above 5\.0%\)\s+0\.0%\s+Complaints \(pause above 0\.10%\)\s+0\.0%/,
+    );
+    // DMARC: 1 report, 200 messages, 180 passing (90.0%), and its two sources, largest first.
+    const dmarc = page.locator('.deliverability .totals').nth(1);
+    await dmarc.waitFor();
+    expect(await dmarc.innerText()).toMatch(
+      /Reports\s+1\s+Messages\s+200\s+DMARC pass\s+90\.0%\s+DKIM aligned\s+90\.0%\s+SPF aligned\s+90\.0%/,
+    );
+    const sources = page.getByRole('table', { name: 'Top sources of news.dash.test' });
+    expect(await sources.getByRole('row').allInnerTexts()).toEqual([
+      expect.stringMatching(/Source IP\s+Messages\s+Disposition\s+DKIM\s+SPF\s+Reporter/),
+      expect.stringMatching(/192\.0\.2\.10\s+180\s+none\s+pass\s+pass\s+google\.com/),
+      expect.stringMatching(/198\.51\.100\.7\s+20\s+quarantine\s+fail\s+fail\s+google\.com/),
+    ]);
+    // TLS: the sessions and failure types of yesterday's report.
+    expect(await page.locator('.deliverability .totals').nth(2).innerText()).toMatch(
+      /Reports\s+1\s+Successful sessions\s+4,200\s+Failed sessions\s+12/,
+    );
+    await page.getByText('Failures: certificate-expired 10, starttls-not-supported 2').waitFor();
+    await page.getByRole('heading', { name: 'Reputation' }).evaluate((h) => h.scrollIntoView());
+    await shot('domain-deliverability');
+
+    // A read key sees the pause, and the API's 403 when it presses Resume sending; the pause stays.
+    const { api_key: readKey } = await client.keys.create({ name: 'dashboard read', scope: 'read' });
+    const reader = await browser.newContext({ viewport: { width: 1180, height: 760 } });
+    const rp = await reader.newPage();
+    const rw = await watch(reader, rp);
+    await rp.goto(`${api}/ui/domains`);
+    await rp.evaluate(`sessionStorage.setItem('mailyard.apiKey', ${JSON.stringify(readKey)})`);
+    await rp.reload();
+    await rp.getByRole('alert').filter({ hasText: message }).waitFor();
+    await rp.getByRole('button', { name: 'Resume sending for news.dash.test' }).click();
+    await rp
+      .getByRole('alert')
+      .filter({ hasText: 'This API key is not allowed to change configuration [HTTP 403]' })
+      .waitFor();
+    await reader.close();
+    expect(rw.consoleErrors).toEqual([expect.stringMatching(/status of 403/)]);
+    expect({ ...rw, consoleErrors: [] }).toEqual({ consoleErrors: [], pageErrors: [], foreignRequests: [] });
+    expect((await client.reputation.get('news.dash.test')).data.paused).not.toBeNull();
+
+    await page.getByRole('button', { name: 'Resume sending for news.dash.test' }).click();
+    await paused.waitFor({ state: 'detached' });
+    expect((await client.reputation.get('news.dash.test')).data.paused).toBeNull();
+    expect(await page.getByRole('alert').count()).toBe(0);
   });
 
   it('opens every other page without an error', async () => {

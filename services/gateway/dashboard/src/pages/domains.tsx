@@ -1,11 +1,25 @@
-/** Domains: the sending domains, their DNS records to publish (copy buttons), status, `Verify`, add. */
+/**
+ * Domains: the sending domains, their DNS records to publish (copy buttons), status, `Verify`, add,
+ * and each one's deliverability (reputation and pause, DMARC and TLS reports): open, and so
+ * loaded at once, for the first DELIVERABILITY_OPEN cards; the others load when opened.
+ */
+import type { Mailyard } from '@mailyard/client';
 import type { DomainData } from '@mailyard/contracts';
 import { useState } from 'preact/hooks';
 import { when } from '../format';
 import type { PageProps } from '../shell';
 import { ActionButton, Badge, CopyButton, DataTable, Empty, ErrorBox, Show, useLoad } from '../ui';
+import { Deliverability } from './domain-deliverability';
 
-function DomainCard({ d, onVerify }: { d: DomainData; onVerify: () => Promise<unknown> }) {
+/** Cards whose deliverability section starts open (three GETs each, in parallel). */
+const DELIVERABILITY_OPEN = 5;
+
+function DomainCard({
+  api,
+  d,
+  open,
+  onVerify,
+}: { api: Mailyard; d: DomainData; open: boolean; onVerify: () => Promise<unknown> }) {
   return (
     <section class="card" aria-labelledby={`dom-${d.domain}`}>
       <h2 id={`dom-${d.domain}`}>
@@ -38,6 +52,7 @@ function DomainCard({ d, onVerify }: { d: DomainData; onVerify: () => Promise<un
         ))}
       </DataTable>
       <ActionButton label="Verify" ariaLabel={`Verify ${d.domain}`} action={onVerify} />
+      <Deliverability api={api} domain={d.domain} open={open} />
     </section>
   );
 }
@@ -81,10 +96,12 @@ export function Domains({ api }: PageProps) {
             </Empty>
           ) : (
             <>
-              {p.data.map((d) => (
+              {p.data.map((d, i) => (
                 <DomainCard
                   key={d.domain}
+                  api={api}
                   d={d}
+                  open={i < DELIVERABILITY_OPEN}
                   onVerify={async () => {
                     await api.domains.verify(d.domain);
                     list.reload();
