@@ -1,5 +1,10 @@
 import { watchMemory } from '../memory-peak';
 
+// Jest runs this file in a worker beside others: the worker's own memory moves meanwhile (a
+// previous file's environment freed, concurrent work), by tens of MB. The bounds leave room for
+// that and still tell the cases apart: 128 MB held must show as at least half, 512 MB of garbage
+// as less than 32 MB; without the forced collection or the floor, the cases below fail.
+
 const MiB = 1024 * 1024;
 const turn = () => new Promise((r) => setTimeout(r, 5));
 
@@ -11,7 +16,7 @@ describe('watchMemory', () => {
       held.push(Buffer.alloc(MiB, 1));
       await turn();
     }
-    expect(watch.stop()).toBeGreaterThanOrEqual(96 * MiB);
+    expect(watch.stop()).toBeGreaterThanOrEqual(64 * MiB);
     expect(held).toHaveLength(128);
   });
 
@@ -36,7 +41,7 @@ describe('watchMemory', () => {
       held.push(Buffer.alloc(MiB, 1));
       await turn();
     }
-    expect(watch.stop()).toBeGreaterThanOrEqual(96 * MiB);
+    expect(watch.stop()).toBeGreaterThanOrEqual(64 * MiB);
     expect([earlier, held.length]).toEqual([null, 128]);
   });
 });
