@@ -15,65 +15,29 @@ import {
   emptyTracking,
   newId,
 } from '@mailyard/contracts';
-import { buildGatewayApp } from '@mailyard/gateway';
-import {
-  type OutboxRelay,
-  type RunningService,
-  type ServiceContext,
-  closeContext,
-  configFrom,
-  createLogger,
-  openContext,
-  startOutboxRelay,
-} from '@mailyard/platform';
 import { type EmailEventRecord, createTenant, mailers, recordEmailEventBatch } from '@mailyard/store';
 import { type CopyLog, insertCopies } from '@mailyard/testkit/fixtures';
-import { type WebhookReceiver, startWebhookReceiver } from '@mailyard/testkit/peers/webhook-receiver';
-import { type SharedStores, createSharedStores } from '@mailyard/testkit/stores';
 import { eventually } from '@mailyard/testkit/webhooks';
-import { start as startDispatcher } from '@mailyard/webhook-dispatcher';
 import request from 'supertest';
+import { useDispatcherStack } from './support/dispatcher-stack';
 
 jest.setTimeout(90_000);
 
 const settings: ReputationSettings = { window: 20, bounceRate: 0.05, complaintRate: 0.001, minVolume: 10 };
 
-let stores: SharedStores;
-let receiver: WebhookReceiver;
-let ctx: ServiceContext;
-let dispatcher: RunningService;
-let relay: OutboxRelay;
-let app: ReturnType<typeof buildGatewayApp>;
-
-beforeAll(async () => {
-  stores = await createSharedStores('servers');
-  receiver = await startWebhookReceiver();
-  const config = configFrom({
-    ...stores.env,
-    LOG_LEVEL: 'error',
-    API_KEY_CACHE_MS: '0',
+const stack = useDispatcherStack(
+  'reputation-test',
+  {
     OUTBOX_POLL_MS: '50',
-    WEBHOOK_ALLOW_INSECURE: '1',
     WEBHOOK_BATCH_WAIT_MS: '200',
     WEBHOOK_POLL_MS: '100',
     REPUTATION_WINDOW: String(settings.window),
     PAUSE_BOUNCE_RATE: String(settings.bounceRate),
     PAUSE_COMPLAINT_RATE: String(settings.complaintRate),
     PAUSE_MIN_VOLUME: String(settings.minVolume),
-  });
-  ctx = await openContext(config, createLogger('reputation-test', process.env.TEST_LOG_LEVEL ?? 'error'));
-  dispatcher = await startDispatcher(ctx);
-  relay = startOutboxRelay(ctx);
-  app = buildGatewayApp(ctx);
-});
-
-afterAll(async () => {
-  await relay?.stop();
-  await dispatcher?.stop();
-  if (ctx) await closeContext(ctx);
-  await receiver?.close();
-  await stores?.drop();
-});
+  },
+  { relay: true },
+);
 
 let seq = 0;
 interface Account {
@@ -85,11 +49,11 @@ interface Account {
 
 const as = (key: string) => ({
   get: (path: string) =>
-    request(app)
+    request(stack.app)
       .get(path)
       .set({ Authorization: `Bearer ${key}` }),
   post: (path: string, body?: object) =>
-    request(app)
+    request(stack.app)
       .post(path)
       .set({ Authorization: `Bearer ${key}` })
       .send(body ?? {}),
@@ -97,25 +61,25 @@ const as = (key: string) => ({
 
 /** A tenant with an EMAIL_EVENT webhook subscribed to opens only, and an active SMTP mailer. */
 async function account(): Promise<Account> {
-  const t = await createTenant(ctx.db, { name: `rep-${++seq}`, tier: 'enterprise' });
+  const t = await createTenant(stack.ctx.db, { name: `rep-${++seq}`, tier: 'enterprise' });
   const path = `/rep-${seq}`;
   await as(t.apiKey)
     .post('/v1/webhook/register', {
-      webhook_url: receiver.url(path),
+      webhook_url: stack.receiver.url(path),
       event: 'EMAIL_EVENT',
       method: 'POST',
       webhook_options: { events: { open: true } },
     })
     .expect(201);
   const mailerId = newId(IdPrefix.basicSmtp);
-  await mailers.create(ctx.db, t.id, {
+  await mailers.create(stack.ctx.db, t.id, {
     id: mailerId,
     configType: 'basic_smtp',
     connectionType: 'basic',
     name: 'smtp',
     email: 'a@example.com',
     config: { host: 'smtp.example.com', port: 587, username: 'u', secure: 'Auto' },
-    sealedSecret: ctx.sealer.seal('pw'),
+    sealedSecret: stack.ctx.sealer.seal('pw'),
   });
   return { tenantId: t.id, key: t.apiKey, path, mailerId };
 }
@@ -124,7 +88,7 @@ type Log = CopyLog;
 
 /** `n` copies sent from `from` by `a`'s mailer (one send), as the gateway stores them, delivered. */
 async function sent(a: Account, from: string, n: number): Promise<Log[]> {
-  const logs = await insertCopies(ctx.db, { tenantId: a.tenantId, mailerId: a.mailerId, from, n });
+  const logs = await insertCopies(stack.ctx.db, { tenantId: a.tenantId, mailerId: a.mailerId, from, n });
   await record(a, logs, 'MAIL_DELIVERED');
   return logs;
 }
@@ -153,7 +117,7 @@ function record(a: Account, logs: Log[], name: EmailEvent['event'], category?: B
       },
     },
   }));
-  return recordEmailEventBatch(ctx.db, records, { reputation: settings });
+  return recordEmailEventBatch(stack.ctx.db, records, { reputation: settings });
 }
 
 const send = (a: Account, from: string) =>
@@ -165,7 +129,7 @@ const send = (a: Account, from: string) =>
     content: [{ type: 'text/plain', value: 'hello' }],
   });
 
-const bodies = (path: string) => receiver.to(path).map((r) => r.json as unknown[]);
+const bodies = (path: string) => stack.receiver.to(path).map((r) => r.json as unknown[]);
 
 it('pauses a domain: SENDING_PAUSED to the EMAIL_EVENT webhook, 422 on send, resume by a full key only', async () => {
   const a = await account();
