@@ -12,12 +12,11 @@ import {
   type EmailEvent,
   IdPrefix,
   type ReputationSettings,
-  emptyTracking,
   newId,
 } from '@mailyard/contracts';
 import { type EmailEventRecord, createTenant, mailers, recordEmailEventBatch } from '@mailyard/store';
 import { type CopyLog, insertCopies } from '@mailyard/testkit/fixtures';
-import { eventually } from '@mailyard/testkit/webhooks';
+import { emailEvent, eventually } from '@mailyard/testkit/webhooks';
 import request from 'supertest';
 import { useDispatcherStack } from './support/dispatcher-stack';
 
@@ -99,23 +98,13 @@ function record(a: Account, logs: Log[], name: EmailEvent['event'], category?: B
     copyId: l.copyId,
     recipients: [{ logId: l.id, email: l.email }],
     ...(name === 'MAIL_DELIVERED' ? { attempt: 1 } : {}),
-    event: {
-      event: name,
-      success: name === 'MAIL_DELIVERED',
-      details: {
-        ref_id: l.refId,
-        mailer_id: a.mailerId,
-        email: [l.email],
-        custom_args: null,
-        message_id: '',
-        thread_id: '',
-        webhook_id: '',
-        event_at: new Date().toISOString(),
-        tracking: emptyTracking(),
-        failed_reason: '',
-        ...(category ? { bounce_category: category } : {}),
-      },
-    },
+    event: emailEvent(name, new Date().toISOString(), {
+      ref_id: l.refId,
+      mailer_id: a.mailerId,
+      email: [l.email],
+      custom_args: null,
+      ...(category ? { bounce_category: category } : {}),
+    }),
   }));
   return recordEmailEventBatch(stack.ctx.db, records, { reputation: settings });
 }

@@ -5,15 +5,11 @@
  * above a threshold and from PAUSE_MIN_VOLUME on, with one SENDING_PAUSED outbox row; the window
  * slides; a resume marks the window so old bounces do not pause it again. Small settings.
  */
-import {
-  type BounceCategory,
-  type EmailEvent,
-  type ReputationSettings,
-  emptyTracking,
-} from '@mailyard/contracts';
+import type { BounceCategory, EmailEvent, ReputationSettings } from '@mailyard/contracts';
 import type { Db } from '@mailyard/platform';
 import { type CopyLog, insertCopies } from '@mailyard/testkit/fixtures';
 import { useMigratedDatabase } from '@mailyard/testkit/migrated-database';
+import { emailEvent } from '@mailyard/testkit/webhooks';
 import {
   type EmailEventRecord,
   createTenant,
@@ -42,25 +38,14 @@ function record(
   name: EmailEvent['event'],
   o: { attempt?: number; retry?: boolean; category?: BounceCategory } = {},
 ): EmailEventRecord {
-  const event: EmailEvent = {
-    event: name,
-    success: name === 'MAIL_DELIVERED',
-    details: {
-      ref_id: log.refId,
-      mailer_id: 'm',
-      email: [log.email],
-      custom_args: null,
-      message_id: '',
-      thread_id: '',
-      webhook_id: '',
-      event_at: new Date().toISOString(),
-      tracking: emptyTracking(),
-      failed_reason: '',
-      ...(o.category ? { bounce_category: o.category } : {}),
-    },
-  };
-  if (name === 'SMTP_ERROR')
-    Object.assign(event.details, { attempt: 1, max_attempts: 3, retry_scheduled: o.retry ?? false });
+  const event = emailEvent(name, new Date().toISOString(), {
+    ref_id: log.refId,
+    mailer_id: 'm',
+    email: [log.email],
+    custom_args: null,
+    ...(o.category ? { bounce_category: o.category } : {}),
+    ...(name === 'SMTP_ERROR' ? { attempt: 1, max_attempts: 3, retry_scheduled: o.retry ?? false } : {}),
+  });
   return {
     tenantId,
     copyId: log.copyId,
