@@ -200,3 +200,17 @@ export function DataTable({
     </table>
   );
 }
+
+/** Labelled values as a description list: `totals` (figure tiles) or `kv` (label: value lines). */
+export function Pairs({ rows, kind }: { rows: Array<[string, string]>; kind: 'totals' | 'kv' }) {
+  return (
+    <dl class={kind}>
+      {rows.map(([k, v]) => (
+        <div key={k}>
+          <dt>{k}</dt>
+          <dd>{v}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}

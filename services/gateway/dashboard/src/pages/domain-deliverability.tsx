@@ -10,7 +10,7 @@ import type { Mailyard } from '@mailyard/client';
 import type { DmarcSummary, DomainReputation, TlsReportsSummary } from '@mailyard/contracts';
 import { useState } from 'preact/hooks';
 import { count } from '../format';
-import { ActionButton, DataTable, Empty, Show, useLoad } from '../ui';
+import { ActionButton, DataTable, Empty, Pairs, Show, useLoad } from '../ui';
 
 /** Sources shown of the (at most 1,000) the API answers, largest first. */
 export const DMARC_SOURCES_SHOWN = 10;
@@ -23,19 +23,6 @@ export function pct(rate: number): string {
 
 /** `part` of `whole` as a percentage; `—` when there is nothing to divide. */
 const share = (part: number, whole: number) => (whole > 0 ? pct(part / whole) : '—');
-
-function Figures({ rows }: { rows: Array<[string, string]> }) {
-  return (
-    <dl class="totals">
-      {rows.map(([k, v]) => (
-        <div key={k}>
-          <dt>{k}</dt>
-          <dd>{v}</dd>
-        </div>
-      ))}
-    </dl>
-  );
-}
 
 function Reputation({ api, domain }: { api: Mailyard; domain: string }) {
   const rep = useLoad(() => api.reputation.get(domain).then((r) => r.data), [api, domain]);
@@ -58,7 +45,8 @@ function Reputation({ api, domain }: { api: Mailyard; domain: string }) {
                 />
               </div>
             ) : null}
-            <Figures
+            <Pairs
+              kind="totals"
               rows={[
                 ['Sent in window', `${count(r.sent)} of ${count(r.window)}`],
                 [
@@ -92,7 +80,8 @@ function Dmarc({ api, domain }: { api: Mailyard; domain: string }) {
             </Empty>
           ) : (
             <>
-              <Figures
+              <Pairs
+                kind="totals"
                 rows={[
                   ['Reports', count(d.reports)],
                   ['Messages', count(d.messages)],
@@ -151,7 +140,8 @@ function Tls({ api, domain }: { api: Mailyard; domain: string }) {
           const failed = days.reduce((a, d) => a + d.failed, 0);
           return (
             <>
-              <Figures
+              <Pairs
+                kind="totals"
                 rows={[
                   ['Reports', count(t.reports)],
                   ['Successful sessions', count(successful)],

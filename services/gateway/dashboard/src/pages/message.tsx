@@ -7,7 +7,7 @@ import type { EmailEvent } from '@mailyard/contracts';
 import { when } from '../format';
 import { BASE } from '../router';
 import type { PageProps } from '../shell';
-import { Badge, DataTable, Empty, Show, useLoad } from '../ui';
+import { Badge, DataTable, Empty, Pairs, Show, useLoad } from '../ui';
 
 function EventDetails({ e }: { e: EmailEvent }) {
   const d = e.details as EmailEvent['details'] & { bounce_category?: string };
@@ -30,16 +30,7 @@ function EventDetails({ e }: { e: EmailEvent }) {
   if (device.length) rows.push(['Device', device.join(' · ') + (t.bot ? ' (bot)' : '')]);
   const place = [t.city, t.region, t.country].filter(Boolean);
   if (place.length || t.ip) rows.push(['Place', [place.join(', '), t.ip].filter(Boolean).join(' · ')]);
-  return (
-    <dl class="kv">
-      {rows.map(([k, v]) => (
-        <div key={k}>
-          <dt>{k}</dt>
-          <dd>{v}</dd>
-        </div>
-      ))}
-    </dl>
-  );
+  return <Pairs rows={rows} kind="kv" />;
 }
 
 export function Message({ api, rest: refId }: PageProps) {

@@ -5,7 +5,7 @@ import { count } from '../format';
 import { LiveFeed } from '../live-feed';
 import { BASE } from '../router';
 import type { PageProps } from '../shell';
-import { Empty, Show, useLoad } from '../ui';
+import { Empty, Pairs, Show, useLoad } from '../ui';
 
 const day = (d: Date) => d.toISOString().slice(0, 10);
 
@@ -30,14 +30,13 @@ export function Overview({ api }: PageProps) {
       <Show load={stats}>
         {(s) => (
           <>
-            <dl class="totals">
-              {[{ key: 'requested', label: 'Sent' } as const, ...CHART_SERIES].map((c) => (
-                <div key={c.key}>
-                  <dt>{c.label}</dt>
-                  <dd>{count(s.totals[c.key])}</dd>
-                </div>
-              ))}
-            </dl>
+            <Pairs
+              kind="totals"
+              rows={[{ key: 'requested', label: 'Sent' } as const, ...CHART_SERIES].map((c) => [
+                c.label,
+                count(s.totals[c.key]),
+              ])}
+            />
             {s.totals.requested === 0 && s.totals.delivered === 0 ? (
               <Empty>
                 Nothing sent in the last {days} days. Send your first email with{' '}
